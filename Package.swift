@@ -1,0 +1,68 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "swift-keychain",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Keychain", targets: ["Keychain"]),
+        .executable(name: "keychainctl", targets: ["keychainctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // What Swift cannot call by itself: variadic syscalls (kernel keyring) and prctl.
+        .target(name: "CKeychainSupport"),
+        // Typed requests, replies, attribute values and errors shared by client and server.
+        .target(name: "KeychainProtocol", swiftSettings: strict),
+        // The only code that touches key material.
+        .target(
+            name: "Enclave",
+            dependencies: [
+                "KeychainProtocol", "CKeychainSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+        // Sealed rows in SQLite. Never depends on Enclave: the store never sees a key.
+        .target(
+            name: "KeychainStore",
+            dependencies: ["KeychainProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
+        // SecItem semantics for one caller identity, on Store + Enclave.
+        .target(
+            name: "KeychainServer",
+            dependencies: ["KeychainProtocol", "Enclave", "KeychainStore"],
+            swiftSettings: strict),
+        // The public API: SecItem*, kSec* constants, the Keychain facade, transports.
+        .target(
+            name: "Keychain",
+            dependencies: ["KeychainProtocol", "KeychainServer"],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "keychainctl",
+            dependencies: ["Keychain", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "keychain-benchmark",
+            dependencies: ["Keychain", "Enclave"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "KeychainTests",
+            dependencies: [
+                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            resources: [.copy("Vectors")],
+            swiftSettings: strict),
+        .testTarget(
+            name: "KeychainctlTests",
+            dependencies: ["keychainctl"],
+            swiftSettings: strict),
+    ]
+)

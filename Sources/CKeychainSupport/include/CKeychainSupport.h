@@ -1,0 +1,26 @@
+#ifndef CKEYCHAINSUPPORT_H
+#define CKEYCHAINSUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Adds (or replaces) a "user" key in the calling user's kernel keyring (@u) and returns its
+/// serial number, or -1 with errno set. The payload never touches the file system.
+int32_t kc_user_keyring_add(const char *description, const void *payload, size_t length);
+
+/// Finds a "user" key by description in the user keyring; -1 with errno ENOKEY when absent.
+int32_t kc_user_keyring_search(const char *description);
+
+/// Reads a key's payload into buffer; returns the payload's full length or -1 with errno set.
+long kc_keyring_read(int32_t serial, void *buffer, size_t length);
+
+/// Invalidates a key so that nobody can read it again; 0 or -1 with errno set.
+int kc_keyring_invalidate(int32_t serial);
+
+/// Restricts a key to its owner (possessor and user: all rights; group and other: none).
+int kc_keyring_restrict_to_owner(int32_t serial);
+
+/// Marks the process not dumpable: no core file, no ptrace attach by other same-user processes.
+int kc_set_not_dumpable(void);
+
+#endif

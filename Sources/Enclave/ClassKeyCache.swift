@@ -1,0 +1,30 @@
+import Foundation
+import Synchronization
+
+/// Where unlocked class keys live between unlock and lock. Entries are sealed by a key derived
+/// from the device secret before they get here, so the cache itself holds ciphertext only.
+///
+/// Implementations: ``ProcessClassKeyCache`` (this process's memory: the keychain locks when
+/// the process ends, as a device locks when it restarts) and ``KernelKeyringClassKeyCache`` (the
+/// user's kernel keyring: unlocked state shared by this user's processes until lock, logout or
+/// reboot, never written to disk).
+public protocol ClassKeyCache: Sendable {
+    /// The entry named `name`, or nil.
+    func load(_ name: String) -> Data?
+    /// Stores or replaces an entry.
+    func store(_ name: String, _ payload: Data)
+    /// Removes an entry (a no-op when absent).
+    func remove(_ name: String)
+}
+
+/// Unlocked class keys held in this process's memory only.
+public final class ProcessClassKeyCache: ClassKeyCache {
+    private let entries = Mutex<[String: Data]>([:])
+
+    /// Creates an empty cache (the keychain starts locked).
+    public init() {}
+
+    public func load(_ name: String) -> Data? { entries.withLock { $0[name] } }
+    public func store(_ name: String, _ payload: Data) { entries.withLock { $0[name] = payload } }
+    public func remove(_ name: String) { _ = entries.withLock { $0.removeValue(forKey: name) } }
+}

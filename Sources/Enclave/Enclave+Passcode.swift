@@ -1,0 +1,177 @@
+import Crypto
+import Foundation
+import KeychainProtocol
+
+extension Enclave {
+    /// The shortest passcode accepted, in bytes (iOS asks for at least 4 digits).
+    public static let minimumPasscodeLength = 4
+
+    /// The device's protection state.
+    public func status() throws(KeychainError) -> DeviceStatus {
+        let keybag = try keybag()
+        var attempts = try PasscodeAttempts.load(attemptsURL)
+        let remaining = attempts.remainingDelay(clock: clock).seconds
+        var unlocked = Set<ProtectionClass>()
+        for protectionClass in ProtectionClass.allCases where (try? classKey(protectionClass)) != nil {
+            unlocked.insert(protectionClass)
+        }
+        return DeviceStatus(
+            passcodeSet: keybag.passcode != nil, unlockedClasses: unlocked, failedAttempts: attempts.failed,
+            secondsUntilNextAttempt: remaining, eraseAfterFailedAttempts: keybag.eraseAfterFailedAttempts)
+    }
+
+    /// Locks the keychain: drops the keys of WhenUnlocked and WhenPasscodeSet. AfterFirstUnlock
+    /// keys stay until the machine restarts (or, in daemon mode, the daemon stops). Without a
+    /// passcode there is nothing to lock with, and this does nothing.
+    public func lock() throws(KeychainError) {
+        let keybag = try keybag()
+        guard keybag.passcode != nil else { return }
+        cache.remove(cacheName(.whenUnlocked, keybag))
+        cache.remove(cacheName(.whenPasscodeSet, keybag))
+    }
+
+    /// Unlocks the keychain with the device passcode.
+    ///
+    /// - Throws: `errSecAuthFailed` for a wrong passcode (counted; see ``PasscodeAttempts``),
+    ///   `errSecInteractionNotAllowed` while a delay after failed attempts is running.
+    public func unlock(passcode: SecretBytes) throws(KeychainError) {
+        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+            let keybag = try keybag()
+            guard keybag.passcode != nil else { return }
+            let keys = try verify(passcode, keybag)
+            cacheClassKeys(keys, keybag)
+        }
+    }
+
+    /// Sets the passcode (when none is set, `current` must be nil) or changes it.
+    ///
+    /// Setting a passcode creates the WhenPasscodeSet class and rewraps every class key under
+    /// the new passcode; the keychain is unlocked afterwards.
+    ///
+    /// - Throws: `errSecParam` for a passcode shorter than ``minimumPasscodeLength`` or a
+    ///   missing/unexpected current passcode, `errSecAuthFailed` for a wrong current passcode.
+    public func setPasscode(current: SecretBytes?, new: SecretBytes) throws(KeychainError) {
+        guard new.count >= Self.minimumPasscodeLength else {
+            throw KeychainError(.errSecParam, "a passcode needs at least \(Self.minimumPasscodeLength) characters")
+        }
+        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+            var keybag = try keybag()
+            var keys: [ProtectionClass: SymmetricKey]
+            if keybag.passcode != nil {
+                guard let current else { throw KeychainError(.errSecParam, "a passcode is already set; give the current passcode to change it") }
+                keys = try verify(current, keybag)
+            } else {
+                guard current == nil else { throw KeychainError(.errSecParam, "no passcode is set, so there is no current passcode to give") }
+                keys = try deviceWrappedKeys(keybag)
+                keys[.whenPasscodeSet] = SymmetricKey(size: .bits256)
+            }
+            let parameters = makePasscodeKDF()
+            let passcodeKey = try parameters.deriveKey(passcode: new, deviceKey: deviceKey, keychainID: keybag.keychainID)
+            keybag.passcode = parameters
+            keybag.wrappedClassKeys = try keybag.wrapped(keys) { [keybag] in keybag.passcodeWrappingKey(passcodeKey, for: $0) }
+            try save(keybag)
+            try PasscodeAttempts().save(attemptsURL)
+            cacheClassKeys(keys, keybag)
+        }
+    }
+
+    /// Removes the passcode. Every class key is rewrapped by the device secret alone, and the
+    /// WhenPasscodeSet class key is destroyed, so its items can never be read again.
+    ///
+    /// - Parameter beforeCommit: runs after the passcode is verified and before the class key is
+    ///   destroyed; the server deletes the class's items there, so a crash in between leaves no
+    ///   item whose key is gone.
+    public func removePasscode(
+        current: SecretBytes, beforeCommit: () throws(KeychainError) -> Void
+    ) throws(KeychainError) {
+        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+            var keybag = try keybag()
+            guard keybag.passcode != nil else { throw KeychainError(.errSecParam, "no passcode is set") }
+            var keys = try verify(current, keybag)
+            try beforeCommit()
+            keys[.whenPasscodeSet] = nil
+            let old = keybag
+            keybag.passcode = nil
+            keybag.eraseAfterFailedAttempts = false
+            keybag.wrappedClassKeys = try keybag.wrapped(keys) { [keybag] in keybag.deviceWrappingKey(deviceKey, for: $0) }
+            try save(keybag)
+            for protectionClass in ProtectionClass.allCases { cache.remove(cacheName(protectionClass, old)) }
+        }
+    }
+
+    /// Turns "erase all items after 10 consecutive failed passcode attempts" on or off.
+    public func setEraseAfterFailedAttempts(_ enabled: Bool, passcode: SecretBytes) throws(KeychainError) {
+        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+            var keybag = try keybag()
+            guard keybag.passcode != nil else { throw KeychainError(.errSecParam, "erasing after failed attempts needs a passcode; set one first") }
+            _ = try verify(passcode, keybag)
+            keybag.eraseAfterFailedAttempts = enabled
+            try save(keybag)
+        }
+    }
+
+    // MARK: Verification
+
+    private func deviceWrappedKeys(_ keybag: Keybag) throws(KeychainError) -> [ProtectionClass: SymmetricKey] {
+        var keys: [ProtectionClass: SymmetricKey] = [:]
+        for protectionClass in keybag.wrappedClassKeys.keys {
+            guard let key = keybag.unwrap(protectionClass, with: keybag.deviceWrappingKey(deviceKey, for: protectionClass)) else {
+                throw KeychainError(.errSecDecode, "the keybag does not open with this device secret")
+            }
+            keys[protectionClass] = key
+        }
+        return keys
+    }
+
+    /// Checks a passcode under the attempt rules and returns the class keys it opens. Must run
+    /// under the enclave lock.
+    private func verify(_ passcode: SecretBytes, _ keybag: Keybag) throws(KeychainError) -> [ProtectionClass: SymmetricKey] {
+        guard let parameters = keybag.passcode else { throw KeychainError(.errSecParam, "no passcode is set") }
+        var attempts = try PasscodeAttempts.load(attemptsURL)
+        let (remaining, restarted) = attempts.remainingDelay(clock: clock)
+        if restarted { try attempts.save(attemptsURL) }
+        guard remaining <= 0 else {
+            throw KeychainError(.errSecInteractionNotAllowed, "passcode entry is disabled for \(Int(remaining.rounded(.up))) more seconds after \(attempts.failed) failed attempts; try again later")
+        }
+        let passcodeKey = try parameters.deriveKey(passcode: passcode, deviceKey: deviceKey, keychainID: keybag.keychainID)
+        let fingerprint = Data(HMAC<SHA256>.authenticationCode(for: Data("swift-keychain attempt v1".utf8), using: passcodeKey))
+        if fingerprint == attempts.lastFailedFingerprint {
+            // The same wrong passcode again: refused, not counted again (Apple: "consecutive
+            // attempts of the same incorrect passcode don't count").
+            throw KeychainError(.errSecAuthFailed, "wrong passcode (the same wrong passcode as last time; not counted again)")
+        }
+        // Count the attempt on disk before checking it: a crash during the check still counts.
+        attempts.failed += 1
+        try attempts.save(attemptsURL)
+
+        var keys: [ProtectionClass: SymmetricKey] = [:]
+        for protectionClass in keybag.wrappedClassKeys.keys {
+            guard let key = keybag.unwrap(protectionClass, with: keybag.passcodeWrappingKey(passcodeKey, for: protectionClass)) else { break }
+            keys[protectionClass] = key
+        }
+        if keys.count == keybag.wrappedClassKeys.count {
+            try PasscodeAttempts().save(attemptsURL)
+            return keys
+        }
+        attempts.lastFailedFingerprint = fingerprint
+        attempts.bootID = clock.bootID
+        attempts.delayStart = clock.uptime()
+        try attempts.save(attemptsURL)
+        if keybag.eraseAfterFailedAttempts && attempts.failed >= 10 {
+            try erase(keybag)
+            throw KeychainError(.errSecAuthFailed, "wrong passcode; this was the 10th failed attempt and the keychain has been erased")
+        }
+        let delay = PasscodeAttempts.delay(afterFailures: attempts.failed)
+        let wait = delay > 0 ? "; the next attempt is allowed in \(Int(delay)) seconds" : ""
+        throw KeychainError(.errSecAuthFailed, "wrong passcode (\(attempts.failed) failed attempts)\(wait)")
+    }
+
+    /// Destroys every class key by writing a fresh keybag with a new keychain identity; items
+    /// sealed under the old keys can never be opened again. The server deletes their rows when
+    /// it sees the new identity.
+    private func erase(_ old: Keybag) throws(KeychainError) {
+        for protectionClass in ProtectionClass.allCases { cache.remove(cacheName(protectionClass, old)) }
+        try save(Keybag.fresh(deviceKey: deviceKey).0)
+        try PasscodeAttempts().save(attemptsURL)
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import KeychainProtocol
+
+/// The persistent record of failed passcode attempts and the delay they impose.
+///
+/// Apple's table (Platform Security guide, "Passcodes and passwords"): attempts 1–4 no delay,
+/// 5: 1 minute, 6: 5 minutes, 7–8: 15 minutes, 9 and more: 1 hour. An attempt is written to disk
+/// before the passcode is checked, so killing the process during the check still counts it.
+/// The same wrong passcode entered again is not counted again.
+///
+/// The delay runs on the boot clock (``EnclaveClock``). After a reboot the current delay period
+/// starts over from the first check, as on Apple devices: neither changing the wall clock nor
+/// restarting shortens it.
+struct PasscodeAttempts: Codable, Sendable, Equatable {
+    /// Consecutive failed attempts.
+    var failed: Int = 0
+    /// Keyed fingerprint of the last wrong passcode (costs a full KDF run to test a guess).
+    var lastFailedFingerprint: Data?
+    /// Boot during which `delayStart` was taken.
+    var bootID: String?
+    /// Boot-clock time at which the current delay began.
+    var delayStart: Double?
+
+    /// Seconds to wait after `failed` consecutive failures.
+    static func delay(afterFailures failed: Int) -> Double {
+        switch failed {
+        case ..<5: 0
+        case 5: 60
+        case 6: 300
+        case 7, 8: 900
+        default: 3600
+        }
+    }
+
+    /// Seconds left before the next attempt, restarting the period on a new boot (the caller
+    /// persists the change when `restarted` comes back true).
+    mutating func remainingDelay(clock: any EnclaveClock) -> (seconds: Double, restarted: Bool) {
+        let delay = Self.delay(afterFailures: failed)
+        guard delay > 0 else { return (0, false) }
+        let now = clock.uptime()
+        let boot = clock.bootID
+        var restarted = false
+        if bootID != boot || delayStart == nil {
+            // A reboot: the current delay period starts over from now.
+            bootID = boot
+            delayStart = now
+            restarted = true
+        }
+        let remaining = (delayStart ?? now) + delay - now
+        return (max(0, remaining), restarted)
+    }
+
+    static func load(_ url: URL) throws(KeychainError) -> PasscodeAttempts {
+        guard let data = try EnclaveFiles.read(url) else { return PasscodeAttempts() }
+        guard let attempts = try? JSONDecoder().decode(PasscodeAttempts.self, from: data) else {
+            // A damaged counter must not reset the count to zero: treat it as the worst case.
+            return PasscodeAttempts(failed: 9)
+        }
+        return attempts
+    }
+
+    func save(_ url: URL) throws(KeychainError) {
+        guard let data = try? JSONEncoder().encode(self) else { throw KeychainError(.errSecInternalComponent, "cannot encode the attempt counter") }
+        try EnclaveFiles.writeAtomically(data, to: url)
+    }
+}

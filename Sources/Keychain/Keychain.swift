@@ -1,0 +1,181 @@
+import Foundation
+
+/// A Swift-style view of the generic passwords of one service, in the spirit of the wrappers
+/// iOS developers use (KeychainAccess, Valet).
+///
+/// For example:
+///
+/// ```swift
+/// let keychain = Keychain(service: "com.example.chores")
+///     .accessibility(.afterFirstUnlock)
+///     .label("Chores sync token")
+/// try keychain.set("s3cr3t", key: "sync-token")
+/// let token = try keychain.get("sync-token")     // "s3cr3t"
+/// keychain["sync-token"] = nil                   // removes it
+/// ```
+///
+/// Values are limited to 16 KiB (`KeychainLimits.maximumSecretSize`); larger ones fail with
+/// `errSecDataTooLarge` (-25302).
+///
+/// Throwing methods throw ``KeychainError``; the subscripts swallow errors (a failed read is
+/// nil), as KeychainAccess's do.
+public struct Keychain: Sendable {
+    /// The `kSecAttrService` of every item.
+    public let service: String
+    /// The access group items go to and are searched in; nil for the caller's groups.
+    public let accessGroup: String?
+    /// When new and updated items can be read; `whenUnlocked` by default.
+    public private(set) var itemAccessibility: Accessibility = .whenUnlocked
+    /// Whether new items sync; false by default.
+    public private(set) var isSynchronizable = false
+    /// The `kSecAttrLabel` of new items.
+    public private(set) var itemLabel: String?
+    /// The `kSecAttrComment` of new items.
+    public private(set) var itemComment: String?
+
+    /// A view of the items of `service`, optionally in a shared access group.
+    public init(service: String, accessGroup: String? = nil) {
+        self.service = service
+        self.accessGroup = accessGroup
+    }
+
+    /// A copy that writes items with `accessibility`.
+    public func accessibility(_ accessibility: Accessibility) -> Keychain {
+        var copy = self
+        copy.itemAccessibility = accessibility
+        return copy
+    }
+
+    /// A copy that writes synchronizable items (and reads only those), or not.
+    public func synchronizable(_ synchronizable: Bool) -> Keychain {
+        var copy = self
+        copy.isSynchronizable = synchronizable
+        return copy
+    }
+
+    /// A copy that labels new items.
+    public func label(_ label: String) -> Keychain {
+        var copy = self
+        copy.itemLabel = label
+        return copy
+    }
+
+    /// A copy that adds a comment to new items.
+    public func comment(_ comment: String) -> Keychain {
+        var copy = self
+        copy.itemComment = comment
+        return copy
+    }
+
+    // MARK: Reading and writing
+
+    /// The string stored under `key`, or nil.
+    public subscript(key: String) -> String? {
+        get { try? get(key) }
+        nonmutating set {
+            if let newValue { try? set(newValue, key: key) } else { try? remove(key) }
+        }
+    }
+
+    /// The data stored under `key`, or nil.
+    public subscript(data key: String) -> Data? {
+        get { try? getData(key) }
+        nonmutating set {
+            if let newValue { try? set(newValue, key: key) } else { try? remove(key) }
+        }
+    }
+
+    /// Stores a string (UTF-8) under `key`, replacing any value.
+    public func set(_ value: String, key: String) throws(KeychainError) {
+        try set(Data(value.utf8), key: key)
+    }
+
+    /// Stores data under `key`, replacing any value.
+    ///
+    /// - Throws: `errSecDataTooLarge` over 16 KiB, `errSecInteractionNotAllowed` when locked.
+    public func set(_ value: Data, key: String) throws(KeychainError) {
+        let secret = SecretBytes(value)
+        var attributes: [String: AttributeValue] = [kSecAttrService: .string(service), kSecAttrAccount: .string(key)]
+        if let itemLabel { attributes[kSecAttrLabel] = .string(itemLabel) }
+        if let itemComment { attributes[kSecAttrComment] = .string(itemComment) }
+        do {
+            _ = try KeychainServices.perform(.update(query(key), ItemChanges(
+                attributes: attributes, accessibility: itemAccessibility, secret: secret)))
+        } catch KeychainError.errSecItemNotFound {
+            _ = try KeychainServices.perform(.add(NewItem(
+                itemClass: .genericPassword, attributes: attributes, accessGroup: accessGroup,
+                accessibility: itemAccessibility, synchronizable: isSynchronizable, secret: secret)))
+        }
+    }
+
+    /// The string under `key`, or nil when there is none.
+    ///
+    /// - Throws: `errSecDecode` when the value is not UTF-8, `errSecInteractionNotAllowed` when locked.
+    public func get(_ key: String) throws(KeychainError) -> String? {
+        guard let data = try getData(key) else { return nil }
+        guard let string = String(data: data, encoding: .utf8) else {
+            throw KeychainError(.errSecDecode, "the value is not UTF-8 text; read it with getData(_:)")
+        }
+        return string
+    }
+
+    /// The data under `key`, or nil when there is none.
+    public func getData(_ key: String) throws(KeychainError) -> Data? {
+        var query = query(key)
+        query.returns = .data
+        do {
+            guard case .items(let items) = try KeychainServices.perform(.copyMatching(query)) else { return nil }
+            return items.first?.secret?.copyData()
+        } catch KeychainError.errSecItemNotFound {
+            return nil
+        }
+    }
+
+    /// Removes the value under `key`; no error when there is none.
+    public func remove(_ key: String) throws(KeychainError) {
+        do {
+            _ = try KeychainServices.perform(.delete(query(key)))
+        } catch KeychainError.errSecItemNotFound {}
+    }
+
+    /// Removes every item of this service.
+    public func removeAll() throws(KeychainError) {
+        do {
+            _ = try KeychainServices.perform(.delete(query(nil)))
+        } catch KeychainError.errSecItemNotFound {}
+    }
+
+    /// True when a value is stored under `key`. Reads attributes only, never the secret.
+    public func contains(_ key: String) throws(KeychainError) -> Bool {
+        do {
+            _ = try KeychainServices.perform(.copyMatching(query(key)))
+            return true
+        } catch KeychainError.errSecItemNotFound {
+            return false
+        }
+    }
+
+    /// Every key stored for this service, sorted.
+    public func allKeys() throws(KeychainError) -> [String] {
+        var query = query(nil)
+        query.returns = .attributes
+        query.limit = .all
+        do {
+            guard case .items(let items) = try KeychainServices.perform(.copyMatching(query)) else { return [] }
+            return items.compactMap {
+                if case .string(let account)? = $0.attributes?[kSecAttrAccount] { return account }
+                return nil
+            }.sorted()
+        } catch KeychainError.errSecItemNotFound {
+            return []
+        }
+    }
+
+    private func query(_ key: String?) -> ItemQuery {
+        var attributes: [String: AttributeValue] = [kSecAttrService: .string(service)]
+        if let key { attributes[kSecAttrAccount] = .string(key) }
+        return ItemQuery(
+            itemClass: .genericPassword, attributes: attributes, accessGroup: accessGroup,
+            synchronizable: isSynchronizable ? .yes : .no)
+    }
+}

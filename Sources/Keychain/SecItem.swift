@@ -1,0 +1,85 @@
+import Foundation
+
+// Apple's SecItem functions, with Apple's signatures and status codes. Code written for iOS in
+// the usual style compiles unchanged:
+//
+//     var result: CFTypeRef?
+//     let status = SecItemCopyMatching(query as CFDictionary, &result)
+//     if status == errSecSuccess, let data = result as? Data { … }
+
+/// Adds an item to the keychain.
+///
+/// As on iOS, nothing is returned unless the dictionary asks with a `kSecReturn…` key.
+///
+/// - Returns: `errSecSuccess`, `errSecDuplicateItem` (-25299) when an item with the same
+///   primary key exists, `errSecParam` (-50) for a malformed dictionary, `errSecDataTooLarge`
+///   (-25302) over 16 KiB, `errSecInteractionNotAllowed` (-25308) when the keychain is locked.
+///
+/// Apple documentation: <https://developer.apple.com/documentation/security/1401659-secitemadd>
+public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+    result?.pointee = nil
+    return status { () throws(KeychainError) in
+        var dictionary = SecItemDictionary(attributes)
+        let item = try dictionary.newItem()
+        guard case .items(let items) = try KeychainServices.perform(.add(item)) else { return }
+        if !item.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: item.returns, limit: .one) }
+    }
+}
+
+/// Returns one or more items that match a search query.
+///
+/// The default limit is one match; `kSecMatchLimitAll` or a number returns an array. One
+/// `kSecReturn…` key returns that value; several return a dictionary per item. `kSecReturnData`
+/// with `kSecMatchLimitAll` is allowed, as on iOS.
+///
+/// - Returns: `errSecSuccess`, `errSecItemNotFound` (-25300), `errSecParam` (-50),
+///   `errSecInteractionNotAllowed` (-25308) when a match is locked.
+///
+/// Apple documentation: <https://developer.apple.com/documentation/security/1398306-secitemcopymatching>
+public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
+    result?.pointee = nil
+    return status { () throws(KeychainError) in
+        var dictionary = SecItemDictionary(query)
+        let parsed = try dictionary.query()
+        guard case .items(let items) = try KeychainServices.perform(.copyMatching(parsed)) else { return }
+        if !parsed.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: parsed.returns, limit: parsed.limit) }
+    }
+}
+
+/// Modifies every item that matches a search query.
+///
+/// - Returns: `errSecSuccess`, `errSecItemNotFound` (-25300), `errSecDuplicateItem` (-25299)
+///   when the change makes two items clash, `errSecParam` (-50) for search or return keys in
+///   `attributesToUpdate` or read-only attributes.
+///
+/// Apple documentation: <https://developer.apple.com/documentation/security/1393617-secitemupdate>
+public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
+    status { () throws(KeychainError) in
+        var queryDictionary = SecItemDictionary(query)
+        let parsed = try queryDictionary.query(allowReturns: false)
+        var changesDictionary = SecItemDictionary(attributesToUpdate)
+        let changes = try changesDictionary.changes(for: parsed.itemClass)
+        _ = try KeychainServices.perform(.update(parsed, changes))
+    }
+}
+
+/// Deletes every item that matches a search query.
+///
+/// - Returns: `errSecSuccess`, `errSecItemNotFound` (-25300) when nothing matched.
+///
+/// Apple documentation: <https://developer.apple.com/documentation/security/1395547-secitemdelete>
+public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
+    status { () throws(KeychainError) in
+        var dictionary = SecItemDictionary(query)
+        _ = try KeychainServices.perform(.delete(try dictionary.query(allowReturns: false)))
+    }
+}
+
+private func status(_ body: () throws(KeychainError) -> Void) -> OSStatus {
+    do {
+        try body()
+        return errSecSuccess
+    } catch {
+        return error.status
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+
+/// Parses the `[String: Any]` dictionaries of the SecItem functions into typed requests, in one
+/// place, before anything acts on them. Wrong types, unknown keys, unknown classes and keys
+/// that do not belong in a call give Apple's codes; nothing here crashes on bad input.
+struct SecItemDictionary {
+    private var entries: [String: Any]
+
+    init(_ dictionary: CFDictionary) {
+        entries = dictionary
+    }
+
+    // MARK: Calls
+
+    /// A `SecItemAdd` dictionary.
+    mutating func newItem() throws(KeychainError) -> NewItem {
+        let itemClass = try takeClass()
+        var item = NewItem(itemClass: itemClass)
+        item.returns = try takeReturns()
+        item.accessGroup = try takeString(kSecAttrAccessGroup)
+        item.accessibility = try takeAccessibility()
+        item.synchronizable = try takeBool(kSecAttrSynchronizable) ?? false
+        item.secret = try takeData(kSecValueData).map { SecretBytes($0) }
+        try takeIgnoredUseKeys()
+        try refuse(unsupportedSearchKeys, in: "SecItemAdd", code: .errSecUnimplemented)
+        try refuse(searchKeys, in: "SecItemAdd")
+        item.attributes = try takeAttributes(of: itemClass)
+        return item
+    }
+
+    /// A `SecItemCopyMatching`, `SecItemUpdate` or `SecItemDelete` query.
+    mutating func query(allowReturns: Bool = true) throws(KeychainError) -> ItemQuery {
+        let itemClass = try takeClass()
+        var query = ItemQuery(itemClass: itemClass)
+        query.returns = try takeReturns()
+        if !allowReturns { query.returns = [] }
+        query.limit = try takeLimit()
+        query.accessGroup = try takeString(kSecAttrAccessGroup)
+        query.accessibility = try takeAccessibility()
+        query.synchronizable = try takeSynchronizableMatch()
+        query.persistentRef = try takeData(kSecValuePersistentRef)
+        try takeIgnoredUseKeys()
+        try refuse(unsupportedSearchKeys, in: "a query", code: .errSecUnimplemented)
+        query.attributes = try takeAttributes(of: itemClass)
+        return query
+    }
+
+    /// A `SecItemUpdate` attributes-to-update dictionary (Apple: real item attributes only).
+    mutating func changes(for itemClass: ItemClass) throws(KeychainError) -> ItemChanges {
+        try refuse([kSecAttrAccessControl], in: "the attributes to update", code: .errSecUnimplemented)
+        try refuse(searchKeys + returnKeys + [kSecClass, kSecValuePersistentRef, kSecValueRef] + useKeys, in: "the attributes to update")
+        var changes = ItemChanges()
+        changes.accessGroup = try takeString(kSecAttrAccessGroup)
+        changes.accessibility = try takeAccessibility()
+        changes.synchronizable = try takeBool(kSecAttrSynchronizable)
+        changes.secret = try takeData(kSecValueData).map { SecretBytes($0) }
+        changes.attributes = try takeAttributes(of: itemClass)
+        return changes
+    }
+
+    // MARK: Keys
+
+    private let searchKeys = [kSecMatchLimit, kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers,
+                              kSecMatchEmailAddressIfPresent, kSecMatchSubjectContains, kSecMatchCaseInsensitive,
+                              kSecMatchTrustedOnly, kSecMatchValidOnDate]
+    private let unsupportedSearchKeys = [kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers,
+                                         kSecMatchEmailAddressIfPresent, kSecMatchSubjectContains, kSecMatchCaseInsensitive,
+                                         kSecMatchTrustedOnly, kSecMatchValidOnDate, kSecValueRef, kSecAttrAccessControl,
+                                         kSecUseAuthenticationContext]
+    private let returnKeys = [kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef]
+    private let useKeys = [kSecUseOperationPrompt, kSecUseNoAuthenticationUI, kSecUseAuthenticationUI,
+                           kSecUseAuthenticationContext, kSecUseDataProtectionKeychain]
+
+    private mutating func takeClass() throws(KeychainError) -> ItemClass {
+        guard let value = entries.removeValue(forKey: kSecClass) else {
+            throw KeychainError(.errSecParam, "the dictionary has no kSecClass; every SecItem call names the item class")
+        }
+        guard let raw = value as? String else { throw KeychainError(.errSecParam, "kSecClass takes a kSecClass… constant") }
+        guard let itemClass = ItemClass(rawValue: raw) else {
+            throw KeychainError(.errSecNoSuchClass, "kSecClass is not one of the kSecClass… constants")
+        }
+        if !itemClass.isImplemented {
+            throw KeychainError(.errSecUnimplemented, "items of class \(raw) are not supported yet; generic passwords, internet passwords and keys are")
+        }
+        return itemClass
+    }
+
+    private mutating func takeReturns() throws(KeychainError) -> ReturnSelection {
+        var returns: ReturnSelection = []
+        if try takeBool(kSecReturnData) == true { returns.insert(.data) }
+        if try takeBool(kSecReturnAttributes) == true { returns.insert(.attributes) }
+        if try takeBool(kSecReturnPersistentRef) == true { returns.insert(.persistentRef) }
+        if try takeBool(kSecReturnRef) == true {
+            throw KeychainError(.errSecUnimplemented, "kSecReturnRef is not supported yet; ask for kSecReturnPersistentRef, kSecReturnAttributes or kSecReturnData")
+        }
+        return returns
+    }
+
+    private mutating func takeLimit() throws(KeychainError) -> MatchLimit {
+        guard let value = entries.removeValue(forKey: kSecMatchLimit) else { return .one }
+        if let raw = value as? String {
+            switch raw {
+            case kSecMatchLimitOne: return .one
+            case kSecMatchLimitAll: return .all
+            default: break
+            }
+        } else if let number = Self.integer(value), number > 0 {
+            return number == 1 ? .one : .count(Int(clamping: number))
+        }
+        throw KeychainError(.errSecParam, "kSecMatchLimit takes kSecMatchLimitOne, kSecMatchLimitAll or a positive number")
+    }
+
+    private mutating func takeAccessibility() throws(KeychainError) -> Accessibility? {
+        guard let value = entries.removeValue(forKey: kSecAttrAccessible) else { return nil }
+        guard let raw = value as? String, let accessibility = Accessibility(rawValue: raw) else {
+            throw KeychainError(.errSecParam, "kSecAttrAccessible takes one of the kSecAttrAccessible… constants")
+        }
+        return accessibility
+    }
+
+    private mutating func takeSynchronizableMatch() throws(KeychainError) -> SynchronizableMatch {
+        guard let value = entries.removeValue(forKey: kSecAttrSynchronizable) else { return .no }
+        if let raw = value as? String, raw == kSecAttrSynchronizableAny { return .any }
+        guard let flag = Self.boolean(value) else {
+            throw KeychainError(.errSecParam, "kSecAttrSynchronizable takes a boolean or kSecAttrSynchronizableAny")
+        }
+        return flag ? .yes : .no
+    }
+
+    /// kSecUse… keys that change nothing for items without access control (all items, until
+    /// SecAccessControl arrives): checked for type, then dropped.
+    private mutating func takeIgnoredUseKeys() throws(KeychainError) {
+        if let value = entries.removeValue(forKey: kSecUseOperationPrompt), !(value is String) {
+            throw KeychainError(.errSecParam, "kSecUseOperationPrompt takes a string")
+        }
+        _ = try takeBool(kSecUseNoAuthenticationUI)
+        _ = try takeBool(kSecUseDataProtectionKeychain)
+        if let value = entries.removeValue(forKey: kSecUseAuthenticationUI) {
+            let allowed = [kSecUseAuthenticationUIAllow, kSecUseAuthenticationUIFail, kSecUseAuthenticationUISkip]
+            guard let raw = value as? String, allowed.contains(raw) else {
+                throw KeychainError(.errSecParam, "kSecUseAuthenticationUI takes kSecUseAuthenticationUIAllow, …Fail or …Skip")
+            }
+        }
+    }
+
+    private func refuse(_ keys: [String], in context: String, code: KeychainError = .errSecParam) throws(KeychainError) {
+        if let key = keys.first(where: { entries[$0] != nil }) {
+            let reason = code == .errSecUnimplemented ? "is not supported yet" : "does not belong in \(context)"
+            throw KeychainError(code, "\(key) \(reason)")
+        }
+    }
+
+    /// Every remaining key must be an attribute of the class (or a date, for matching).
+    private mutating func takeAttributes(of itemClass: ItemClass) throws(KeychainError) -> [String: AttributeValue] {
+        var attributes: [String: AttributeValue] = [:]
+        for (key, value) in entries {
+            let kind: AttributeValue.Kind
+            if key == kSecAttrCreationDate || key == kSecAttrModificationDate {
+                kind = .date
+            } else if let classKind = itemClass.attributes[key] {
+                kind = classKind
+            } else if returnKeys.contains(key) || searchKeys.contains(key) || useKeys.contains(key) || key.hasPrefix("v_") {
+                throw KeychainError(.errSecParam, "\(key) does not belong in this call")
+            } else {
+                throw KeychainError(.errSecNoSuchAttr, "\(key) is not an attribute of \(itemClass.rawValue) items")
+            }
+            guard let typed = Self.attributeValue(value, kind) else {
+                throw KeychainError(.errSecParam, "attribute \(key) of a \(itemClass.rawValue) item takes a \(kind.rawValue)")
+            }
+            attributes[key] = typed
+        }
+        entries.removeAll()
+        return attributes
+    }
+
+    // MARK: Values
+
+    private mutating func takeString(_ key: String) throws(KeychainError) -> String? {
+        guard let value = entries.removeValue(forKey: key) else { return nil }
+        guard let string = value as? String else { throw KeychainError(.errSecParam, "\(key) takes a string") }
+        return string
+    }
+
+    private mutating func takeBool(_ key: String) throws(KeychainError) -> Bool? {
+        guard let value = entries.removeValue(forKey: key) else { return nil }
+        guard let flag = Self.boolean(value) else { throw KeychainError(.errSecParam, "\(key) takes a boolean") }
+        return flag
+    }
+
+    private mutating func takeData(_ key: String) throws(KeychainError) -> Data? {
+        guard let value = entries.removeValue(forKey: key) else { return nil }
+        if let data = value as? Data { return data }
+        if let bytes = value as? [UInt8] { return Data(bytes) }
+        throw KeychainError(.errSecParam, "\(key) takes Data")
+    }
+
+    static func boolean(_ value: Any) -> Bool? {
+        if let flag = value as? Bool { return flag }
+        if let number = value as? NSNumber, number.intValue == 0 || number.intValue == 1 { return number.boolValue }
+        return nil
+    }
+
+    static func integer(_ value: Any) -> Int64? {
+        if value is Bool { return nil }
+        if let number = value as? any BinaryInteger { return Int64(exactly: number) }
+        if let number = value as? NSNumber { return number.int64Value }
+        return nil
+    }
+
+    static func attributeValue(_ value: Any, _ kind: AttributeValue.Kind) -> AttributeValue? {
+        switch kind {
+        case .string: (value as? String).map(AttributeValue.string)
+        case .data: (value as? Data).map(AttributeValue.data)
+        case .number: integer(value).map(AttributeValue.number)
+        case .bool: boolean(value).map(AttributeValue.bool)
+        case .date: (value as? Date).map(AttributeValue.date)
+        }
+    }
+}

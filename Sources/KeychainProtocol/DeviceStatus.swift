@@ -1,0 +1,28 @@
+/// The device's protection state, as `keychainctl status` shows it.
+public struct DeviceStatus: Sendable, Hashable {
+    /// True when a device passcode is set.
+    public var passcodeSet: Bool
+    /// The protection classes whose keys are available now.
+    public var unlockedClasses: Set<ProtectionClass>
+    /// Consecutive failed passcode attempts (reset by a correct passcode).
+    public var failedAttempts: Int
+    /// Seconds until the next passcode attempt is allowed; 0 when one is allowed now.
+    public var secondsUntilNextAttempt: Double
+    /// True when 10 failed attempts erase every item.
+    public var eraseAfterFailedAttempts: Bool
+
+    /// Creates a status.
+    public init(
+        passcodeSet: Bool, unlockedClasses: Set<ProtectionClass>, failedAttempts: Int,
+        secondsUntilNextAttempt: Double, eraseAfterFailedAttempts: Bool
+    ) {
+        self.passcodeSet = passcodeSet
+        self.unlockedClasses = unlockedClasses
+        self.failedAttempts = failedAttempts
+        self.secondsUntilNextAttempt = secondsUntilNextAttempt
+        self.eraseAfterFailedAttempts = eraseAfterFailedAttempts
+    }
+
+    /// True when items that need the device unlocked can be read.
+    public var isUnlocked: Bool { unlockedClasses.contains(.whenUnlocked) }
+}

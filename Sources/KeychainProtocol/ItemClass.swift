@@ -1,0 +1,68 @@
+/// A keychain item class (`kSecClass` values), with Apple's raw strings.
+public enum ItemClass: String, Sendable, CaseIterable, Codable {
+    case genericPassword = "genp"
+    case internetPassword = "inet"
+    case key = "keys"
+    case certificate = "cert"
+    case identity = "idnt"
+
+    /// False for the classes this version recognises but does not store yet (certificate,
+    /// identity): using them gives `errSecUnimplemented`.
+    public var isImplemented: Bool {
+        switch self {
+        case .genericPassword, .internetPassword, .key: true
+        case .certificate, .identity: false
+        }
+    }
+
+    /// The attributes an item of this class can carry, by Apple's raw attribute name, excluding
+    /// the ones every class has (access group, accessibility, synchronizable, dates).
+    public var attributes: [String: AttributeValue.Kind] {
+        switch self {
+        case .genericPassword:
+            Self.passwordCommon.merging(["acct": .string, "svce": .string, "gena": .data]) { a, _ in a }
+        case .internetPassword:
+            Self.passwordCommon.merging([
+                "acct": .string, "sdmn": .string, "srvr": .string, "ptcl": .string, "atyp": .string,
+                "port": .number, "path": .string,
+            ]) { a, _ in a }
+        case .key:
+            [
+                "kcls": .string, "labl": .string, "klbl": .data, "atag": .data, "type": .string,
+                "bsiz": .number, "esiz": .number, "perm": .bool, "encr": .bool, "decr": .bool,
+                "drve": .bool, "sign": .bool, "vrfy": .bool, "wrap": .bool, "unwp": .bool,
+            ]
+        case .certificate, .identity:
+            [:]
+        }
+    }
+
+    /// Apple's composite primary key for the class, besides access group and synchronizable
+    /// (which belong to every class's key). Two items with equal values here clash with
+    /// `errSecDuplicateItem`. An absent primary-key attribute takes its kind's empty value.
+    ///
+    /// Apple documentation: <https://developer.apple.com/documentation/security/errsecduplicateitem>
+    public var primaryKey: [String] {
+        switch self {
+        case .genericPassword: ["acct", "svce"]
+        case .internetPassword: ["acct", "sdmn", "srvr", "ptcl", "atyp", "port", "path"]
+        case .key: ["kcls", "type", "klbl", "atag", "bsiz", "esiz"]
+        case .certificate, .identity: ["ctyp", "issr", "slnr"]
+        }
+    }
+
+    private static let passwordCommon: [String: AttributeValue.Kind] = [
+        "desc": .string, "icmt": .string, "crtr": .number, "type": .number, "labl": .string,
+        "invi": .bool, "nega": .bool,
+    ]
+}
+
+/// Raw names of the attributes every item has, kept apart from the class schema.
+public enum CommonAttribute {
+    public static let accessGroup = "agrp"
+    public static let accessible = "pdmn"
+    public static let synchronizable = "sync"
+    public static let creationDate = "cdat"
+    public static let modificationDate = "mdat"
+    public static let itemClass = "class"
+}

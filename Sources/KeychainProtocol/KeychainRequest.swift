@@ -1,0 +1,36 @@
+/// Everything a client can ask of the keychain, in typed form.
+///
+/// Dictionaries and command lines are parsed into these before anything acts on them; the
+/// server sees only this enum. A transport carries one request and one reply.
+public enum KeychainRequest: Sendable {
+    /// `SecItemAdd`.
+    case add(NewItem)
+    /// `SecItemCopyMatching`.
+    case copyMatching(ItemQuery)
+    /// `SecItemUpdate`: every match.
+    case update(ItemQuery, ItemChanges)
+    /// `SecItemDelete`: every match.
+    case delete(ItemQuery)
+    /// The device's protection state.
+    case deviceStatus
+    /// Drop the keys of the classes that need the device unlocked.
+    case lock
+    /// Unlock with the device passcode.
+    case unlock(passcode: SecretBytes)
+    /// Set the passcode (`current` nil when none is set) or change it.
+    case setPasscode(current: SecretBytes?, new: SecretBytes)
+    /// Remove the passcode; destroys the WhenPasscodeSet class and its items.
+    case removePasscode(current: SecretBytes)
+    /// Turn "erase all data after 10 failed passcode attempts" on or off.
+    case setEraseAfterFailedAttempts(Bool, passcode: SecretBytes)
+}
+
+/// What the keychain answers.
+public enum KeychainReply: Sendable {
+    /// The request succeeded with nothing to return.
+    case done
+    /// Items found or added, shaped by the request's return selection.
+    case items([ItemResult])
+    /// The device's protection state.
+    case status(DeviceStatus)
+}

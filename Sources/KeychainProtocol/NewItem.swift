@@ -1,0 +1,60 @@
+import Foundation
+
+/// A parsed `SecItemAdd` dictionary.
+public struct NewItem: Sendable {
+    /// `kSecClass`.
+    public var itemClass: ItemClass
+    /// Class attributes, by Apple's raw name.
+    public var attributes: [String: AttributeValue]
+    /// `kSecAttrAccessGroup`; nil means the caller's default group.
+    public var accessGroup: String?
+    /// `kSecAttrAccessible`; nil means `whenUnlocked`, Apple's default.
+    public var accessibility: Accessibility?
+    /// `kSecAttrSynchronizable`.
+    public var synchronizable: Bool
+    /// `kSecValueData`, the secret; nil stores an empty secret.
+    public var secret: SecretBytes?
+    /// What to return (iOS returns nothing unless asked).
+    public var returns: ReturnSelection
+
+    /// Creates an item description.
+    public init(
+        itemClass: ItemClass, attributes: [String: AttributeValue] = [:], accessGroup: String? = nil,
+        accessibility: Accessibility? = nil, synchronizable: Bool = false, secret: SecretBytes? = nil,
+        returns: ReturnSelection = []
+    ) {
+        self.itemClass = itemClass
+        self.attributes = attributes
+        self.accessGroup = accessGroup
+        self.accessibility = accessibility
+        self.synchronizable = synchronizable
+        self.secret = secret
+        self.returns = returns
+    }
+}
+
+/// A parsed `SecItemUpdate` attributes-to-update dictionary.
+public struct ItemChanges: Sendable {
+    /// New attribute values, by Apple's raw name.
+    public var attributes: [String: AttributeValue]
+    /// A new `kSecAttrAccessGroup`.
+    public var accessGroup: String?
+    /// A new `kSecAttrAccessible`.
+    public var accessibility: Accessibility?
+    /// A new `kSecAttrSynchronizable`.
+    public var synchronizable: Bool?
+    /// A new `kSecValueData`.
+    public var secret: SecretBytes?
+
+    /// Creates a change set.
+    public init(
+        attributes: [String: AttributeValue] = [:], accessGroup: String? = nil,
+        accessibility: Accessibility? = nil, synchronizable: Bool? = nil, secret: SecretBytes? = nil
+    ) {
+        self.attributes = attributes
+        self.accessGroup = accessGroup
+        self.accessibility = accessibility
+        self.synchronizable = synchronizable
+        self.secret = secret
+    }
+}

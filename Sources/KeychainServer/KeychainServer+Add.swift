@@ -1,0 +1,66 @@
+import Enclave
+import Foundation
+import KeychainProtocol
+import KeychainStore
+
+extension KeychainServer {
+    /// `SecItemAdd`: seals and stores one item.
+    ///
+    /// - Throws: `errSecDuplicateItem` when an item with the same composite primary key exists
+    ///   in the same access group, `errSecDataTooLarge` over 16 KiB, `errSecNotAvailable` for
+    ///   WhenPasscodeSetThisDeviceOnly without a passcode (UNCONFIRMED by Apple; reported by
+    ///   developers), `errSecInteractionNotAllowed` when the class is locked,
+    ///   `errSecMissingEntitlement` for a group the caller is not in.
+    func add(_ item: NewItem, caller: CallerIdentity) throws(KeychainError) -> [ItemResult] {
+        try RequestValidation.requireImplemented(item.itemClass)
+        try RequestValidation.checkAttributes(item.attributes, of: item.itemClass, writing: true)
+        try RequestValidation.checkSecret(item.secret)
+        let group = item.accessGroup ?? caller.defaultAccessGroup
+        try RequestValidation.checkMembership(group, caller)
+        let accessibility = item.accessibility ?? .whenUnlocked
+        try RequestValidation.checkSync(item.synchronizable, accessibility)
+
+        var record = ItemRecord(attributes: item.attributes)
+        for name in item.itemClass.primaryKey where record.attributes[name] == nil {
+            if let kind = item.itemClass.attributes[name] { record.attributes[name] = .empty(kind) }
+        }
+        let now = Date()
+        record.attributes[CommonAttribute.accessGroup] = .string(group)
+        record.attributes[CommonAttribute.accessible] = .string(accessibility.rawValue)
+        record.attributes[CommonAttribute.synchronizable] = .bool(item.synchronizable)
+        record.attributes[CommonAttribute.creationDate] = .date(now)
+        record.attributes[CommonAttribute.modificationDate] = .date(now)
+
+        let identity = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+        let row = try seal(record, secret: item.secret, itemClass: item.itemClass, identity: identity)
+        _ = try store.write { transaction in
+            try transaction.insert(row.row, attributeHashes: row.hashes)
+        }
+        guard !item.returns.isEmpty else { return [] }
+        return [ItemResult(
+            itemClass: item.itemClass, attributes: item.returns.contains(.attributes) ? record.attributes : nil,
+            secret: item.returns.contains(.data) ? (item.secret ?? SecretBytes([])) : nil,
+            persistentRef: item.returns.contains(.persistentRef) ? PersistentReference.make(itemClass: item.itemClass, identity: identity) : nil)]
+    }
+
+    /// Seals a record into a row with its index hashes.
+    func seal(_ record: ItemRecord, secret: SecretBytes?, itemClass: ItemClass, identity: Data) throws(KeychainError) -> (row: StoredRow, hashes: [Data]) {
+        guard case .string(let group)? = record.attributes[CommonAttribute.accessGroup],
+            case .string(let rawAccessibility)? = record.attributes[CommonAttribute.accessible],
+            let accessibility = Accessibility(rawValue: rawAccessibility),
+            case .bool(let synchronizable)? = record.attributes[CommonAttribute.synchronizable]
+        else { throw KeychainError(.errSecInternalComponent, "an item record lacks its access group, accessibility or synchronizable flag") }
+        let terms = IndexTerms(enclave: enclave)
+        let groupTag = try terms.accessGroupTag(group)
+        let binding = ItemBinding(
+            rowIdentity: identity, itemClass: itemClass.rawValue, accessibility: accessibility,
+            accessGroupTag: groupTag, synchronizable: synchronizable)
+        let sealed = try enclave.seal(attributes: try record.encoded(), secret: secret, binding: binding)
+        let row = StoredRow(
+            identity: identity, itemClass: itemClass.rawValue, accessGroupHash: groupTag, synchronizable: synchronizable,
+            accessibility: accessibility.rawValue,
+            primaryKeyHash: try terms.primaryKeyHash(itemClass, groupTag: groupTag, synchronizable: synchronizable, record),
+            metadata: sealed.metadata, wrappedKey: sealed.wrappedKey, secret: sealed.secret)
+        return (row, try terms.attributeHashes(itemClass, record))
+    }
+}

@@ -1,0 +1,67 @@
+import Enclave
+import Foundation
+import KeychainProtocol
+import KeychainStore
+
+extension KeychainServer {
+    /// `SecItemUpdate`: changes every matching item, in one transaction (all or none).
+    ///
+    /// Each item is opened, changed, and sealed again under its (possibly new) class, group and
+    /// synchronizable flag; its identity and creation date stay, its modification date moves.
+    ///
+    /// - Throws: `errSecItemNotFound` when nothing matches, `errSecDuplicateItem` when a change
+    ///   makes two items share a primary key, `errSecParam` for read-only attributes,
+    ///   `errSecInteractionNotAllowed` when a match is locked.
+    func update(_ query: ItemQuery, _ changes: ItemChanges, caller: CallerIdentity) throws(KeychainError) {
+        try RequestValidation.checkAttributes(changes.attributes, of: query.itemClass, writing: true)
+        try RequestValidation.checkSecret(changes.secret)
+        if let group = changes.accessGroup { try RequestValidation.checkMembership(group, caller) }
+        let filter = try rowFilter(query, caller: caller, ignoringLimit: true)
+        let now = Date()
+        try store.write { transaction in
+            let items = try self.openMatches(query, filter, transaction, limit: .some(nil))
+            guard !items.isEmpty else { throw self.notFound(query) }
+            for item in items {
+                var record = item.record
+                for (name, value) in changes.attributes { record.attributes[name] = value }
+                if let group = changes.accessGroup { record.attributes[CommonAttribute.accessGroup] = .string(group) }
+                if let accessibility = changes.accessibility { record.attributes[CommonAttribute.accessible] = .string(accessibility.rawValue) }
+                if let synchronizable = changes.synchronizable { record.attributes[CommonAttribute.synchronizable] = .bool(synchronizable) }
+                record.attributes[CommonAttribute.modificationDate] = .date(now)
+                guard case .string(let raw)? = record.attributes[CommonAttribute.accessible], let accessibility = Accessibility(rawValue: raw),
+                    case .bool(let synchronizable)? = record.attributes[CommonAttribute.synchronizable]
+                else { throw KeychainError(.errSecDecode, "an item's stored attributes are incomplete") }
+                try RequestValidation.checkSync(synchronizable, accessibility)
+                let secret = try changes.secret ?? self.enclave.openSecret(
+                    SealedItem(metadata: item.row.metadata, wrappedKey: item.row.wrappedKey, secret: item.row.secret),
+                    binding: item.binding)
+                let sealed = try self.seal(record, secret: secret, itemClass: query.itemClass, identity: item.row.identity)
+                guard let id = item.row.id else { continue }
+                try transaction.replace(id, with: sealed.row, attributeHashes: sealed.hashes)
+            }
+        }
+    }
+
+    /// `SecItemDelete`: deletes every matching item (a match limit is ignored, as Apple's
+    /// delete acts on all matches).
+    ///
+    /// A matching row whose attributes no longer open (damaged) is deleted too, so a damaged
+    /// item can always be removed; a locked match gives `errSecInteractionNotAllowed`.
+    func delete(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) {
+        let filter = try rowFilter(query, caller: caller, ignoringLimit: true)
+        try store.write { transaction in
+            var doomed: [Int64] = []
+            for row in try transaction.rows(filter) {
+                guard let id = row.id else { continue }
+                do {
+                    let item = try self.open(row)
+                    if item.record.matches(query.attributes) { doomed.append(id) }
+                } catch KeychainError.errSecDecode {
+                    doomed.append(id)
+                }
+            }
+            guard !doomed.isEmpty else { throw self.notFound(query) }
+            try transaction.delete(doomed)
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Enclave
+import Foundation
+import KeychainProtocol
+import KeychainStore
+
+/// A stored row with its attributes opened.
+struct OpenedItem {
+    var row: StoredRow
+    var record: ItemRecord
+    var binding: ItemBinding
+}
+
+extension KeychainServer {
+    /// `SecItemCopyMatching`.
+    ///
+    /// Follows iOS: `kSecReturnData` with `kSecMatchLimitAll` is allowed for items without an
+    /// access control (macOS refuses it; iOS returns every item's data).
+    ///
+    /// - Throws: `errSecItemNotFound` when nothing matches, `errSecInteractionNotAllowed` when a
+    ///   match is in a locked class, `errSecDecode` when a matching row was tampered with.
+    func copyMatching(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [ItemResult] {
+        let filter = try rowFilter(query, caller: caller)
+        let items = try store.read { transaction in try self.openMatches(query, filter, transaction) }
+        guard !items.isEmpty else { throw notFound(query) }
+        guard !query.returns.isEmpty else { return [] }
+        var results: [ItemResult] = []
+        for item in items {
+            var result = ItemResult(itemClass: query.itemClass)
+            if query.returns.contains(.attributes) { result.attributes = item.record.attributes }
+            if query.returns.contains(.data) {
+                let sealed = SealedItem(metadata: item.row.metadata, wrappedKey: item.row.wrappedKey, secret: item.row.secret)
+                result.secret = try enclave.openSecret(sealed, binding: item.binding)
+            }
+            if query.returns.contains(.persistentRef) {
+                result.persistentRef = PersistentReference.make(itemClass: query.itemClass, identity: item.row.identity)
+            }
+            results.append(result)
+        }
+        return results
+    }
+
+    /// The store filter for a query: class, the caller's groups, synchronizable, accessibility,
+    /// attribute hashes and persistent reference.
+    func rowFilter(_ query: ItemQuery, caller: CallerIdentity, ignoringLimit: Bool = false) throws(KeychainError) -> RowFilter {
+        try RequestValidation.requireImplemented(query.itemClass)
+        try RequestValidation.checkAttributes(query.attributes, of: query.itemClass, writing: false)
+        if case .count(let n) = query.limit, n < 1 {
+            throw KeychainError(.errSecParam, "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a positive number")
+        }
+        let terms = IndexTerms(enclave: enclave)
+        var groups: [Data]?
+        if let group = query.accessGroup {
+            try RequestValidation.checkMembership(group, caller)
+            groups = [try terms.accessGroupTag(group)]
+        } else if !caller.isOwnerTool {
+            groups = []
+            for group in caller.accessGroups { groups?.append(try terms.accessGroupTag(group)) }
+        }
+        var hashes: [Data] = []
+        for (name, value) in query.attributes where !RequestValidation.readOnlyAttributes.contains(name) {
+            hashes.append(try terms.attributeHash(query.itemClass, name, value))
+        }
+        let synchronizable: Bool? = switch query.synchronizable {
+        case .no: false
+        case .yes: true
+        case .any: nil
+        }
+        let identity = try query.persistentRef.map { (reference: Data) throws(KeychainError) -> Data in
+            try PersistentReference.identity(in: reference, itemClass: query.itemClass)
+        }
+        // Dates are matched after opening; the SQL limit would cut before that.
+        let matchesDates = query.attributes.keys.contains { RequestValidation.readOnlyAttributes.contains($0) }
+        return RowFilter(
+            itemClass: query.itemClass.rawValue, accessGroupHashes: groups, synchronizable: synchronizable,
+            accessibility: query.accessibility?.rawValue, attributeHashes: hashes, identity: identity,
+            limit: ignoringLimit || matchesDates ? nil : query.limit.maximum)
+    }
+
+    /// Opens every row the filter selects and keeps those whose opened attributes really match
+    /// the query: a tampered index cannot hand out another item.
+    func openMatches(_ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction, limit: Int?? = nil) throws -> [OpenedItem] {
+        var items: [OpenedItem] = []
+        let maximum = limit ?? query.limit.maximum
+        for row in try transaction.rows(filter) {
+            let item = try open(row)
+            guard item.record.matches(query.attributes) else {
+                if query.attributes.keys.allSatisfy({ !RequestValidation.readOnlyAttributes.contains($0) }) {
+                    throw KeychainError(.errSecDecode, "the keychain index points a query at an item that does not match it: the database was tampered with")
+                }
+                continue
+            }
+            items.append(item)
+            if let maximum, items.count >= maximum { break }
+        }
+        return items
+    }
+
+    /// Opens a row's attributes.
+    func open(_ row: StoredRow) throws(KeychainError) -> OpenedItem {
+        guard let accessibility = Accessibility(rawValue: row.accessibility) else {
+            throw KeychainError(.errSecDecode, "a keychain row has an unknown accessibility: the database was tampered with")
+        }
+        let binding = ItemBinding(
+            rowIdentity: row.identity, itemClass: row.itemClass, accessibility: accessibility,
+            accessGroupTag: row.accessGroupHash, synchronizable: row.synchronizable)
+        let record = try ItemRecord.decode(try enclave.openAttributes(row.metadata, binding: binding))
+        return OpenedItem(row: row, record: record, binding: binding)
+    }
+
+    func notFound(_ query: ItemQuery) -> KeychainError {
+        let names = query.attributes.keys.sorted().joined(separator: ", ")
+        let detail = names.isEmpty ? "" : " matching \(names)"
+        return KeychainError(.errSecItemNotFound, "no \(query.itemClass.rawValue) item\(detail) in the caller's access groups")
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import KeychainProtocol
+
+/// Checks on typed requests that do not depend on stored items: schema, read-only attributes,
+/// sizes, access-group membership, and Apple's combination rules.
+enum RequestValidation {
+    static let readOnlyAttributes: Set<String> = [CommonAttribute.creationDate, CommonAttribute.modificationDate]
+
+    static func requireImplemented(_ itemClass: ItemClass) throws(KeychainError) {
+        guard itemClass.isImplemented else {
+            throw KeychainError(.errSecUnimplemented, "items of class \(itemClass.rawValue) are not supported yet; generic passwords, internet passwords and keys are")
+        }
+    }
+
+    /// Every attribute must belong to the class, have the class's type, and fit the limits.
+    static func checkAttributes(_ attributes: [String: AttributeValue], of itemClass: ItemClass, writing: Bool) throws(KeychainError) {
+        guard attributes.count <= KeychainLimits.maximumAttributeCount else {
+            throw KeychainError(.errSecParam, "too many attributes (\(attributes.count)); at most \(KeychainLimits.maximumAttributeCount)")
+        }
+        for (name, value) in attributes {
+            if writing && readOnlyAttributes.contains(name) {
+                // UNCONFIRMED which code Apple returns; errSecParam, as for other malformed input.
+                throw KeychainError(.errSecParam, "attribute \(name) of a \(itemClass.rawValue) item is read-only; the keychain maintains it")
+            }
+            if readOnlyAttributes.contains(name) {
+                guard case .date = value else { throw KeychainError(.errSecParam, "attribute \(name) takes a date") }
+                continue
+            }
+            guard let kind = itemClass.attributes[name] else {
+                throw KeychainError(.errSecNoSuchAttr, "\(name) is not an attribute of \(itemClass.rawValue) items")
+            }
+            guard value.kind == kind else {
+                throw KeychainError(.errSecParam, "attribute \(name) of a \(itemClass.rawValue) item takes a \(kind.rawValue), not a \(value.kind.rawValue)")
+            }
+            let size = switch value {
+            case .string(let string): string.utf8.count
+            case .data(let data): data.count
+            case .number, .bool, .date: 0
+            }
+            guard size <= KeychainLimits.maximumAttributeSize else {
+                throw KeychainError(.errSecDataTooLarge, "attribute \(name) is larger than \(KeychainLimits.maximumAttributeSize) bytes")
+            }
+        }
+    }
+
+    static func checkSecret(_ secret: SecretBytes?) throws(KeychainError) {
+        if let secret, secret.count > KeychainLimits.maximumSecretSize {
+            throw KeychainError(.errSecDataTooLarge, "the item's data is \(secret.count) bytes; the keychain stores at most \(KeychainLimits.maximumSecretSize) bytes (16 KiB) per item: keep larger data in a file encrypted with a key stored here")
+        }
+    }
+
+    /// The caller must belong to `group` (the owner's tool belongs to every group).
+    static func checkMembership(_ group: String, _ caller: CallerIdentity) throws(KeychainError) {
+        guard caller.isOwnerTool || caller.accessGroups.contains(group) else {
+            throw KeychainError(.errSecMissingEntitlement, "this program is not a member of the requested access group")
+        }
+        guard !group.isEmpty, group.utf8.count <= 256 else {
+            throw KeychainError(.errSecParam, "an access group name has 1 to 256 bytes")
+        }
+    }
+
+    /// Apple: a synchronizable item's accessibility may not end in ThisDeviceOnly.
+    static func checkSync(_ synchronizable: Bool, _ accessibility: Accessibility) throws(KeychainError) {
+        if synchronizable && accessibility.isThisDeviceOnly {
+            throw KeychainError(.errSecParam, "a synchronizable item cannot have a ThisDeviceOnly accessibility (\(accessibility.rawValue))")
+        }
+    }
+}

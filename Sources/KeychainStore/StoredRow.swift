@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+
+/// One item as the store keeps it: structural columns in clear, keyed hashes for lookup, and
+/// three ciphertexts. No attribute value and no secret is ever in clear here.
+public struct StoredRow: Sendable, Hashable {
+    /// SQLite's row id; nil before insertion.
+    public var id: Int64?
+    /// 16 random bytes, the item's permanent identity and persistent reference.
+    public var identity: Data
+    /// The item class's raw value (`genp`, `inet`, `keys`).
+    public var itemClass: String
+    /// Keyed hash of the access group name.
+    public var accessGroupHash: Data
+    /// The synchronizable flag.
+    public var synchronizable: Bool
+    /// The accessibility's raw value (`ak`, `cku`, …): needed in clear to pick the class key.
+    public var accessibility: String
+    /// Keyed hash of the class's composite primary key; unique.
+    public var primaryKeyHash: Data
+    /// Sealed attributes.
+    public var metadata: Data
+    /// Sealed per-item key.
+    public var wrappedKey: Data
+    /// Sealed secret.
+    public var secret: Data
+
+    /// Creates a row.
+    public init(
+        id: Int64? = nil, identity: Data, itemClass: String, accessGroupHash: Data, synchronizable: Bool,
+        accessibility: String, primaryKeyHash: Data, metadata: Data, wrappedKey: Data, secret: Data
+    ) {
+        self.id = id
+        self.identity = identity
+        self.itemClass = itemClass
+        self.accessGroupHash = accessGroupHash
+        self.synchronizable = synchronizable
+        self.accessibility = accessibility
+        self.primaryKeyHash = primaryKeyHash
+        self.metadata = metadata
+        self.wrappedKey = wrappedKey
+        self.secret = secret
+    }
+
+    init(row: Row) {
+        id = row["id"]
+        identity = row["identity"]
+        itemClass = row["itemClass"]
+        accessGroupHash = row["accessGroupHash"]
+        synchronizable = row["synchronizable"]
+        accessibility = row["accessibility"]
+        primaryKeyHash = row["primaryKeyHash"]
+        metadata = row["metadata"]
+        wrappedKey = row["wrappedKey"]
+        secret = row["secret"]
+    }
+
+    var arguments: StatementArguments {
+        [identity, itemClass, accessGroupHash, synchronizable, accessibility, primaryKeyHash, metadata, wrappedKey, secret]
+    }
+}
+
+/// Which rows a search selects. Every condition must hold.
+public struct RowFilter: Sendable, Hashable {
+    /// The item class's raw value.
+    public var itemClass: String
+    /// Rows in any of these access groups (keyed hashes); nil for every group.
+    public var accessGroupHashes: [Data]?
+    /// Rows with one of these synchronizable flags; nil for both.
+    public var synchronizable: Bool?
+    /// Rows of this accessibility; nil for any.
+    public var accessibility: String?
+    /// Rows carrying every one of these attribute hashes.
+    public var attributeHashes: [Data]
+    /// The row with this identity.
+    public var identity: Data?
+    /// At most this many rows, oldest first; nil for all.
+    public var limit: Int?
+
+    /// Creates a filter.
+    public init(
+        itemClass: String, accessGroupHashes: [Data]?, synchronizable: Bool?, accessibility: String? = nil,
+        attributeHashes: [Data] = [], identity: Data? = nil, limit: Int? = nil
+    ) {
+        self.itemClass = itemClass
+        self.accessGroupHashes = accessGroupHashes
+        self.synchronizable = synchronizable
+        self.accessibility = accessibility
+        self.attributeHashes = attributeHashes
+        self.identity = identity
+        self.limit = limit
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import Keychain
+
+/// Runs a command body against the keychain and turns a ``KeychainError`` into the tool's
+/// contract: `keychainctl: error: …` and `keychainctl: hint: …` on stderr, exit 44 for
+/// errSecItemNotFound (as Apple's `security`), 1 otherwise.
+enum Session {
+    /// The access group items added by `keychainctl` go to.
+    static let accessGroup = "keychainctl"
+
+    static func run(_ body: () throws -> Void) throws {
+        do {
+            KeychainServices.transport = try EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
+            try body()
+        } catch let error as KeychainError {
+            printError(error)
+            throw ExitCode(error.status == KeychainError.errSecItemNotFound.status ? 44 : 1)
+        }
+    }
+
+    static func printError(_ error: KeychainError) {
+        var line = "keychainctl: error: \(error.message) (\(KeychainError.name(of: error.status)), OSStatus \(error.status))\n"
+        if let hint = hint(for: error.status) { line += "keychainctl: hint: \(hint)\n" }
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+
+    private static func hint(for status: Int32) -> String? {
+        switch status {
+        case KeychainError.errSecInteractionNotAllowed.status: "run `keychainctl status` to see the lock state and any passcode delay"
+        case KeychainError.errSecDuplicateItem.status: "add -U to update the existing item instead"
+        case KeychainError.errSecAuthFailed.status: "failed attempts are counted; after 5 the keychain imposes growing delays"
+        case KeychainError.errSecDecode.status: "the keychain files were altered or damaged; restore them from a copy"
+        default: nil
+        }
+    }
+
+    /// Prints a message on stderr.
+    static func note(_ message: String) {
+        FileHandle.standardError.write(Data("keychainctl: \(message)\n".utf8))
+    }
+}
