@@ -58,7 +58,6 @@ let package = Package(
                 "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            resources: [.copy("Vectors")],
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",

@@ -16,6 +16,7 @@ import Foundation
 ///   (-25302) over 16 KiB, `errSecInteractionNotAllowed` (-25308) when the keychain is locked.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1401659-secitemadd>
+@discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
     return status { () throws(KeychainError) in
@@ -36,6 +37,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 ///   `errSecInteractionNotAllowed` (-25308) when a match is locked.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1398306-secitemcopymatching>
+@discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
     return status { () throws(KeychainError) in
@@ -53,6 +55,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 ///   `attributesToUpdate` or read-only attributes.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1393617-secitemupdate>
+@discardableResult
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     status { () throws(KeychainError) in
         var queryDictionary = SecItemDictionary(query)
@@ -68,6 +71,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 /// - Returns: `errSecSuccess`, `errSecItemNotFound` (-25300) when nothing matched.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1395547-secitemdelete>
+@discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     status { () throws(KeychainError) in
         var dictionary = SecItemDictionary(query)
