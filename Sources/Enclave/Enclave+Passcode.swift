@@ -9,8 +9,14 @@ extension Enclave {
     /// The device's protection state.
     public func status() throws(KeychainError) -> DeviceStatus {
         let keybag = try keybag()
-        var attempts = try PasscodeAttempts.load(attemptsURL)
-        let remaining = attempts.remainingDelay(clock: clock).seconds
+        // The first look after a reboot starts the delay period over; persist that start so
+        // that later looks count down from it.
+        let (attempts, remaining) = try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+            var attempts = try PasscodeAttempts.load(attemptsURL)
+            let (remaining, restarted) = attempts.remainingDelay(clock: clock)
+            if restarted { try attempts.save(attemptsURL) }
+            return (attempts, remaining)
+        }
         var unlocked = Set<ProtectionClass>()
         for protectionClass in ProtectionClass.allCases where (try? classKey(protectionClass)) != nil {
             unlocked.insert(protectionClass)
@@ -161,7 +167,7 @@ extension Enclave {
             try erase(keybag)
             throw KeychainError(.errSecAuthFailed, "wrong passcode; this was the 10th failed attempt and the keychain has been erased")
         }
-        let delay = PasscodeAttempts.delay(afterFailures: attempts.failed)
+        let delay = PasscodeDelay.seconds(afterFailures: attempts.failed)
         let wait = delay > 0 ? "; the next attempt is allowed in \(Int(delay)) seconds" : ""
         throw KeychainError(.errSecAuthFailed, "wrong passcode (\(attempts.failed) failed attempts)\(wait)")
     }

@@ -1,10 +1,8 @@
 import Foundation
 import KeychainProtocol
 
-/// The persistent record of failed passcode attempts and the delay they impose.
-///
-/// Apple's table (Platform Security guide, "Passcodes and passwords"): attempts 1–4 no delay,
-/// 5: 1 minute, 6: 5 minutes, 7–8: 15 minutes, 9 and more: 1 hour. An attempt is written to disk
+/// The persistent record of failed passcode attempts and the delay they impose
+/// (``PasscodeDelay``). An attempt is written to disk
 /// before the passcode is checked, so killing the process during the check still counts it.
 /// The same wrong passcode entered again is not counted again.
 ///
@@ -21,21 +19,10 @@ struct PasscodeAttempts: Codable, Sendable, Equatable {
     /// Boot-clock time at which the current delay began.
     var delayStart: Double?
 
-    /// Seconds to wait after `failed` consecutive failures.
-    static func delay(afterFailures failed: Int) -> Double {
-        switch failed {
-        case ..<5: 0
-        case 5: 60
-        case 6: 300
-        case 7, 8: 900
-        default: 3600
-        }
-    }
-
     /// Seconds left before the next attempt, restarting the period on a new boot (the caller
     /// persists the change when `restarted` comes back true).
     mutating func remainingDelay(clock: any EnclaveClock) -> (seconds: Double, restarted: Bool) {
-        let delay = Self.delay(afterFailures: failed)
+        let delay = PasscodeDelay.seconds(afterFailures: failed)
         guard delay > 0 else { return (0, false) }
         let now = clock.uptime()
         let boot = clock.bootID
