@@ -139,16 +139,19 @@ extension Enclave {
         guard remaining <= 0 else {
             throw KeychainError(.errSecInteractionNotAllowed, "passcode entry is disabled for \(Int(remaining.rounded(.up))) more seconds after \(attempts.failed) failed attempts; try again later")
         }
+        // Count the attempt on disk before anything else: killing the process during the key
+        // derivation or the check still counts it (DESIGN.md, Data protection).
+        attempts.failed += 1
+        try attempts.save(attemptsURL)
         let passcodeKey = try parameters.deriveKey(passcode: passcode, deviceKey: deviceKey, keychainID: keybag.keychainID)
         let fingerprint = Data(HMAC<SHA256>.authenticationCode(for: Data("swift-keychain attempt v1".utf8), using: passcodeKey))
         if fingerprint == attempts.lastFailedFingerprint {
-            // The same wrong passcode again: refused, not counted again (Apple: "consecutive
+            // The same wrong passcode again: refused, and not counted again (Apple: "consecutive
             // attempts of the same incorrect passcode don't count").
+            attempts.failed -= 1
+            try attempts.save(attemptsURL)
             throw KeychainError(.errSecAuthFailed, "wrong passcode (the same wrong passcode as last time; not counted again)")
         }
-        // Count the attempt on disk before checking it: a crash during the check still counts.
-        attempts.failed += 1
-        try attempts.save(attemptsURL)
 
         var keys: [ProtectionClass: SymmetricKey] = [:]
         for protectionClass in keybag.wrappedClassKeys.keys {

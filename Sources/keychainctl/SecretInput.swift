@@ -56,14 +56,16 @@ enum SecretInput {
     }
 
     private static func hiddenLine(prompt: String) throws -> SecretBytes {
-        FileHandle.standardError.write(Data(prompt.utf8))
         var original = termios()
         tcgetattr(STDIN_FILENO, &original)
         var silent = original
         silent.c_lflag &= ~tcflag_t(ECHO)
+        // Echo goes off before the prompt appears, so nothing typed after it is ever shown;
+        // TCSAFLUSH drops anything typed before the prompt.
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+        FileHandle.standardError.write(Data(prompt.utf8))
         defer {
-            tcsetattr(STDIN_FILENO, TCSAFLUSH, &original)
+            tcsetattr(STDIN_FILENO, TCSANOW, &original)
             FileHandle.standardError.write(Data("\n".utf8))
         }
         guard let line = readLine() else { throw KeychainError(.errSecUserCanceled, "no input was given") }

@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// Runs the built `keychainctl` against a keychain of its own (`XDG_DATA_HOME` in a temporary
+/// directory), the way a user runs it from a shell.
+struct CommandRunner {
+    let home: URL
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    init() throws {
+        home = FileManager.default.temporaryDirectory.appendingPathComponent("keychainctl-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+    }
+
+    var keychainDirectory: URL { home.appendingPathComponent("keychain") }
+
+    /// The built binary: beside this package's debug products.
+    static let binary: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+            url.deleteLastPathComponent()
+        }
+        return url.appendingPathComponent(".build/debug/keychainctl")
+    }()
+
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = home.path
+        return environment
+    }
+
+    /// Runs `keychainctl arguments…` with `input` on standard input (a pipe, not a terminal).
+    @discardableResult
+    func run(_ arguments: [String], input: String = "") throws -> Output {
+        let process = try launch(arguments)
+        process.stdin.fileHandleForWriting.write(Data(input.utf8))
+        try process.stdin.fileHandleForWriting.close()
+        return process.finish()
+    }
+
+    struct Running {
+        let process: Process
+        let stdin = Pipe()
+        let stdout = Pipe()
+        let stderr = Pipe()
+
+        func finish() -> Output {
+            let out = stdout.fileHandleForReading.readDataToEndOfFile()
+            let err = stderr.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Output(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+        }
+    }
+
+    func launch(_ arguments: [String]) throws -> Running {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        process.environment = environment
+        let running = Running(process: process)
+        process.standardInput = running.stdin
+        process.standardOutput = running.stdout
+        process.standardError = running.stderr
+        try process.run()
+        return running
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: home)
+    }
+}
