@@ -50,7 +50,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "keychain-benchmark",
-            dependencies: ["Keychain", "Enclave"],
+            dependencies: ["Keychain", "Enclave", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(
             name: "KeychainTests",

@@ -17,7 +17,10 @@ public final class SecretBytes: @unchecked Sendable {
     /// Copies `bytes` into protected memory. The caller should wipe its own copy.
     public init<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         var array = Array(bytes)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(array.count, 1), alignment: 16)
+        // Whole pages: madvise works on page-aligned ranges only, and no other data shares them.
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let size = max(page, (array.count + page - 1) / page * page)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: page)
         if let base = buffer.baseAddress {
             _ = mlock(base, buffer.count)
             #if canImport(Glibc)

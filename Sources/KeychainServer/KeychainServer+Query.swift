@@ -56,14 +56,26 @@ extension KeychainServer {
             groups = []
             for group in caller.accessGroups { groups?.append(try terms.accessGroupTag(group)) }
         }
-        var hashes: [Data] = []
-        for (name, value) in query.attributes where !RequestValidation.readOnlyAttributes.contains(name) {
-            hashes.append(try terms.attributeHash(query.itemClass, name, value))
-        }
         let synchronizable: Bool? = switch query.synchronizable {
         case .no: false
         case .yes: true
         case .any: nil
+        }
+        // A query that names the whole primary key in known groups is a unique-index lookup.
+        let primaryKeyHashes = try groups.flatMap { (groups: [Data]) throws(KeychainError) -> [Data]? in
+            guard query.itemClass.primaryKey.allSatisfy({ query.attributes[$0] != nil }) else { return nil }
+            var hashes: [Data] = []
+            for group in groups {
+                for flag in synchronizable.map({ [$0] }) ?? [false, true] {
+                    hashes.append(try terms.primaryKeyHash(query.itemClass, groupTag: group, synchronizable: flag, ItemRecord(attributes: query.attributes)))
+                }
+            }
+            return hashes
+        }
+        var hashes: [Data] = []
+        for (name, value) in query.attributes where !RequestValidation.readOnlyAttributes.contains(name) {
+            if primaryKeyHashes != nil && query.itemClass.primaryKey.contains(name) { continue }
+            hashes.append(try terms.attributeHash(query.itemClass, name, value))
         }
         let identity = try query.persistentRef.map { (reference: Data) throws(KeychainError) -> Data in
             try PersistentReference.identity(in: reference, itemClass: query.itemClass)
@@ -72,7 +84,7 @@ extension KeychainServer {
         let matchesDates = query.attributes.keys.contains { RequestValidation.readOnlyAttributes.contains($0) }
         return RowFilter(
             itemClass: query.itemClass.rawValue, accessGroupHashes: groups, synchronizable: synchronizable,
-            accessibility: query.accessibility?.rawValue, attributeHashes: hashes, identity: identity,
+            accessibility: query.accessibility?.rawValue, attributeHashes: hashes, primaryKeyHashes: primaryKeyHashes, identity: identity,
             limit: ignoringLimit || matchesDates ? nil : query.limit.maximum)
     }
 

@@ -30,8 +30,6 @@ public final class KeychainStore: Sendable {
         configuration.prepareDatabase { db in
             // Deleted content is zeroed on disk, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
-            // An acknowledged write is on disk, even across a power cut.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA foreign_keys = ON")
         }
         do {
@@ -41,6 +39,9 @@ public final class KeychainStore: Sendable {
                 if fd >= 0 { close(fd) }
             }
             pool = try DatabasePool(path: url.path, configuration: configuration)
+            // An acknowledged write is on disk, even across a power cut. Set after opening:
+            // GRDB's pool sets NORMAL when it enables WAL, and it has a single writer connection.
+            try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
             try Self.migrate(pool)
         } catch let error as DatabaseError {
             throw Self.map(error, url: url)

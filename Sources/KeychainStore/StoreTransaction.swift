@@ -10,14 +10,6 @@ public struct StoreTransaction {
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
         var sql = "SELECT items.* FROM items"
         var arguments = StatementArguments()
-        let hashes = Array(Set(filter.attributeHashes))
-        if !hashes.isEmpty {
-            // Items carrying every requested hash: each hash names one attribute and value.
-            sql += " JOIN (SELECT itemID FROM attributeHashes WHERE hash IN (\(placeholders(hashes.count)))"
-            sql += " GROUP BY itemID HAVING count(*) = ?) AS matched ON matched.itemID = items.id"
-            arguments += StatementArguments(hashes)
-            arguments += [hashes.count]
-        }
         sql += " WHERE items.itemClass = ?"
         arguments += [filter.itemClass]
         if let groups = filter.accessGroupHashes {
@@ -31,6 +23,18 @@ public struct StoreTransaction {
         if let accessibility = filter.accessibility {
             sql += " AND items.accessibility = ?"
             arguments += [accessibility]
+        }
+        if let primaryKeys = filter.primaryKeyHashes {
+            sql += " AND items.primaryKeyHash IN (\(placeholders(primaryKeys.count)))"
+            arguments += StatementArguments(primaryKeys)
+        }
+        let hashes = Array(Set(filter.attributeHashes))
+        if !hashes.isEmpty {
+            // Items carrying every requested hash: an intersection of index ranges, one per
+            // attribute value.
+            let ranges = Array(repeating: "SELECT itemID FROM attributeHashes WHERE hash = ?", count: hashes.count)
+            sql += " AND items.id IN (\(ranges.joined(separator: " INTERSECT ")))"
+            arguments += StatementArguments(hashes)
         }
         if let identity = filter.identity {
             sql += " AND items.identity = ?"

@@ -72,6 +72,9 @@ public struct RowFilter: Sendable, Hashable {
     public var accessibility: String?
     /// Rows carrying every one of these attribute hashes.
     public var attributeHashes: [Data]
+    /// Rows whose primary-key hash is one of these; nil for any. Lets a query that names a
+    /// whole primary key find its item through the unique index instead of the attribute table.
+    public var primaryKeyHashes: [Data]?
     /// The row with this identity.
     public var identity: Data?
     /// At most this many rows, oldest first; nil for all.
@@ -80,8 +83,9 @@ public struct RowFilter: Sendable, Hashable {
     /// Creates a filter.
     public init(
         itemClass: String, accessGroupHashes: [Data]?, synchronizable: Bool?, accessibility: String? = nil,
-        attributeHashes: [Data] = [], identity: Data? = nil, limit: Int? = nil
+        attributeHashes: [Data] = [], primaryKeyHashes: [Data]? = nil, identity: Data? = nil, limit: Int? = nil
     ) {
+        self.primaryKeyHashes = primaryKeyHashes
         self.itemClass = itemClass
         self.accessGroupHashes = accessGroupHashes
         self.synchronizable = synchronizable

@@ -1,0 +1,66 @@
+import Enclave
+import Foundation
+import Keychain
+
+/// Measures the passcode KDF and the latency of `SecItemAdd` and `SecItemCopyMatching` on a
+/// 1,000-item keychain, in process, against plain SQLite in the same run. Run it in release:
+///
+///     swift run -c release keychain-benchmark [items]
+@main
+struct Benchmark {
+    static func main() throws {
+        let count = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 1000
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-benchmark-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        #if DEBUG
+        print("warning: a debug build; run `swift run -c release keychain-benchmark` for figures worth quoting")
+        #endif
+
+        // 1. The passcode KDF, as calibrated on this machine.
+        let parameters = PasscodeKDF.calibrated()
+        var kdf = Timings()
+        let kdfKeychain = try EmbeddedTransport(directory: scratch.appendingPathComponent("kdf"), accessGroups: ["bench"], sharedUnlock: false)
+        KeychainServices.transport = kdfKeychain
+        try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
+        for _ in 0..<15 {
+            // One unlock is one KDF run plus microseconds of unwrapping.
+            try kdf.measure { try KeychainDevice.unlock(passcode: SecretBytes(utf8: "correct horse")) }
+        }
+        print("passcode KDF: scrypt N=2^\(parameters.logN) r=\(parameters.blockSize) p=\(parameters.parallelism); unlock median \(format(kdf.median)) (p90 \(format(kdf.percentile(0.9))), n=\(kdf.samples.count)); Apple's published target: about 80 ms")
+
+        // 2. Items: the public API on a keychain with a passcode set and unlocked.
+        KeychainServices.transport = try EmbeddedTransport(directory: scratch.appendingPathComponent("items"), accessGroups: ["bench"], sharedUnlock: false)
+        try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
+        let baseline = try PlainSQLiteBaseline(path: scratch.appendingPathComponent("plain.db").path)
+        var (add, find, plainAdd, plainFind) = (Timings(), Timings(), Timings(), Timings())
+        for i in 0..<count {
+            let secret = Data("secret-\(i)".utf8)
+            let attributes: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench",
+                kSecAttrAccount as String: "account-\(i)", kSecValueData as String: secret,
+            ]
+            add.measure { precondition(SecItemAdd(attributes as CFDictionary, nil) == errSecSuccess) }
+            try plainAdd.measure { try baseline.add(service: "bench", account: "account-\(i)", secret: secret) }
+        }
+        for i in (0..<count).shuffled() {
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench",
+                kSecAttrAccount as String: "account-\(i)", kSecReturnData as String: true,
+            ]
+            var result: CFTypeRef?
+            find.measure { precondition(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess) }
+            precondition(result as? Data == Data("secret-\(i)".utf8))
+            try plainFind.measure {
+                let found = try baseline.find(service: "bench", account: "account-\(i)")
+                precondition(found != nil)
+            }
+        }
+        func line(_ name: String, _ ours: Timings, _ peer: Timings) -> String {
+            "\(name): median \(format(ours.median)) (p90 \(format(ours.percentile(0.9)))); plain SQLite \(format(peer.median)); ratio \(String(format: "%.1f", ours.median / peer.median))x"
+        }
+        print("items: \(count) generic passwords, passcode set and unlocked, one write transaction per add")
+        print(line("SecItemAdd", add, plainAdd))
+        print(line("SecItemCopyMatching (data)", find, plainFind))
+    }
+}
