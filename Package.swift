@@ -46,7 +46,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "keychainctl",
-            dependencies: ["Keychain", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Keychain", "Enclave", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         .executableTarget(
             name: "keychain-benchmark",

@@ -29,3 +29,7 @@ int kc_keyring_restrict_to_owner(int32_t serial) {
 int kc_set_not_dumpable(void) {
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
+
+int kc_is_dumpable(void) {
+    return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+}

@@ -52,25 +52,45 @@ extension KeychainError {
         KeychainError(status: status, message: message)
     }
 
+    /// `errSecUnimplemented`: Function or operation not implemented.
     public static let errSecUnimplemented = code(-4, "Function or operation not implemented.")
+    /// `errSecDiskFull`: The disk is full.
     public static let errSecDiskFull = code(-34, "The disk is full.")
+    /// `errSecIO`: I/O error.
     public static let errSecIO = code(-36, "I/O error.")
+    /// `errSecParam`: One or more parameters passed to a function were not valid.
     public static let errSecParam = code(-50, "One or more parameters passed to a function were not valid.")
+    /// `errSecAllocate`: Failed to allocate memory.
     public static let errSecAllocate = code(-108, "Failed to allocate memory.")
+    /// `errSecUserCanceled`: User canceled the operation.
     public static let errSecUserCanceled = code(-128, "User canceled the operation.")
+    /// `errSecBadReq`: Bad parameter or invalid state for operation.
     public static let errSecBadReq = code(-909, "Bad parameter or invalid state for operation.")
+    /// `errSecInternalComponent`: An internal component failed.
     public static let errSecInternalComponent = code(-2070, "An internal component failed.")
+    /// `errSecMissingEntitlement`: A required entitlement isn't present.
     public static let errSecMissingEntitlement = code(-34018, "A required entitlement isn't present.")
+    /// `errSecNotAvailable`: No keychain is available.
     public static let errSecNotAvailable = code(-25291, "No keychain is available.")
+    /// `errSecReadOnly`: This keychain cannot be modified.
     public static let errSecReadOnly = code(-25292, "This keychain cannot be modified.")
+    /// `errSecAuthFailed`: The user name or passphrase you entered is not correct.
     public static let errSecAuthFailed = code(-25293, "The user name or passphrase you entered is not correct.")
+    /// `errSecDuplicateItem`: The specified item already exists in the keychain.
     public static let errSecDuplicateItem = code(-25299, "The specified item already exists in the keychain.")
+    /// `errSecItemNotFound`: The specified item could not be found in the keychain.
     public static let errSecItemNotFound = code(-25300, "The specified item could not be found in the keychain.")
+    /// `errSecDataTooLarge`: This item contains information which is too large or in a format that cannot be displayed.
     public static let errSecDataTooLarge = code(-25302, "This item contains information which is too large or in a format that cannot be displayed.")
+    /// `errSecNoSuchAttr`: The specified attribute does not exist.
     public static let errSecNoSuchAttr = code(-25303, "The specified attribute does not exist.")
+    /// `errSecNoSuchClass`: The specified item does not appear to be a valid keychain item.
     public static let errSecNoSuchClass = code(-25306, "The specified item does not appear to be a valid keychain item.")
+    /// `errSecInteractionNotAllowed`: User interaction is not allowed.
     public static let errSecInteractionNotAllowed = code(-25308, "User interaction is not allowed.")
+    /// `errSecReadOnlyAttr`: The specified attribute could not be modified.
     public static let errSecReadOnlyAttr = code(-25309, "The specified attribute could not be modified.")
+    /// `errSecDecode`: Unable to decode the provided data.
     public static let errSecDecode = code(-26275, "Unable to decode the provided data.")
 
     /// Every code this package can return, for lookups by number.

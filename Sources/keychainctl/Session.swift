@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Enclave
 import Keychain
 
 /// Runs a command body against the keychain and turns a ``KeychainError`` into the tool's
@@ -10,6 +11,7 @@ enum Session {
     static let accessGroup = "keychainctl"
 
     static func run(_ body: () throws -> Void) throws {
+        ProcessHardening.apply()
         do {
             KeychainServices.transport = try EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
             try body()

@@ -23,4 +23,7 @@ int kc_keyring_restrict_to_owner(int32_t serial);
 /// Marks the process not dumpable: no core file, no ptrace attach by other same-user processes.
 int kc_set_not_dumpable(void);
 
+/// 1 when the process is dumpable, 0 when not, -1 on error.
+int kc_is_dumpable(void);
+
 #endif
