@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Keychain", targets: ["Keychain"]),
+        .library(name: "LocalAuth", targets: ["LocalAuth"]),
         .executable(name: "keychainctl", targets: ["keychainctl"]),
     ],
     dependencies: [
@@ -34,19 +35,23 @@ let package = Package(
             name: "KeychainStore",
             dependencies: ["KeychainProtocol", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
+        // Fingerprint sensors behind one protocol: simulated, and fprintd (loaded at run time).
+        .target(name: "Biometrics", dependencies: ["KeychainProtocol"], swiftSettings: strict),
         // SecItem semantics for one caller identity, on Store + Enclave.
         .target(
             name: "KeychainServer",
-            dependencies: ["KeychainProtocol", "Enclave", "KeychainStore"],
+            dependencies: ["KeychainProtocol", "Enclave", "KeychainStore", "Biometrics"],
             swiftSettings: strict),
         // The public API: SecItem*, kSec* constants, the Keychain facade, transports.
         .target(
             name: "Keychain",
             dependencies: ["KeychainProtocol", "KeychainServer"],
             swiftSettings: strict),
+        // LocalAuthentication: LAContext and the prompt; the rules stay in the Enclave.
+        .target(name: "LocalAuth", dependencies: ["Keychain"], swiftSettings: strict),
         .executableTarget(
             name: "keychainctl",
-            dependencies: ["Keychain", "Enclave", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Keychain", "LocalAuth", "Enclave", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         .executableTarget(
             name: "keychain-benchmark",
@@ -55,7 +60,7 @@ let package = Package(
         .testTarget(
             name: "KeychainTests",
             dependencies: [
-                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol",
+                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol", "LocalAuth", "Biometrics",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),

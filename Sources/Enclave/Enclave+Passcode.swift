@@ -77,6 +77,7 @@ extension Enclave {
             keybag.wrappedClassKeys = try keybag.wrapped(keys) { [keybag] in keybag.passcodeWrappingKey(passcodeKey, for: $0) }
             try save(keybag)
             try PasscodeAttempts().save(attemptsURL)
+            try recordPasscodeEntry()
             cacheClassKeys(keys, keybag)
         }
     }
@@ -131,7 +132,7 @@ extension Enclave {
 
     /// Checks a passcode under the attempt rules and returns the class keys it opens. Must run
     /// under the enclave lock.
-    private func verify(_ passcode: SecretBytes, _ keybag: Keybag) throws(KeychainError) -> [ProtectionClass: SymmetricKey] {
+    func verify(_ passcode: SecretBytes, _ keybag: Keybag) throws(KeychainError) -> [ProtectionClass: SymmetricKey] {
         guard let parameters = keybag.passcode else { throw KeychainError(.errSecParam, "no passcode is set") }
         var attempts = try PasscodeAttempts.load(attemptsURL)
         let (remaining, restarted) = attempts.remainingDelay(clock: clock)
@@ -160,6 +161,7 @@ extension Enclave {
         }
         if keys.count == keybag.wrappedClassKeys.count {
             try PasscodeAttempts().save(attemptsURL)
+            try recordPasscodeEntry()
             return keys
         }
         attempts.lastFailedFingerprint = fingerprint

@@ -17,7 +17,8 @@ import Synchronization
 /// `keybag` (wrapped class keys and passcode parameters), `attempts` (the failed-attempt
 /// counter) and `enclave.lock` (serialises processes).
 public final class Enclave: Sendable {
-    let directory: URL
+    /// The keychain directory.
+    public let directory: URL
     let deviceKey: SymmetricKey
     let clock: any EnclaveClock
     let cache: any ClassKeyCache

@@ -23,6 +23,24 @@ public enum KeychainRequest: Sendable {
     case removePasscode(current: SecretBytes)
     /// Turn "erase all data after 10 failed passcode attempts" on or off.
     case setEraseAfterFailedAttempts(Bool, passcode: SecretBytes)
+    /// Check the device passcode for an authentication (counted like an unlock attempt; does
+    /// not change the lock state).
+    case verifyPasscode(SecretBytes)
+    /// The state of biometric authentication.
+    case biometryStatus
+    /// Wait up to `timeout` seconds for one touch on the sensor and match it.
+    case awaitBiometricMatch(timeout: Double)
+    /// Stop waiting for touches (the prompt closed).
+    case endBiometricMatch
+    /// Enroll a finger (needs the passcode).
+    case enrollFinger(name: String, passcode: SecretBytes)
+    /// Remove an enrolled finger (needs the passcode).
+    case removeFinger(name: String, passcode: SecretBytes)
+    /// Turn the simulated sensor on or off (needs the passcode).
+    case setSimulatedSensor(Bool, passcode: SecretBytes)
+    /// Touch the simulated sensor: with an enrolled finger (`matching`, optionally which one) or
+    /// with an unknown one.
+    case simulateTouch(matching: Bool, finger: String?)
 }
 
 /// What the keychain answers.
@@ -33,4 +51,8 @@ public enum KeychainReply: Sendable {
     case items([ItemResult])
     /// The device's protection state.
     case status(DeviceStatus)
+    /// The state of biometric authentication.
+    case biometry(BiometryStatus)
+    /// The outcome of waiting for a touch.
+    case match(BiometricMatch)
 }

@@ -1,5 +1,7 @@
+import Biometrics
 import Enclave
 import Foundation
+import Synchronization
 import KeychainProtocol
 import KeychainStore
 
@@ -12,6 +14,8 @@ import KeychainStore
 public final class KeychainServer: Sendable {
     let enclave: Enclave
     let store: KeychainStore
+    /// The fprintd sensor once detected; it keeps a verification running between waits.
+    let fprintd = Mutex<FprintdSensor?>(nil)
 
     /// Serves `store` with the keys of `enclave`. Rows sealed under an erased keybag are
     /// deleted here.
@@ -63,6 +67,28 @@ public final class KeychainServer: Sendable {
             return .done
         case .setEraseAfterFailedAttempts(let enabled, let passcode):
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.setEraseAfterFailedAttempts(enabled, passcode: passcode) }
+            return .done
+        case .verifyPasscode(let passcode):
+            try afterPasscodeCheck { () throws(KeychainError) in try enclave.verifyPasscode(passcode) }
+            return .done
+        case .biometryStatus:
+            return .biometry(try biometryStatus())
+        case .awaitBiometricMatch(let timeout):
+            return .match(try awaitBiometricMatch(timeout: timeout))
+        case .endBiometricMatch:
+            try endBiometricMatch()
+            return .done
+        case .enrollFinger(let name, let passcode):
+            try afterPasscodeCheck { () throws(KeychainError) in try enrollFinger(name, passcode: passcode) }
+            return .done
+        case .removeFinger(let name, let passcode):
+            try afterPasscodeCheck { () throws(KeychainError) in try removeFinger(name, passcode: passcode) }
+            return .done
+        case .setSimulatedSensor(let enabled, let passcode):
+            try afterPasscodeCheck { () throws(KeychainError) in try enclave.setSimulatedSensor(enabled, passcode: passcode) }
+            return .done
+        case .simulateTouch(let matching, let finger):
+            try simulateTouch(matching: matching, finger: finger)
             return .done
         }
     }

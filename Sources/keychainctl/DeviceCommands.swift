@@ -19,6 +19,9 @@ struct Status: ParsableCommand {
                 state = "locked (not unlocked since the machine started)"
             }
             let wait = status.secondsUntilNextAttempt > 0 ? "in \(Int(status.secondsUntilNextAttempt.rounded(.up))) seconds" : "now"
+            if case .biometry(let biometry) = try KeychainServices.perform(.biometryStatus), biometry.sensor == .simulated {
+                print("WARNING: THE SIMULATED FINGERPRINT SENSOR IS ON. Anyone who can run `keychainctl biometry touch` as you can pass biometric checks. Turn it off: keychainctl biometry simulate off")
+            }
             print("""
                 passcode: \(status.passcodeSet ? "set" : "not set")
                 state: \(state)

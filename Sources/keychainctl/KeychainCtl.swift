@@ -13,6 +13,6 @@ struct KeychainCtl: ParsableCommand {
             Status.self, Lock.self, Unlock.self, Passcode.self,
             AddGenericPassword.self, FindGenericPassword.self, DeleteGenericPassword.self,
             AddInternetPassword.self, FindInternetPassword.self, DeleteInternetPassword.self,
-            DumpKeychain.self,
+            DumpKeychain.self, Biometry.self, Authenticate.self,
         ])
 }

@@ -1,0 +1,192 @@
+import Crypto
+import Foundation
+import KeychainProtocol
+
+/// Biometric matching and its rules, inside the Enclave (DESIGN.md requirement 7): simulated
+/// templates never leave it in clear; it counts failed matches and decides lockout and when
+/// the passcode is required.
+extension Enclave {
+    var biometryURL: URL { directory.appendingPathComponent("biometry") }
+
+    func loadBiometry() throws(KeychainError) -> BiometryState {
+        try BiometryState.load(biometryURL)
+    }
+
+    private func updateBiometry<Result>(_ body: (inout BiometryState) throws(KeychainError) -> Result) throws(KeychainError) -> Result {
+        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) -> Result in
+            var state = try loadBiometry()
+            let result = try body(&state)
+            try state.save(biometryURL)
+            return result
+        }
+    }
+
+    private func channelKey() -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: deviceKey, info: Data("swift-keychain simulated-sensor v1".utf8), outputByteCount: 32)
+    }
+
+    private func templateKey() -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: deviceKey, info: Data("swift-keychain template v1".utf8), outputByteCount: 32)
+    }
+
+    /// True when the owner turned the simulated sensor on.
+    public func isSimulatedSensorEnabled() throws(KeychainError) -> Bool {
+        try loadBiometry().simulatorEnabled
+    }
+
+    /// Names of the simulated sensor's enrolled fingers.
+    public func simulatedFingers() throws(KeychainError) -> [String] {
+        try loadBiometry().fingers.map(\.name)
+    }
+
+    /// Consecutive failures, lockout, and whether the passcode must be entered first.
+    public func biometricCounters() throws(KeychainError) -> (failures: Int, lockedOut: Bool, passcodeRequired: Bool) {
+        let state = try loadBiometry()
+        return (state.consecutiveFailures, state.isLockedOut, state.passcodeRequired(clock: clock))
+    }
+
+    /// A keyed hash of the enrolled set (`evaluatedPolicyDomainState`): changes when a finger is
+    /// added or removed, differs between devices, nil when nothing is enrolled.
+    public func domainState(enrollments: [Data]) -> Data? {
+        guard !enrollments.isEmpty else { return nil }
+        let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: deviceKey, info: Data("swift-keychain domain-state v1".utf8), outputByteCount: 32)
+        return Data(HMAC<SHA256>.authenticationCode(for: LengthPrefixed.encode(label: "domain v1", enrollments.sorted { $0.lexicographicallyPrecedes($1) }), using: key))
+    }
+
+    /// The enrollment identities of the simulated sensor, for ``domainState(enrollments:)``.
+    public func simulatedEnrollments() throws(KeychainError) -> [Data] {
+        try loadBiometry().fingers.map(\.enrollmentID)
+    }
+
+    /// Turns the simulated sensor on or off; needs the passcode (counted like an unlock).
+    public func setSimulatedSensor(_ enabled: Bool, passcode: SecretBytes) throws(KeychainError) {
+        try verifyPasscode(passcode)
+        try updateBiometry { (state: inout BiometryState) throws(KeychainError) in state.simulatorEnabled = enabled }
+    }
+
+    /// Enrolls a finger on the simulated sensor: a fresh random template, sealed here.
+    public func enrollSimulatedFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
+        guard !name.isEmpty, name.utf8.count <= 64 else { throw KeychainError(.errSecParam, "a finger name has 1 to 64 bytes") }
+        try verifyPasscode(passcode)
+        let templateKey = templateKey()
+        try updateBiometry { (state: inout BiometryState) throws(KeychainError) in
+            guard !state.fingers.contains(where: { $0.name == name }) else {
+                throw KeychainError(.errSecDuplicateItem, "a finger with that name is already enrolled")
+            }
+            guard state.fingers.count < 5 else { throw KeychainError(.errSecParam, "at most 5 fingers can be enrolled, as on Touch ID") }
+            let template = SymmetricKey(size: .bits256)
+            let sealed = template.withUnsafeBytes { try? AES.GCM.seal($0, using: templateKey, authenticating: Data(name.utf8)).combined }
+            guard let sealed else { throw KeychainError(.errSecInternalComponent, "cannot seal the template") }
+            state.fingers.append(.init(name: name, sealedTemplate: sealed, enrollmentID: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) })))
+        }
+    }
+
+    /// Removes an enrolled finger of the simulated sensor.
+    public func removeSimulatedFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
+        try verifyPasscode(passcode)
+        try updateBiometry { (state: inout BiometryState) throws(KeychainError) in
+            guard state.fingers.contains(where: { $0.name == name }) else {
+                throw KeychainError(.errSecItemNotFound, "no finger with that name is enrolled")
+            }
+            state.fingers.removeAll { $0.name == name }
+        }
+    }
+
+    /// A touch for the simulated sensor's channel: the template of an enrolled finger (the
+    /// named one, or the first) or random bytes, sealed so that only this Enclave can read it.
+    public func simulatedTouch(matching: Bool, finger: String?) throws(KeychainError) -> Data {
+        let state = try loadBiometry()
+        guard state.simulatorEnabled else {
+            throw KeychainError(.errSecNotAvailable, "the simulated sensor is off; the device owner turns it on with `keychainctl biometry simulate on`")
+        }
+        var sample: Data
+        if matching {
+            guard let enrolled = state.fingers.first(where: { finger == nil || $0.name == finger }) else {
+                throw KeychainError(.errSecItemNotFound, finger == nil ? "no finger is enrolled" : "no finger with that name is enrolled")
+            }
+            sample = try openTemplate(enrolled)
+        } else {
+            sample = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
+        }
+        defer { sample.resetBytes(in: 0..<sample.count) }
+        guard let sealed = try? AES.GCM.seal(sample, using: channelKey(), authenticating: Data("touch".utf8)).combined else {
+            throw KeychainError(.errSecInternalComponent, "cannot seal the touch")
+        }
+        return sealed
+    }
+
+    /// Matches a touch from the simulated sensor against the enrolled templates (constant
+    /// time), and counts the result.
+    public func matchSimulatedTouch(_ sealedSample: Data) throws(KeychainError) -> BiometricMatch {
+        guard let box = try? AES.GCM.SealedBox(combined: sealedSample),
+            var sample = try? AES.GCM.open(box, using: channelKey(), authenticating: Data("touch".utf8))
+        else {
+            // Not written by this Enclave: a forged touch is a failed match.
+            return try recordBiometricResult(matched: false)
+        }
+        defer { sample.resetBytes(in: 0..<sample.count) }
+        var matched = false
+        for finger in try loadBiometry().fingers {
+            var template = try openTemplate(finger)
+            defer { template.resetBytes(in: 0..<template.count) }
+            matched = constantTimeEqual(template, sample) || matched
+        }
+        return try recordBiometricResult(matched: matched)
+    }
+
+    /// Counts a match result from any sensor: a failure moves toward the lockout (5 in a row,
+    /// across evaluations and processes); a success resets the count. A locked-out Enclave, or
+    /// one that needs the passcode first, refuses even a matching touch.
+    @discardableResult
+    public func recordBiometricResult(matched: Bool) throws(KeychainError) -> BiometricMatch {
+        try updateBiometry { (state: inout BiometryState) throws(KeychainError) -> BiometricMatch in
+            guard !state.isLockedOut else {
+                throw KeychainError(.errSecAuthFailed, "biometry is locked out after \(BiometryState.lockoutThreshold) failed matches; enter the passcode")
+            }
+            guard !state.passcodeRequired(clock: clock) else {
+                throw KeychainError(.errSecAuthFailed, "the passcode is required before biometry can be used again")
+            }
+            if matched {
+                state.consecutiveFailures = 0
+                return .matched
+            }
+            state.consecutiveFailures += 1
+            return .notMatched
+        }
+    }
+
+    /// Checks the device passcode for an authentication, under the attempt rules, without
+    /// changing the lock state. Success clears the biometric lockout and starts a new 48-hour
+    /// period.
+    public func verifyPasscode(_ passcode: SecretBytes) throws(KeychainError) {
+        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+            let keybag = try keybag()
+            guard keybag.passcode != nil else { throw KeychainError(.errSecNotAvailable, "no device passcode is set") }
+            _ = try verify(passcode, keybag)
+        }
+    }
+
+    /// Records a correct passcode entry: resets the biometric failure count and the 48-hour
+    /// clock. Called under the enclave lock by every successful passcode check.
+    func recordPasscodeEntry() throws(KeychainError) {
+        var state = try loadBiometry()
+        state.consecutiveFailures = 0
+        state.lastPasscodeBootID = clock.bootID
+        state.lastPasscodeUptime = clock.uptime()
+        try state.save(biometryURL)
+    }
+
+    private func openTemplate(_ finger: BiometryState.Finger) throws(KeychainError) -> Data {
+        guard let box = try? AES.GCM.SealedBox(combined: finger.sealedTemplate),
+            let template = try? AES.GCM.open(box, using: templateKey(), authenticating: Data(finger.name.utf8))
+        else { throw KeychainError(.errSecDecode, "an enrolled template does not open: the biometry file was altered") }
+        return template
+    }
+
+    private func constantTimeEqual(_ a: Data, _ b: Data) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for (x, y) in zip(a, b) { difference |= x ^ y }
+        return difference == 0
+    }
+}

@@ -1,0 +1,83 @@
+import Biometrics
+import Enclave
+import Foundation
+import KeychainProtocol
+
+/// Biometric requests: the sensor in use, its waits, enrollment, and the simulated sensor.
+/// The sensor reports touches; the Enclave matches (simulated) or counts (fprintd) them.
+extension KeychainServer {
+    /// The simulated sensor when the owner turned it on; otherwise fprintd when it answers;
+    /// otherwise none.
+    func currentSensor() throws(KeychainError) -> (any BiometricSensor)? {
+        if try enclave.isSimulatedSensorEnabled() {
+            return SimulatedSensor(directory: enclave.directory.appendingPathComponent("sensor"))
+        }
+        return fprintd.withLock { cached in
+            if cached == nil { cached = FprintdSensor.detect() }
+            return cached
+        }
+    }
+
+    func biometryStatus() throws(KeychainError) -> BiometryStatus {
+        let sensor = try currentSensor()
+        var fingers: [String] = []
+        var enrollments: [Data] = []
+        if sensor is SimulatedSensor {
+            fingers = try enclave.simulatedFingers()
+            enrollments = try enclave.simulatedEnrollments()
+        } else if let fprintd = sensor as? FprintdSensor {
+            fingers = try fprintd.enrolledFingers()
+            enrollments = fingers.map { Data($0.utf8) }
+        }
+        let counters = try enclave.biometricCounters()
+        return BiometryStatus(
+            sensor: sensor?.kind ?? .none, enrolledFingers: fingers, isLockedOut: counters.lockedOut,
+            passcodeRequired: counters.passcodeRequired, consecutiveFailures: counters.failures,
+            domainState: enclave.domainState(enrollments: enrollments), passcodeSet: try enclave.status().passcodeSet)
+    }
+
+    func awaitBiometricMatch(timeout: Double) throws(KeychainError) -> BiometricMatch {
+        guard let sensor = try currentSensor() else {
+            throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available")
+        }
+        guard timeout >= 0, timeout <= 60 else { throw KeychainError(.errSecParam, "a wait for a touch lasts 0 to 60 seconds") }
+        switch try sensor.awaitTouch(timeout: timeout) {
+        case .none: return .noTouch
+        case .sample(let sample): return try enclave.matchSimulatedTouch(sample)
+        case .verdict(let matched): return try enclave.recordBiometricResult(matched: matched)
+        }
+    }
+
+    func endBiometricMatch() throws(KeychainError) {
+        try currentSensor()?.endWait()
+    }
+
+    func enrollFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
+        switch try currentSensor() {
+        case let fprintd as FprintdSensor:
+            try enclave.verifyPasscode(passcode)
+            try fprintd.enroll(name)
+        case is SimulatedSensor:
+            try enclave.enrollSimulatedFinger(name, passcode: passcode)
+        default:
+            throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available; turn on the simulated one with `keychainctl biometry simulate on`")
+        }
+    }
+
+    func removeFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
+        switch try currentSensor() {
+        case let fprintd as FprintdSensor:
+            try enclave.verifyPasscode(passcode)
+            try fprintd.remove(name)
+        case is SimulatedSensor:
+            try enclave.removeSimulatedFinger(name, passcode: passcode)
+        default:
+            throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available")
+        }
+    }
+
+    func simulateTouch(matching: Bool, finger: String?) throws(KeychainError) {
+        let sample = try enclave.simulatedTouch(matching: matching, finger: finger)
+        try SimulatedSensor(directory: enclave.directory.appendingPathComponent("sensor")).post(sample)
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import Keychain
+import Synchronization
+
+/// Asks whether the device owner is here: Apple's `LAContext`, on Linux.
+///
+/// For example, the guide's "Add a Chore":
+///
+/// ```swift
+/// let context = LAContext()
+/// var error: NSError?
+/// if context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error) {
+///     context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "To add a new chore") { success, error in
+///         // success: open the form; otherwise offer the app's fallback
+///     }
+/// }
+/// ```
+///
+/// The rules live in the Enclave (the keychain's `Enclave` module): it matches touches, counts
+/// failures across evaluations and processes, and checks the passcode. The context shows the
+/// sheet on the caller's terminal; without one it fails with `notInteractive`, never hangs.
+///
+/// Apple documentation: <https://developer.apple.com/documentation/localauthentication/lacontext>
+public final class LAContext: Sendable {
+    /// The settings a caller can change.
+    struct Settings: Sendable {
+        var fallbackTitle: String?
+        var cancelTitle: String?
+        var reason = ""
+        var reuseDuration: Double = 0
+        var interactionNotAllowed = false
+    }
+
+    private struct State: Sendable {
+        var settings = Settings()
+        var biometryType = LABiometryType.none
+        var domainState: Data?
+        var invalidated = false
+        var evaluations = 0
+        var cancelRequested = false
+        /// Monotonic time (ns) of the last success, for the reuse window.
+        var lastSuccess: UInt64?
+        var credentials: [LACredentialType: SecretBytes] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let prompt: any AuthenticationPrompt
+
+    /// A context that prompts on this process's terminal.
+    public convenience init() {
+        self.init(prompt: TerminalPrompt())
+    }
+
+    /// A context that prompts through `prompt` (tests script one; a graphical agent can be one).
+    public init(prompt: any AuthenticationPrompt) {
+        self.prompt = prompt
+    }
+
+    // MARK: Settings
+
+    /// The fallback button's title: nil shows "Enter Password"; an empty string hides the button.
+    public var localizedFallbackTitle: String? {
+        get { state.withLock { $0.settings.fallbackTitle } }
+        set { state.withLock { $0.settings.fallbackTitle = newValue } }
+    }
+
+    /// The Cancel button's title: nil or empty shows "Cancel".
+    public var localizedCancelTitle: String? {
+        get { state.withLock { $0.settings.cancelTitle } }
+        set { state.withLock { $0.settings.cancelTitle = newValue } }
+    }
+
+    /// The reason shown when the caller gives none (keychain operations using this context).
+    public var localizedReason: String {
+        get { state.withLock { $0.settings.reason } }
+        set { state.withLock { $0.settings.reason = newValue } }
+    }
+
+    /// How long, in seconds, a success on this context is reused without a new prompt; 0 (the
+    /// default) reuses nothing; values above `LATouchIDAuthenticationMaximumAllowableReuseDuration`
+    /// (300 s) count as 300. Measured on a monotonic clock.
+    public var touchIDAuthenticationAllowableReuseDuration: Double {
+        get { state.withLock { $0.settings.reuseDuration } }
+        set { state.withLock { $0.settings.reuseDuration = min(max(newValue, 0), LATouchIDAuthenticationMaximumAllowableReuseDuration) } }
+    }
+
+    /// When true, evaluations that would prompt fail with `notInteractive`, and keychain calls
+    /// with this context fail with `errSecInteractionNotAllowed`.
+    public var interactionNotAllowed: Bool {
+        get { state.withLock { $0.settings.interactionNotAllowed } }
+        set { state.withLock { $0.settings.interactionNotAllowed = newValue } }
+    }
+
+    /// The biometry this device has; set by `canEvaluatePolicy` and `evaluatePolicy`.
+    public var biometryType: LABiometryType { state.withLock { $0.biometryType } }
+
+    /// A hash of the enrolled fingers after a successful `canEvaluatePolicy` or biometric
+    /// evaluation: it changes when a finger is added or removed; nil when none is enrolled.
+    @available(*, deprecated, message: "use domainState.biometry.stateHash")
+    public var evaluatedPolicyDomainState: Data? { state.withLock { $0.domainState } }
+
+    /// The enrolled state (iOS 18's replacement for `evaluatedPolicyDomainState`).
+    public var domainState: LADomainState {
+        let (type, hash) = state.withLock { ($0.biometryType, $0.domainState) }
+        return LADomainState(biometry: LADomainStateBiometry(biometryType: type, stateHash: hash))
+    }
+
+    // MARK: Evaluation
+
+    /// Whether `policy` can be evaluated now (passcode set, sensor present, finger enrolled,
+    /// not locked out). Sets `biometryType` and, for biometric policies, the domain state.
+    ///
+    /// - Parameter error: set to an `NSError` of `LAErrorDomain` when the answer is false.
+    public func canEvaluatePolicy(_ policy: LAPolicy, error: NSErrorPointer) -> Bool {
+        if state.withLock({ $0.invalidated }) {
+            error?.pointee = LAError(.invalidContext) as NSError
+            return false
+        }
+        let result = PolicyEvaluation.preflight(policy)
+        record(result, policy: policy, success: false)
+        if case .failure(let failure) = result {
+            error?.pointee = failure as NSError
+            return false
+        }
+        return true
+    }
+
+    /// Evaluates `policy`, showing the sheet with `localizedReason`; calls `reply` on another
+    /// thread with the outcome.
+    ///
+    /// An empty reason fails with `authenticationFailed` and a message saying so (Apple raises
+    /// an exception there; a program here gets an error instead).
+    public func evaluatePolicy(_ policy: LAPolicy, localizedReason: String, reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
+        Thread.detachNewThread { [self] in
+            switch self.evaluate(policy, reason: localizedReason) {
+            case .success: reply(true, nil)
+            case .failure(let error): reply(false, error)
+            }
+        }
+    }
+
+    /// Evaluates `policy` (the async form iOS code uses).
+    ///
+    /// - Throws: `LAError`.
+    @discardableResult
+    public func evaluatePolicy(_ policy: LAPolicy, localizedReason: String) async throws -> Bool {
+        try await withCheckedThrowingContinuation { continuation in
+            evaluatePolicy(policy, localizedReason: localizedReason) { success, error in
+                if let error { continuation.resume(throwing: error) } else { continuation.resume(returning: success) }
+            }
+        }
+    }
+
+    /// Ends this context: an evaluation in progress fails with `appCancel`, later ones with
+    /// `invalidContext`, and any reusable success is forgotten.
+    public func invalidate() {
+        state.withLock { state in
+            state.invalidated = true
+            state.lastSuccess = nil
+            if state.evaluations > 0 { state.cancelRequested = true }
+        }
+    }
+
+    /// Hands the context a credential (the app's password); nil removes it.
+    @discardableResult
+    public func setCredential(_ credential: Data?, type: LACredentialType) -> Bool {
+        state.withLock { $0.credentials[type] = credential.map { SecretBytes($0) } }
+        return true
+    }
+
+    /// True when a credential of `type` was set.
+    public func isCredentialSet(_ type: LACredentialType) -> Bool {
+        state.withLock { $0.credentials[type] != nil }
+    }
+
+    /// Runs an evaluation on the calling thread.
+    func evaluate(_ policy: LAPolicy, reason: String) -> Result<Void, LAError> {
+        guard !reason.isEmpty else {
+            return .failure(LAError(.authenticationFailed, message: "localizedReason must not be empty: the sheet must say why it asks"))
+        }
+        let (settings, invalidated, reusable) = state.withLock { state in
+            let window = UInt64(state.settings.reuseDuration * 1e9)
+            let reusable = state.lastSuccess.map { DispatchTime.now().uptimeNanoseconds - $0 <= window } ?? false
+            return (state.settings, state.invalidated, reusable && window > 0)
+        }
+        if invalidated { return .failure(LAError(.invalidContext)) }
+        if reusable { return .success(()) }
+        state.withLock { $0.evaluations += 1 }
+        defer { state.withLock { $0.evaluations -= 1 } }
+        let evaluation = PolicyEvaluation(
+            policy: policy, reason: reason, settings: settings, prompt: prompt,
+            isCancelled: { [self] in self.state.withLock { $0.cancelRequested } })
+        let result = evaluation.run()
+        record(result, policy: policy, success: true)
+        return result.map { _ in () }
+    }
+
+    private func record(_ result: Result<BiometryStatus, LAError>, policy: LAPolicy, success: Bool) {
+        state.withLock { state in
+            guard case .success(let status) = result else { return }
+            state.biometryType = status.sensor == .none ? .none : .touchID
+            if policy != .deviceOwnerAuthentication || success { state.domainState = status.domainState }
+            if success { state.lastSuccess = DispatchTime.now().uptimeNanoseconds }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Keychain
+
+/// One run of `evaluatePolicy`: preflight against the Enclave's state, then the sheet, touches
+/// and passcode entry. The Enclave matches touches, counts failures and checks the passcode;
+/// this code only decides what to show next.
+struct PolicyEvaluation {
+    let policy: LAPolicy
+    let reason: String
+    let settings: LAContext.Settings
+    let prompt: any AuthenticationPrompt
+    let isCancelled: () -> Bool
+
+    /// Apple: within one evaluation, 3 failed matches end it.
+    static let matchesPerEvaluation = 3
+
+    /// Checks what the policy needs, as `canEvaluatePolicy` does.
+    static func preflight(_ policy: LAPolicy) -> Result<BiometryStatus, LAError> {
+        let status: BiometryStatus
+        do {
+            guard case .biometry(let reply) = try KeychainServices.perform(.biometryStatus) else {
+                return .failure(LAError(.biometryNotAvailable))
+            }
+            status = reply
+        } catch {
+            return .failure(LAError(.biometryNotAvailable, message: "the keychain could not be reached: \(error.message)"))
+        }
+        switch policy {
+        case .deviceOwnerAuthenticationWithWatch, .deviceOwnerAuthenticationWithWristDetection:
+            return .failure(LAError(.companionNotAvailable))
+        case .deviceOwnerAuthentication:
+            return status.passcodeSet ? .success(status) : .failure(LAError(.passcodeNotSet))
+        case .deviceOwnerAuthenticationWithBiometrics, .deviceOwnerAuthenticationWithBiometricsOrWatch:
+            guard status.sensor != .none else { return .failure(LAError(.biometryNotAvailable)) }
+            guard status.passcodeSet else { return .failure(LAError(.passcodeNotSet)) }
+            guard !status.enrolledFingers.isEmpty else { return .failure(LAError(.biometryNotEnrolled)) }
+            guard !status.isLockedOut, !status.passcodeRequired else {
+                return .failure(LAError(.biometryLockout, message: status.isLockedOut
+                    ? "Biometry is locked out after 5 failed matches; enter the passcode (keychainctl unlock)."
+                    : "The passcode is required before biometry can be used (after a restart, or 48 hours)."))
+            }
+            return .success(status)
+        }
+    }
+
+    /// Runs the evaluation; on success returns the biometry status it ran with.
+    func run() -> Result<BiometryStatus, LAError> {
+        let status: BiometryStatus
+        switch Self.preflight(policy) {
+        case .failure(let error): return .failure(error)
+        case .success(let preflight): status = preflight
+        }
+        guard !settings.interactionNotAllowed, prompt.isInteractive else {
+            return .failure(LAError(.notInteractive, message: "authentication needs a prompt, and this program has no terminal or forbids interaction"))
+        }
+        let biometryUsable = status.sensor != .none && !status.enrolledFingers.isEmpty && !status.isLockedOut && !status.passcodeRequired
+        if biometryUsable {
+            switch biometricPhase() {
+            case .success: return .success(status)
+            case .failure(let error): return .failure(error)
+            case .fallBackToPasscode: break
+            }
+        }
+        return passcodePhase().map { status }
+    }
+
+    private enum BiometricOutcome {
+        case success
+        case failure(LAError)
+        case fallBackToPasscode
+    }
+
+    private var biometricsOnly: Bool { policy != .deviceOwnerAuthentication }
+
+    private func biometricPhase() -> BiometricOutcome {
+        let fallback: String? = switch settings.fallbackTitle {
+        case .some(""): nil
+        case .some(let title): title
+        case .none: biometricsOnly ? "Enter Password" : "Enter Passcode"
+        }
+        let session = prompt.present(sheet(asksForTouch: true, fallbackTitle: fallback))
+        defer {
+            _ = try? KeychainServices.perform(.endBiometricMatch)
+            session.dismiss()
+        }
+        var failures = 0
+        while true {
+            if isCancelled() { return .failure(LAError(.appCancel)) }
+            switch session.pressedButton() {
+            case .cancel?: return .failure(LAError(.userCancel))
+            case .fallback? where fallback != nil: return biometricsOnly ? .failure(LAError(.userFallback)) : .fallBackToPasscode
+            default: break
+            }
+            let match: BiometricMatch
+            do {
+                guard case .match(let reply) = try KeychainServices.perform(.awaitBiometricMatch(timeout: 0.1)) else { continue }
+                match = reply
+            } catch {
+                // The Enclave refuses matches once locked out.
+                return biometricsOnly ? .failure(LAError(.biometryLockout, message: error.message)) : .fallBackToPasscode
+            }
+            switch match {
+            case .noTouch: continue
+            case .matched: return .success
+            case .notMatched:
+                failures += 1
+                if case .success(let status) = Self.preflight(.deviceOwnerAuthentication), status.isLockedOut {
+                    return biometricsOnly ? .failure(LAError(.biometryLockout)) : .fallBackToPasscode
+                }
+                if failures >= Self.matchesPerEvaluation {
+                    return biometricsOnly ? .failure(LAError(.authenticationFailed)) : .fallBackToPasscode
+                }
+                session.show("Not recognized. Try again.")
+            }
+        }
+    }
+
+    private func passcodePhase() -> Result<Void, LAError> {
+        let session = prompt.present(sheet(asksForTouch: false, fallbackTitle: nil))
+        defer { session.dismiss() }
+        while true {
+            guard let passcode = session.readPasscode(shouldStop: isCancelled) else {
+                return .failure(LAError(isCancelled() ? .appCancel : .userCancel))
+            }
+            do {
+                _ = try KeychainServices.perform(.verifyPasscode(passcode))
+                return .success(())
+            } catch KeychainError.errSecAuthFailed {
+                session.show("Wrong passcode. Try again.")
+            } catch {
+                session.show(error.message)
+                return .failure(LAError(.authenticationFailed, message: error.message))
+            }
+        }
+    }
+
+    private func sheet(asksForTouch: Bool, fallbackTitle: String?) -> PromptSheet {
+        let cancel = settings.cancelTitle.flatMap { $0.isEmpty ? nil : $0 } ?? "Cancel"
+        return PromptSheet(
+            programName: ProcessInfo.processInfo.processName, reason: reason, asksForTouch: asksForTouch,
+            cancelTitle: cancel, fallbackTitle: fallbackTitle)
+    }
+}
