@@ -46,6 +46,16 @@ final class PseudoTerminal {
         return screen.contains(text)
     }
 
+    /// Reads the terminal until `text` has appeared `count` times; true when it has.
+    @discardableResult
+    func expect(_ text: String, times count: Int, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while screen.components(separatedBy: text).count - 1 < count && Date() < deadline {
+            guard readAvailable(waitMilliseconds: 50) else { break }
+        }
+        return screen.components(separatedBy: text).count - 1 >= count
+    }
+
     /// Types `text` (use "\r" for Enter).
     func type(_ text: String) {
         _ = text.withCString { write(master, $0, strlen($0)) }
