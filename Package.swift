@@ -66,7 +66,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",
-            dependencies: ["keychainctl"],
+            dependencies: ["keychainctl", "Biometrics"],
             swiftSettings: strict),
     ]
 )

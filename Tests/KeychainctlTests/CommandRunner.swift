@@ -8,6 +8,7 @@ import Testing
 /// directory), the way a user runs it from a shell.
 struct CommandRunner {
     let home: URL
+    let baseEnvironment: [String: String]
 
     struct Output {
         var status: Int32
@@ -15,7 +16,8 @@ struct CommandRunner {
         var stderr: String
     }
 
-    init() throws {
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        baseEnvironment = environment
         home = FileManager.default.temporaryDirectory.appendingPathComponent("keychainctl-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
     }
@@ -32,7 +34,7 @@ struct CommandRunner {
     }()
 
     var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
+        var environment = baseEnvironment
         environment["XDG_DATA_HOME"] = home.path
         return environment
     }

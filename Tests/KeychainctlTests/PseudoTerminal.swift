@@ -9,6 +9,8 @@ final class PseudoTerminal {
     private let master: Int32
     private let pid: pid_t
     private(set) var screen = ""
+    /// The raw wait status, once the program has been reaped.
+    private var exitStatus: Int32?
 
     init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
         var master: Int32 = -1
@@ -56,6 +58,16 @@ final class PseudoTerminal {
         return screen.components(separatedBy: text).count - 1 >= count
     }
 
+    /// True while the program runs (reading what it printed meanwhile).
+    var isRunning: Bool {
+        _ = readAvailable(waitMilliseconds: 0)
+        guard exitStatus == nil else { return false }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return true }
+        exitStatus = status
+        return false
+    }
+
     /// Types `text` (use "\r" for Enter).
     func type(_ text: String) {
         _ = text.withCString { write(master, $0, strlen($0)) }
@@ -68,10 +80,12 @@ final class PseudoTerminal {
         // A program still waiting for input at the deadline is stuck: end it, so the test fails
         // instead of hanging.
         if Date() >= deadline { kill(pid, SIGKILL) }
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        var status: Int32 = exitStatus ?? 0
+        if exitStatus == nil { waitpid(pid, &status, 0) }
         close(master)
-        return (status >> 8) & 0xff
+        // Exit status, or 128 + the signal that ended it (as shells report it).
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
     }
 
     /// False once the terminal closed (the program exited); true while it may say more.
