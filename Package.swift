@@ -55,7 +55,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "keychain-benchmark",
-            dependencies: ["Keychain", "Enclave", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Keychain", "LocalAuth", "Enclave", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(
             name: "KeychainTests",

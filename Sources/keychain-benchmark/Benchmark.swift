@@ -2,8 +2,9 @@ import Enclave
 import Foundation
 import Keychain
 
-/// Measures the passcode KDF and the latency of `SecItemAdd` and `SecItemCopyMatching` on a
-/// 1,000-item keychain, in process, against plain SQLite in the same run. Run it in release:
+/// Measures the passcode KDF, the latency of `SecItemAdd` and `SecItemCopyMatching` on a
+/// 1,000-item keychain in process against plain SQLite in the same run, and the time from a
+/// touch to the `evaluatePolicy` reply. Run it in release:
 ///
 ///     swift run -c release keychain-benchmark [items]
 @main
@@ -62,5 +63,10 @@ struct Benchmark {
         print("items: \(count) generic passwords, passcode set and unlocked, one write transaction per add")
         print(line("SecItemAdd", add, plainAdd))
         print(line("SecItemCopyMatching (data)", find, plainFind))
+
+        // 3. LocalAuthentication: from a touch to the reply.
+        KeychainServices.transport = try EmbeddedTransport(directory: scratch.appendingPathComponent("touch"), accessGroups: ["bench"], sharedUnlock: false)
+        let touch = try touchToReply(rounds: 25)
+        print("touch to evaluatePolicy reply (simulated sensor): median \(format(touch.median)) (p90 \(format(touch.percentile(0.9))), n=\(touch.samples.count))")
     }
 }

@@ -288,3 +288,92 @@ extension SecItemAPITests {
         }
     }
 }
+
+extension SecItemAPITests {
+    @Suite struct LocalAuthenticationSourceCompatibilityTests {
+        /// The guide's `AuthenticateMe`, as iOS code writes it, unchanged but for the import.
+        @Test func theGuidesAuthenticateMeCompilesAndRuns() async throws {
+            let keychain = try biometricKeychain()
+            defer { keychain.remove() }
+            let prompt = ScriptedPrompt([.touch(matching: true)])
+            let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let context = LAContext(prompt: prompt)
+                var error: NSError?
+                if context.canEvaluatePolicy(LAPolicy.deviceOwnerAuthenticationWithBiometrics, error: &error) {
+                    let replyHandler: @Sendable (Bool, (any Error)?) -> Void = { success, error in
+                        if success {
+                            continuation.resume(returning: true)  // PerformSegue("AuthenticationSegue")
+                        } else {
+                            continuation.resume(returning: false)  // "Oh Noes"
+                        }
+                    }
+                    context.evaluatePolicy(LAPolicy.deviceOwnerAuthenticationWithBiometrics, localizedReason: "To add a new chore", reply: replyHandler)
+                } else {
+                    continuation.resume(returning: false)
+                }
+            }
+            #expect(outcome)
+        }
+
+        @Test func errorsFromCanEvaluatePolicyReadAsOnIOS() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            let context = LAContext(prompt: ScriptedPrompt([]))
+            var error: NSError?
+            guard !context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error), let error else {
+                Issue.record("expected a failure")
+                return
+            }
+            switch LAError.Code(rawValue: error.code) {
+            case .biometryNotAvailable?: break
+            default: Issue.record("unexpected \(error)")
+            }
+            #expect(error.domain == LAErrorDomain)
+        }
+    }
+
+    @Suite struct SimulatedSensorTests {
+        @Test func theSensorIsOffUntilTheOwnerTurnsItOnWithThePasscode() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            try keychain.setPasscode("1234")
+            #expect(throws: KeychainError.errSecNotAvailable) { try keychain.perform(.simulateTouch(matching: false, finger: nil)) }
+            #expect(throws: KeychainError.errSecAuthFailed) { try keychain.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "0000"))) }
+            #expect(try biometryStatus(keychain).sensor == .none)
+            _ = try keychain.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "1234")))
+            #expect(try biometryStatus(keychain).sensor == .simulated)
+            #expect(throws: KeychainError.errSecAuthFailed) { try keychain.perform(.enrollFinger(name: "x", passcode: SecretBytes(utf8: "0000"))) }
+            #expect(throws: KeychainError.errSecItemNotFound) { try keychain.perform(.simulateTouch(matching: true, finger: nil)) }
+        }
+
+        @Test func templatesNeverLeaveTheEnclaveInClear() throws {
+            let keychain = try biometricKeychain()
+            defer { keychain.remove() }
+            let status = try biometryStatus(keychain)
+            #expect(status.enrolledFingers == ["thumb"])
+            // A touch on the channel is sealed: the file holds no template, and a forged touch
+            // (random bytes) counts as a failed match.
+            _ = try keychain.perform(.simulateTouch(matching: true, finger: "thumb"))
+            let sensor = keychain.directory.appendingPathComponent("sensor")
+            let files = try FileManager.default.contentsOfDirectory(atPath: sensor.path)
+            #expect(files.count == 1)
+            try Data(count: 60).write(to: sensor.appendingPathComponent("99999999999999999999-forged.touch"))
+            guard case .match(let first) = try keychain.perform(.awaitBiometricMatch(timeout: 1)) else { throw KeychainError.errSecInternalComponent }
+            guard case .match(let second) = try keychain.perform(.awaitBiometricMatch(timeout: 1)) else { throw KeychainError.errSecInternalComponent }
+            #expect(first == .matched)
+            #expect(second == .notMatched)
+        }
+
+        @Test func aStaleTouchDoesNotCount() throws {
+            let keychain = try biometricKeychain()
+            defer { keychain.remove() }
+            _ = try keychain.perform(.simulateTouch(matching: true, finger: nil))
+            let sensor = keychain.directory.appendingPathComponent("sensor")
+            for file in try FileManager.default.contentsOfDirectory(atPath: sensor.path) {
+                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60)], ofItemAtPath: sensor.appendingPathComponent(file).path)
+            }
+            guard case .match(let result) = try keychain.perform(.awaitBiometricMatch(timeout: 0.2)) else { throw KeychainError.errSecInternalComponent }
+            #expect(result == .noTouch)
+        }
+    }
+}

@@ -19,6 +19,16 @@ import Testing
         return terminal
     }
 
+    @Test func statusSaysLoudlyWhenTheSimulatorIsOn() throws {
+        let shell = try prepared()
+        defer { shell.cleanUp() }
+        #expect(try shell.run(["status"]).stdout.contains("WARNING: THE SIMULATED FINGERPRINT SENSOR IS ON"))
+        #expect(try shell.run(["biometry", "list"]).stdout == "thumb\n")
+        #expect(try shell.run(["biometry", "simulate", "off"], input: "1234\n").status == 0)
+        #expect(!(try shell.run(["status"]).stdout.contains("WARNING")))
+        #expect(try shell.run(["biometry", "touch", "--matching"]).stderr.contains("OSStatus -25291"))
+    }
+
     @Test func aMatchingTouchAuthenticates() throws {
         let shell = try prepared()
         defer { shell.cleanUp() }
