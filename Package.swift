@@ -42,13 +42,16 @@ let package = Package(
             name: "KeychainServer",
             dependencies: ["KeychainProtocol", "Enclave", "KeychainStore", "Biometrics"],
             swiftSettings: strict),
-        // The public API: SecItem*, kSec* constants, the Keychain facade, transports.
+        // How a program reaches the keychain: the transport protocol, the embedded transport,
+        // device administration.
+        .target(name: "KeychainClient", dependencies: ["KeychainProtocol", "KeychainServer"], swiftSettings: strict),
+        // The public API: SecItem*, kSec* constants, SecAccessControl, the Keychain facade.
         .target(
             name: "Keychain",
-            dependencies: ["KeychainProtocol", "KeychainServer"],
+            dependencies: ["KeychainProtocol", "KeychainClient", "LocalAuth"],
             swiftSettings: strict),
         // LocalAuthentication: LAContext and the prompt; the rules stay in the Enclave.
-        .target(name: "LocalAuth", dependencies: ["Keychain"], swiftSettings: strict),
+        .target(name: "LocalAuth", dependencies: ["KeychainClient"], swiftSettings: strict),
         .executableTarget(
             name: "keychainctl",
             dependencies: ["Keychain", "LocalAuth", "Enclave", .product(name: "ArgumentParser", package: "swift-argument-parser")],

@@ -122,23 +122,25 @@ extension Enclave {
             var sample = try? AES.GCM.open(box, using: channelKey(), authenticating: Data("touch".utf8))
         else {
             // Not written by this Enclave: a forged touch is a failed match.
-            return try recordBiometricResult(matched: false)
+            return try recordBiometricResult(matched: false, domainState: nil)
         }
         defer { sample.resetBytes(in: 0..<sample.count) }
         var matched = false
-        for finger in try loadBiometry().fingers {
+        let fingers = try loadBiometry().fingers
+        for finger in fingers {
             var template = try openTemplate(finger)
             defer { template.resetBytes(in: 0..<template.count) }
             matched = constantTimeEqual(template, sample) || matched
         }
-        return try recordBiometricResult(matched: matched)
+        return try recordBiometricResult(matched: matched, domainState: domainState(enrollments: fingers.map(\.enrollmentID)))
     }
 
     /// Counts a match result from any sensor: a failure moves toward the lockout (5 in a row,
-    /// across evaluations and processes); a success resets the count. A locked-out Enclave, or
-    /// one that needs the passcode first, refuses even a matching touch.
+    /// across evaluations and processes); a success resets the count and earns a grant for the
+    /// enrolled set `domainState`. A locked-out Enclave, or one that needs the passcode first,
+    /// refuses even a matching touch.
     @discardableResult
-    public func recordBiometricResult(matched: Bool) throws(KeychainError) -> BiometricMatch {
+    public func recordBiometricResult(matched: Bool, domainState: Data?) throws(KeychainError) -> BiometricMatch {
         try updateBiometry { (state: inout BiometryState) throws(KeychainError) -> BiometricMatch in
             guard !state.isLockedOut else {
                 throw KeychainError(.errSecAuthFailed, "biometry is locked out after \(BiometryState.lockoutThreshold) failed matches; enter the passcode")
@@ -148,7 +150,7 @@ extension Enclave {
             }
             if matched {
                 state.consecutiveFailures = 0
-                return .matched
+                return .matched(issueGrant(.biometry, domainState: domainState))
             }
             state.consecutiveFailures += 1
             return .notMatched
@@ -156,13 +158,15 @@ extension Enclave {
     }
 
     /// Checks the device passcode for an authentication, under the attempt rules, without
-    /// changing the lock state. Success clears the biometric lockout and starts a new 48-hour
-    /// period.
-    public func verifyPasscode(_ passcode: SecretBytes) throws(KeychainError) {
-        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+    /// changing the lock state. Success clears the biometric lockout, starts a new 48-hour
+    /// period, and earns a passcode grant.
+    @discardableResult
+    public func verifyPasscode(_ passcode: SecretBytes) throws(KeychainError) -> AuthenticationGrant {
+        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) -> AuthenticationGrant in
             let keybag = try keybag()
             guard keybag.passcode != nil else { throw KeychainError(.errSecNotAvailable, "no device passcode is set") }
             _ = try verify(passcode, keybag)
+            return issueGrant(.passcode, domainState: nil)
         }
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+import CryptoExtras
 import Foundation
 import KeychainProtocol
 
@@ -17,14 +18,18 @@ public struct ItemBinding: Sendable, Hashable {
     public var accessGroupTag: Data
     /// The item's synchronizable flag.
     public var synchronizable: Bool
+    /// The item's access control, if it has one.
+    public var accessControl: StoredAccessControl?
 
     /// Creates a binding.
-    public init(rowIdentity: Data, itemClass: String, accessibility: Accessibility, accessGroupTag: Data, synchronizable: Bool) {
+    public init(rowIdentity: Data, itemClass: String, accessibility: Accessibility, accessGroupTag: Data, synchronizable: Bool,
+                accessControl: StoredAccessControl? = nil) {
         self.rowIdentity = rowIdentity
         self.itemClass = itemClass
         self.accessibility = accessibility
         self.accessGroupTag = accessGroupTag
         self.synchronizable = synchronizable
+        self.accessControl = accessControl
     }
 
     var protectionClass: ProtectionClass { accessibility.protectionClass }
@@ -33,7 +38,7 @@ public struct ItemBinding: Sendable, Hashable {
     func associatedData(_ purpose: String) -> Data {
         LengthPrefixed.encode(label: "swift-keychain item v1", [
             Data(purpose.utf8), rowIdentity, Data(itemClass.utf8), Data(accessibility.rawValue.utf8),
-            accessGroupTag, Data([synchronizable ? 1 : 0]),
+            accessGroupTag, Data([synchronizable ? 1 : 0]), accessControl?.encoded() ?? Data(),
         ])
     }
 }
@@ -65,14 +70,21 @@ extension Enclave {
     ///
     /// - Throws: `errSecInteractionNotAllowed` when the class is locked, `errSecNotAvailable`
     ///   for WhenPasscodeSet with no passcode.
-    public func seal(attributes: Data, secret: SecretBytes?, binding: ItemBinding) throws(KeychainError) -> SealedItem {
+    public func seal(attributes: Data, secret: SecretBytes?, binding: ItemBinding, applicationPassword: SecretBytes? = nil) throws(KeychainError) -> SealedItem {
         let classKey = try classKey(binding.protectionClass)
         let itemKey = SymmetricKey(size: .bits256)
+        var keyBytes = itemKey.withUnsafeBytes { Data($0) }
+        defer { keyBytes.resetBytes(in: 0..<keyBytes.count) }
+        if binding.accessControl?.control.flags.contains(.applicationPassword) == true {
+            // The app's password seals the item key inside the class key's wrap: without the
+            // password the key cannot be recovered, whatever else is satisfied.
+            guard let applicationPassword else { throw applicationPasswordRequired(binding) }
+            keyBytes = try sealWithApplicationPassword(keyBytes, applicationPassword, binding)
+        }
         do {
             let metadata = try AES.GCM.seal(attributes, using: subkey(classKey, "metadata"), authenticating: binding.associatedData("metadata"))
-            let wrapped = try itemKey.withUnsafeBytes {
-                try AES.GCM.seal($0, using: subkey(classKey, "item-key-wrap"), authenticating: binding.associatedData("item-key"))
-            }
+            let wrapped = try AES.GCM.seal(keyBytes, using: subkey(classKey, "item-key-wrap"), authenticating: binding.associatedData("item-key"))
+            do {
             let sealedSecret = try (secret ?? SecretBytes([])).withUnsafeBytes {
                 try AES.GCM.seal($0, using: itemKey, authenticating: binding.associatedData("secret"))
             }
@@ -80,6 +92,7 @@ extension Enclave {
                 throw KeychainError.errSecInternalComponent
             }
             return SealedItem(metadata: m, wrappedKey: w, secret: s)
+            }
         } catch {
             throw KeychainError(.errSecInternalComponent, "sealing the item failed: \(error)")
         }
@@ -94,13 +107,23 @@ extension Enclave {
         return try open(metadata, subkey(classKey, "metadata"), binding.associatedData("metadata"))
     }
 
-    /// Opens an item's secret: unwraps the per-item key with the class key, then the secret.
+    /// Opens an item's secret: checks the access control against the grants, unwraps the
+    /// per-item key with the class key (and the app's password, when the item asks for it),
+    /// then the secret.
     ///
-    /// - Throws: as ``openAttributes(_:binding:)``.
-    public func openSecret(_ item: SealedItem, binding: ItemBinding) throws(KeychainError) -> SecretBytes {
+    /// - Throws: as ``openAttributes(_:binding:)``; errSecInteractionNotAllowed carrying the
+    ///   access control when the grants do not satisfy it; errSecAuthFailed for a wrong app
+    ///   password or a biometryCurrentSet item whose enrolled set changed.
+    public func openSecret(_ item: SealedItem, binding: ItemBinding, grants: [AuthenticationGrant] = [],
+                           applicationPassword: SecretBytes? = nil) throws(KeychainError) -> SecretBytes {
+        if let accessControl = binding.accessControl { try authorize(accessControl, grants: grants) }
         let classKey = try classKey(binding.protectionClass)
         var keyBytes = try open(item.wrappedKey, subkey(classKey, "item-key-wrap"), binding.associatedData("item-key"))
         defer { keyBytes.resetBytes(in: 0..<keyBytes.count) }
+        if binding.accessControl?.control.flags.contains(.applicationPassword) == true {
+            guard let applicationPassword else { throw applicationPasswordRequired(binding) }
+            keyBytes = try openWithApplicationPassword(keyBytes, applicationPassword, binding)
+        }
         var secret = try open(item.secret, SymmetricKey(data: keyBytes), binding.associatedData("secret"))
         defer { secret.resetBytes(in: 0..<secret.count) }
         return SecretBytes(secret)
@@ -112,6 +135,39 @@ extension Enclave {
     public func indexHash(_ bytes: Data) throws(KeychainError) -> Data {
         let key = subkey(try classKey(.afterFirstUnlock), "index")
         return Data(HMAC<SHA256>.authenticationCode(for: bytes, using: key))
+    }
+
+    private func applicationPasswordRequired(_ binding: ItemBinding) -> KeychainError {
+        KeychainError(
+            status: KeychainError.errSecInteractionNotAllowed.status,
+            message: "the item is protected by an application password; give it with LAContext.setCredential(_:type: .applicationPassword)",
+            requiredAuthentication: binding.accessControl?.control)
+    }
+
+    private func applicationPasswordKey(_ password: SecretBytes, _ binding: ItemBinding) throws(KeychainError) -> SymmetricKey {
+        do {
+            let stretched = try password.withUnsafeBytes {
+                try KDF.Scrypt.deriveKey(from: $0, salt: binding.rowIdentity, outputByteCount: 32, rounds: 1 << 14, blockSize: 8, parallelism: 1, maxMemory: 32 << 20)
+            }
+            return HKDF<SHA256>.deriveKey(inputKeyMaterial: stretched, info: Data("swift-keychain application-password v1".utf8), outputByteCount: 32)
+        } catch {
+            throw KeychainError(.errSecInternalComponent, "the application password key derivation failed")
+        }
+    }
+
+    private func sealWithApplicationPassword(_ keyBytes: Data, _ password: SecretBytes, _ binding: ItemBinding) throws(KeychainError) -> Data {
+        guard let sealed = try? AES.GCM.seal(keyBytes, using: applicationPasswordKey(password, binding), authenticating: binding.associatedData("application-password")).combined else {
+            throw KeychainError(.errSecInternalComponent, "sealing with the application password failed")
+        }
+        return sealed
+    }
+
+    private func openWithApplicationPassword(_ sealed: Data, _ password: SecretBytes, _ binding: ItemBinding) throws(KeychainError) -> Data {
+        let key = try applicationPasswordKey(password, binding)
+        guard let box = try? AES.GCM.SealedBox(combined: sealed),
+            let keyBytes = try? AES.GCM.open(box, using: key, authenticating: binding.associatedData("application-password"))
+        else { throw KeychainError(.errSecAuthFailed, "the application password is not correct") }
+        return keyBytes
     }
 
     private func open(_ combined: Data, _ key: SymmetricKey, _ associatedData: Data) throws(KeychainError) -> Data {

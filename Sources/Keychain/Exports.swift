@@ -1,3 +1,5 @@
-// The typed request and error types are part of this module's API (KeychainError, ItemClass,
-// Accessibility, SecretBytes, …).
+// The typed API (KeychainError, ItemClass, Accessibility, SecretBytes, transports) and the
+// LocalAuthentication types that keychain calls take (`kSecUseAuthenticationContext`).
+@_exported import KeychainClient
 @_exported import KeychainProtocol
+@_exported import LocalAuth

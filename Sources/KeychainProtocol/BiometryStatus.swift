@@ -47,8 +47,8 @@ public struct BiometryStatus: Sendable, Hashable {
 public enum BiometricMatch: Sendable, Hashable {
     /// No touch within the wait.
     case noTouch
-    /// A touch that matched an enrolled finger.
-    case matched
+    /// A touch that matched an enrolled finger, with the Enclave's grant.
+    case matched(AuthenticationGrant)
     /// A touch that matched no enrolled finger (counted toward the lockout).
     case notMatched
 }

@@ -47,7 +47,7 @@ public struct ReturnSelection: OptionSet, Sendable, Hashable, Codable {
 
 /// A parsed search: the typed form of a `SecItemCopyMatching`, `SecItemUpdate` or `SecItemDelete`
 /// query dictionary.
-public struct ItemQuery: Sendable, Hashable {
+public struct ItemQuery: Sendable {
     /// The class searched (`kSecClass`); required.
     public var itemClass: ItemClass
     /// Attributes that must match exactly, by Apple's raw name (`acct`, `svce`, …).
@@ -65,6 +65,12 @@ public struct ItemQuery: Sendable, Hashable {
     public var limit: MatchLimit
     /// `kSecReturn…` keys.
     public var returns: ReturnSelection
+    /// Proof of authentication for access-controlled items (from `kSecUseAuthenticationContext`).
+    public var grants: [AuthenticationGrant] = []
+    /// The app's password for items protected by `applicationPassword`.
+    public var applicationPassword: SecretBytes?
+    /// `kSecUseAuthenticationUISkip`: leave out items whose data would need authentication.
+    public var skipsItemsNeedingAuthentication = false
 
     /// Creates a query.
     public init(

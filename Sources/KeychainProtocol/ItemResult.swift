@@ -11,12 +11,15 @@ public struct ItemResult: Sendable {
     public var secret: SecretBytes?
     /// The persistent reference, when `kSecReturnPersistentRef` was set.
     public var persistentRef: Data?
+    /// The access control, returned with the attributes when the item has one.
+    public var accessControl: AccessControl?
 
     /// Creates a result.
     public init(
-        itemClass: ItemClass, attributes: [String: AttributeValue]? = nil, secret: SecretBytes? = nil,
-        persistentRef: Data? = nil
+        itemClass: ItemClass, attributes: [String: AttributeValue]? = nil, accessControl: AccessControl? = nil,
+        secret: SecretBytes? = nil, persistentRef: Data? = nil
     ) {
+        self.accessControl = accessControl
         self.itemClass = itemClass
         self.attributes = attributes
         self.secret = secret

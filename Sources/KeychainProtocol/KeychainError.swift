@@ -20,11 +20,16 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
     public var status: Int32
     /// What happened, to what, and what to do. Never contains secrets or attribute values.
     public var message: String
+    /// Set when the call needs the device owner to authenticate first: the access control to
+    /// satisfy. A client that may prompt authenticates and retries with the grants; one that may
+    /// not returns the error (errSecInteractionNotAllowed).
+    public var requiredAuthentication: AccessControl?
 
     /// Creates an error with a status code and a message.
-    public init(status: Int32, message: String) {
+    public init(status: Int32, message: String, requiredAuthentication: AccessControl? = nil) {
         self.status = status
         self.message = message
+        self.requiredAuthentication = requiredAuthentication
     }
 
     /// Creates an error from one of the static codes, with a message.

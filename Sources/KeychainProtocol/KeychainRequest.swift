@@ -55,4 +55,6 @@ public enum KeychainReply: Sendable {
     case biometry(BiometryStatus)
     /// The outcome of waiting for a touch.
     case match(BiometricMatch)
+    /// A passcode check succeeded: the Enclave's grant.
+    case granted(AuthenticationGrant)
 }

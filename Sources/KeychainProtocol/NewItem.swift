@@ -16,6 +16,10 @@ public struct NewItem: Sendable {
     public var secret: SecretBytes?
     /// What to return (iOS returns nothing unless asked).
     public var returns: ReturnSelection
+    /// `kSecAttrAccessControl`; its protection stands in for `accessibility`.
+    public var accessControl: AccessControl?
+    /// The app's password, for an access control with `applicationPassword`.
+    public var applicationPassword: SecretBytes?
 
     /// Creates an item description.
     public init(
@@ -45,6 +49,8 @@ public struct ItemChanges: Sendable {
     public var synchronizable: Bool?
     /// A new `kSecValueData`.
     public var secret: SecretBytes?
+    /// A new `kSecAttrAccessControl`.
+    public var accessControl: AccessControl?
 
     /// Creates a change set.
     public init(

@@ -17,8 +17,17 @@ extension KeychainServer {
         try RequestValidation.checkSecret(item.secret)
         let group = item.accessGroup ?? caller.defaultAccessGroup
         try RequestValidation.checkMembership(group, caller)
-        let accessibility = item.accessibility ?? .whenUnlocked
+        if item.accessControl != nil {
+            guard item.accessibility == nil else {
+                throw KeychainError(.errSecParam, "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
+            }
+            guard !item.synchronizable else {
+                throw KeychainError(.errSecParam, "an item with an access control never leaves this device, so it cannot be synchronizable")
+            }
+        }
+        let accessibility = item.accessControl?.protection ?? item.accessibility ?? .whenUnlocked
         try RequestValidation.checkSync(item.synchronizable, accessibility)
+        let accessControl = try item.accessControl.map { (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control) }
 
         var record = ItemRecord(attributes: item.attributes)
         for name in item.itemClass.primaryKey where record.attributes[name] == nil {
@@ -32,19 +41,34 @@ extension KeychainServer {
         record.attributes[CommonAttribute.modificationDate] = .date(now)
 
         let identity = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
-        let row = try seal(record, secret: item.secret, itemClass: item.itemClass, identity: identity)
+        let row = try seal(record, secret: item.secret, itemClass: item.itemClass, identity: identity,
+                           accessControl: accessControl, applicationPassword: item.applicationPassword)
         _ = try store.write { transaction in
             try transaction.insert(row.row, attributeHashes: row.hashes)
         }
         guard !item.returns.isEmpty else { return [] }
         return [ItemResult(
             itemClass: item.itemClass, attributes: item.returns.contains(.attributes) ? record.attributes : nil,
-            secret: item.returns.contains(.data) ? (item.secret ?? SecretBytes([])) : nil,
+            accessControl: item.accessControl, secret: item.returns.contains(.data) ? (item.secret ?? SecretBytes([])) : nil,
             persistentRef: item.returns.contains(.persistentRef) ? PersistentReference.make(itemClass: item.itemClass, identity: identity) : nil)]
     }
 
+    /// The stored form of an access control: a biometryCurrentSet item remembers the enrolled
+    /// set it was made under.
+    ///
+    /// - Throws: errSecNotAvailable for biometryCurrentSet with no finger enrolled (Apple: the
+    ///   set "must be available and enrolled").
+    func stored(_ control: AccessControl) throws(KeychainError) -> StoredAccessControl {
+        guard control.requiresCurrentBiometrySet else { return StoredAccessControl(control: control, enrolledState: nil) }
+        guard let enrolled = try biometryStatus().domainState else {
+            throw KeychainError(.errSecNotAvailable, "biometryCurrentSet needs an enrolled finger; enroll one first")
+        }
+        return StoredAccessControl(control: control, enrolledState: enrolled)
+    }
+
     /// Seals a record into a row with its index hashes.
-    func seal(_ record: ItemRecord, secret: SecretBytes?, itemClass: ItemClass, identity: Data) throws(KeychainError) -> (row: StoredRow, hashes: [Data]) {
+    func seal(_ record: ItemRecord, secret: SecretBytes?, itemClass: ItemClass, identity: Data,
+              accessControl: StoredAccessControl?, applicationPassword: SecretBytes?) throws(KeychainError) -> (row: StoredRow, hashes: [Data]) {
         guard case .string(let group)? = record.attributes[CommonAttribute.accessGroup],
             case .string(let rawAccessibility)? = record.attributes[CommonAttribute.accessible],
             let accessibility = Accessibility(rawValue: rawAccessibility),
@@ -54,13 +78,14 @@ extension KeychainServer {
         let groupTag = try terms.accessGroupTag(group)
         let binding = ItemBinding(
             rowIdentity: identity, itemClass: itemClass.rawValue, accessibility: accessibility,
-            accessGroupTag: groupTag, synchronizable: synchronizable)
-        let sealed = try enclave.seal(attributes: try record.encoded(), secret: secret, binding: binding)
+            accessGroupTag: groupTag, synchronizable: synchronizable, accessControl: accessControl)
+        let sealed = try enclave.seal(attributes: try record.encoded(), secret: secret, binding: binding, applicationPassword: applicationPassword)
         let row = StoredRow(
             identity: identity, itemClass: itemClass.rawValue, accessGroupHash: groupTag, synchronizable: synchronizable,
             accessibility: accessibility.rawValue,
             primaryKeyHash: try terms.primaryKeyHash(itemClass, groupTag: groupTag, synchronizable: synchronizable, record),
-            metadata: sealed.metadata, wrappedKey: sealed.wrappedKey, secret: sealed.secret)
+            metadata: sealed.metadata, wrappedKey: sealed.wrappedKey, secret: sealed.secret,
+            accessControl: accessControl?.encoded())
         return (row, try terms.attributeHashes(itemClass, record))
     }
 }

@@ -44,7 +44,9 @@ extension KeychainServer {
         switch try sensor.awaitTouch(timeout: timeout) {
         case .none: return .noTouch
         case .sample(let sample): return try enclave.matchSimulatedTouch(sample)
-        case .verdict(let matched): return try enclave.recordBiometricResult(matched: matched)
+        case .verdict(let matched):
+            let fingers = try (sensor as? FprintdSensor)?.enrolledFingers() ?? []
+            return try enclave.recordBiometricResult(matched: matched, domainState: enclave.domainState(enrollments: fingers.map { Data($0.utf8) }))
         }
     }
 

@@ -6,8 +6,11 @@ import KeychainStore
 extension KeychainServer {
     /// `SecItemUpdate`: changes every matching item, in one transaction (all or none).
     ///
-    /// Each item is opened, changed, and sealed again under its (possibly new) class, group and
-    /// synchronizable flag; its identity and creation date stay, its modification date moves.
+    /// Each item is opened, changed, and sealed again under its (possibly new) class, group,
+    /// synchronizable flag and access control; its identity and creation date stay, its
+    /// modification date moves. Updating an item with an access control needs the same
+    /// authentication as reading its data, even for attributes only: the Enclave must unwrap the
+    /// item to seal it again (Apple's KeychainTouchID sample prompts on update too).
     ///
     /// - Throws: `errSecItemNotFound` when nothing matches, `errSecDuplicateItem` when a change
     ///   makes two items share a primary key, `errSecParam` for read-only attributes,
@@ -16,6 +19,10 @@ extension KeychainServer {
         try RequestValidation.checkAttributes(changes.attributes, of: query.itemClass, writing: true)
         try RequestValidation.checkSecret(changes.secret)
         if let group = changes.accessGroup { try RequestValidation.checkMembership(group, caller) }
+        if changes.accessControl != nil && changes.accessibility != nil {
+            throw KeychainError(.errSecParam, "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
+        }
+        let newAccessControl = try changes.accessControl.map { (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control) }
         let filter = try rowFilter(query, caller: caller, ignoringLimit: true)
         let now = Date()
         try store.write { transaction in
@@ -25,17 +32,22 @@ extension KeychainServer {
                 var record = item.record
                 for (name, value) in changes.attributes { record.attributes[name] = value }
                 if let group = changes.accessGroup { record.attributes[CommonAttribute.accessGroup] = .string(group) }
-                if let accessibility = changes.accessibility { record.attributes[CommonAttribute.accessible] = .string(accessibility.rawValue) }
+                if let accessibility = changes.accessibility ?? newAccessControl?.control.protection {
+                    record.attributes[CommonAttribute.accessible] = .string(accessibility.rawValue)
+                }
                 if let synchronizable = changes.synchronizable { record.attributes[CommonAttribute.synchronizable] = .bool(synchronizable) }
                 record.attributes[CommonAttribute.modificationDate] = .date(now)
                 guard case .string(let raw)? = record.attributes[CommonAttribute.accessible], let accessibility = Accessibility(rawValue: raw),
                     case .bool(let synchronizable)? = record.attributes[CommonAttribute.synchronizable]
                 else { throw KeychainError(.errSecDecode, "an item's stored attributes are incomplete") }
                 try RequestValidation.checkSync(synchronizable, accessibility)
-                let secret = try changes.secret ?? self.enclave.openSecret(
-                    SealedItem(metadata: item.row.metadata, wrappedKey: item.row.wrappedKey, secret: item.row.secret),
-                    binding: item.binding)
-                let sealed = try self.seal(record, secret: secret, itemClass: query.itemClass, identity: item.row.identity)
+                let accessControl = newAccessControl ?? item.binding.accessControl
+                if synchronizable && accessControl != nil {
+                    throw KeychainError(.errSecParam, "an item with an access control cannot be synchronizable")
+                }
+                let current = try self.openSecret(item, query)
+                let sealed = try self.seal(record, secret: changes.secret ?? current, itemClass: query.itemClass, identity: item.row.identity,
+                                           accessControl: accessControl, applicationPassword: query.applicationPassword)
                 guard let id = item.row.id else { continue }
                 try transaction.replace(id, with: sealed.row, attributeHashes: sealed.hashes)
             }

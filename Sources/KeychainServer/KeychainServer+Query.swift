@@ -25,18 +25,32 @@ extension KeychainServer {
         guard !query.returns.isEmpty else { return [] }
         var results: [ItemResult] = []
         for item in items {
-            var result = ItemResult(itemClass: query.itemClass)
+            var result = ItemResult(itemClass: query.itemClass, accessControl: item.binding.accessControl?.control)
             if query.returns.contains(.attributes) { result.attributes = item.record.attributes }
             if query.returns.contains(.data) {
-                let sealed = SealedItem(metadata: item.row.metadata, wrappedKey: item.row.wrappedKey, secret: item.row.secret)
-                result.secret = try enclave.openSecret(sealed, binding: item.binding)
+                // kSecUseAuthenticationUISkip: silently leave out items that need authentication.
+                if query.skipsItemsNeedingAuthentication && item.binding.accessControl?.control.requiresAuthentication == true { continue }
+                result.secret = try openSecret(item, query)
             }
             if query.returns.contains(.persistentRef) {
                 result.persistentRef = PersistentReference.make(itemClass: query.itemClass, identity: item.row.identity)
             }
             results.append(result)
         }
+        guard !results.isEmpty else { throw notFound(query) }
         return results
+    }
+
+    /// Opens an item's secret with the query's grants and app password. A biometryCurrentSet
+    /// item whose enrolled set changed is refused at once, without a prompt: no authentication
+    /// can ever open it again (errSecAuthFailed; Apple's exact code is UNCONFIRMED).
+    func openSecret(_ item: OpenedItem, _ query: ItemQuery) throws(KeychainError) -> SecretBytes {
+        if let accessControl = item.binding.accessControl, accessControl.control.requiresCurrentBiometrySet,
+           try biometryStatus().domainState != accessControl.enrolledState {
+            throw KeychainError(.errSecAuthFailed, "the enrolled fingers changed since this biometryCurrentSet item was made; it can never be read again: delete it and add it anew")
+        }
+        let sealed = SealedItem(metadata: item.row.metadata, wrappedKey: item.row.wrappedKey, secret: item.row.secret)
+        return try enclave.openSecret(sealed, binding: item.binding, grants: query.grants, applicationPassword: query.applicationPassword)
     }
 
     /// The store filter for a query: class, the caller's groups, synchronizable, accessibility,
@@ -112,9 +126,10 @@ extension KeychainServer {
         guard let accessibility = Accessibility(rawValue: row.accessibility) else {
             throw KeychainError(.errSecDecode, "a keychain row has an unknown accessibility: the database was tampered with")
         }
+        let accessControl = try row.accessControl.map { (bytes: Data) throws(KeychainError) -> StoredAccessControl in try StoredAccessControl.decode(bytes) }
         let binding = ItemBinding(
             rowIdentity: row.identity, itemClass: row.itemClass, accessibility: accessibility,
-            accessGroupTag: row.accessGroupHash, synchronizable: row.synchronizable)
+            accessGroupTag: row.accessGroupHash, synchronizable: row.synchronizable, accessControl: accessControl)
         let record = try ItemRecord.decode(try enclave.openAttributes(row.metadata, binding: binding))
         return OpenedItem(row: row, record: record, binding: binding)
     }

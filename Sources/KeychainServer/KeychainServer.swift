@@ -69,8 +69,10 @@ public final class KeychainServer: Sendable {
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.setEraseAfterFailedAttempts(enabled, passcode: passcode) }
             return .done
         case .verifyPasscode(let passcode):
-            try afterPasscodeCheck { () throws(KeychainError) in try enclave.verifyPasscode(passcode) }
-            return .done
+            var grant: AuthenticationGrant?
+            try afterPasscodeCheck { () throws(KeychainError) in grant = try enclave.verifyPasscode(passcode) }
+            guard let grant else { throw KeychainError.errSecInternalComponent }
+            return .granted(grant)
         case .biometryStatus:
             return .biometry(try biometryStatus())
         case .awaitBiometricMatch(let timeout):

@@ -64,7 +64,8 @@ public final class KeychainStore: Sendable {
                     primaryKeyHash BLOB NOT NULL UNIQUE,
                     metadata BLOB NOT NULL,
                     wrappedKey BLOB NOT NULL,
-                    secret BLOB NOT NULL);
+                    secret BLOB NOT NULL,
+                    accessControl BLOB);
                 CREATE INDEX IF NOT EXISTS itemsByClass ON items(itemClass, accessGroupHash);
                 CREATE TABLE IF NOT EXISTS attributeHashes (
                     hash BLOB NOT NULL,

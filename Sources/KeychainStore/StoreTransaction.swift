@@ -56,7 +56,7 @@ public struct StoreTransaction {
         try db.execute(
             sql: """
                 INSERT INTO items (identity, itemClass, accessGroupHash, synchronizable, accessibility,
-                    primaryKeyHash, metadata, wrappedKey, secret) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    primaryKeyHash, metadata, wrappedKey, secret, accessControl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: row.arguments)
         let id = db.lastInsertedRowID
@@ -71,7 +71,7 @@ public struct StoreTransaction {
         try db.execute(
             sql: """
                 UPDATE items SET identity = ?, itemClass = ?, accessGroupHash = ?, synchronizable = ?,
-                    accessibility = ?, primaryKeyHash = ?, metadata = ?, wrappedKey = ?, secret = ? WHERE id = ?
+                    accessibility = ?, primaryKeyHash = ?, metadata = ?, wrappedKey = ?, secret = ?, accessControl = ? WHERE id = ?
                 """,
             arguments: row.arguments + [id])
         try db.execute(sql: "DELETE FROM attributeHashes WHERE itemID = ?", arguments: [id])

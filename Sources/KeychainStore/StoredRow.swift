@@ -24,12 +24,15 @@ public struct StoredRow: Sendable, Hashable {
     public var wrappedKey: Data
     /// Sealed secret.
     public var secret: Data
+    /// The access control's canonical bytes (in clear, bound into the AAD), or nil.
+    public var accessControl: Data?
 
     /// Creates a row.
     public init(
         id: Int64? = nil, identity: Data, itemClass: String, accessGroupHash: Data, synchronizable: Bool,
-        accessibility: String, primaryKeyHash: Data, metadata: Data, wrappedKey: Data, secret: Data
+        accessibility: String, primaryKeyHash: Data, metadata: Data, wrappedKey: Data, secret: Data, accessControl: Data? = nil
     ) {
+        self.accessControl = accessControl
         self.id = id
         self.identity = identity
         self.itemClass = itemClass
@@ -53,10 +56,11 @@ public struct StoredRow: Sendable, Hashable {
         metadata = row["metadata"]
         wrappedKey = row["wrappedKey"]
         secret = row["secret"]
+        accessControl = row["accessControl"]
     }
 
     var arguments: StatementArguments {
-        [identity, itemClass, accessGroupHash, synchronizable, accessibility, primaryKeyHash, metadata, wrappedKey, secret]
+        [identity, itemClass, accessGroupHash, synchronizable, accessibility, primaryKeyHash, metadata, wrappedKey, secret, accessControl]
     }
 }
 

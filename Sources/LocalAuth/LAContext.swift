@@ -1,5 +1,5 @@
 import Foundation
-import Keychain
+import KeychainClient
 import Synchronization
 
 /// Asks whether the device owner is here: Apple's `LAContext`, on Linux.

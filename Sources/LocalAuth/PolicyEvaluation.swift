@@ -1,5 +1,5 @@
 import Foundation
-import Keychain
+import KeychainClient
 
 /// One run of `evaluatePolicy`: preflight against the Enclave's state, then the sheet, touches
 /// and passcode entry. The Enclave matches touches, counts failures and checks the passcode;

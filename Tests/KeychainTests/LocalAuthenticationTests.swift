@@ -360,7 +360,7 @@ extension SecItemAPITests {
             try Data(count: 60).write(to: sensor.appendingPathComponent("99999999999999999999-forged.touch"))
             guard case .match(let first) = try keychain.perform(.awaitBiometricMatch(timeout: 1)) else { throw KeychainError.errSecInternalComponent }
             guard case .match(let second) = try keychain.perform(.awaitBiometricMatch(timeout: 1)) else { throw KeychainError.errSecInternalComponent }
-            #expect(first == .matched)
+            if case .matched = first {} else { Issue.record("the enrolled finger's touch did not match") }
             #expect(second == .notMatched)
         }
 

@@ -1,0 +1,38 @@
+import Foundation
+
+/// Proof, issued by the Enclave, that the device owner just authenticated with one factor.
+/// Keychain calls present grants to read items whose access control asks for that factor; the
+/// Enclave checks the tag, the boot and the age (at most 300 s) before it unwraps anything. A
+/// client that skipped the prompt has no grant and gets no secret.
+public struct AuthenticationGrant: Sendable, Hashable, Codable {
+    /// What was proven.
+    public let factor: AuthenticationFactor
+    /// For biometry: the enrolled set it matched against (biometryCurrentSet items compare it).
+    public let domainState: Data?
+    /// The boot it was issued in.
+    public let bootID: String
+    /// Boot-clock time of issue.
+    public let issuedAt: Double
+    /// Random, so no two grants are alike.
+    public let nonce: Data
+    /// The Enclave's MAC over everything above.
+    public let tag: Data
+
+    /// Creates a grant from its parts (the Enclave does this).
+    public init(factor: AuthenticationFactor, domainState: Data?, bootID: String, issuedAt: Double, nonce: Data, tag: Data) {
+        self.factor = factor
+        self.domainState = domainState
+        self.bootID = bootID
+        self.issuedAt = issuedAt
+        self.nonce = nonce
+        self.tag = tag
+    }
+
+    /// The bytes the tag covers.
+    public var taggedBytes: Data {
+        LengthPrefixed.encode(label: "grant v1", [
+            Data(factor.rawValue.utf8), domainState ?? Data(), Data(bootID.utf8),
+            withUnsafeBytes(of: issuedAt.bitPattern.bigEndian) { Data($0) }, nonce,
+        ])
+    }
+}
