@@ -27,6 +27,7 @@ enum ResultShape {
         for (name, value) in item.attributes ?? [:] {
             dictionary[name] = foundationValue(value)
         }
+        if let accessControl = item.accessControl { dictionary[kSecAttrAccessControl] = SecAccessControl(accessControl) }
         return dictionary
     }
 

@@ -22,7 +22,12 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
     return status { () throws(KeychainError) in
         var dictionary = SecItemDictionary(attributes)
         let item = try dictionary.newItem()
-        guard case .items(let items) = try KeychainServices.perform(.add(item)) else { return }
+        let reply = try AuthenticatedCall.perform(dictionary.authentication) { material in
+            var item = item
+            item.applicationPassword = material.applicationPassword
+            return .add(item)
+        }
+        guard case .items(let items) = reply else { return }
         if !item.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: item.returns, limit: .one) }
     }
 }
@@ -43,7 +48,8 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
     return status { () throws(KeychainError) in
         var dictionary = SecItemDictionary(query)
         let parsed = try dictionary.query()
-        guard case .items(let items) = try KeychainServices.perform(.copyMatching(parsed)) else { return }
+        let reply = try AuthenticatedCall.perform(dictionary.authentication) { .copyMatching(parsed.with($0)) }
+        guard case .items(let items) = reply else { return }
         if !parsed.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: parsed.returns, limit: parsed.limit) }
     }
 }
@@ -62,7 +68,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
         let parsed = try queryDictionary.query(allowReturns: false)
         var changesDictionary = SecItemDictionary(attributesToUpdate)
         let changes = try changesDictionary.changes(for: parsed.itemClass)
-        _ = try KeychainServices.perform(.update(parsed, changes))
+        _ = try AuthenticatedCall.perform(queryDictionary.authentication) { .update(parsed.with($0), changes) }
     }
 }
 
@@ -76,6 +82,16 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     status { () throws(KeychainError) in
         var dictionary = SecItemDictionary(query)
         _ = try KeychainServices.perform(.delete(try dictionary.query(allowReturns: false)))
+    }
+}
+
+extension ItemQuery {
+    /// This query carrying `material`.
+    func with(_ material: AuthenticationMaterial) -> ItemQuery {
+        var query = self
+        query.grants = material.grants
+        query.applicationPassword = material.applicationPassword
+        return query
     }
 }
 

@@ -1,10 +1,13 @@
 import Foundation
+import LocalAuth
 
 /// Parses the `[String: Any]` dictionaries of the SecItem functions into typed requests, in one
 /// place, before anything acts on them. Wrong types, unknown keys, unknown classes and keys
 /// that do not belong in a call give Apple's codes; nothing here crashes on bad input.
 struct SecItemDictionary {
     private var entries: [String: Any]
+    /// The call's authentication options, parsed with the item or query.
+    private(set) var authentication = AuthenticationOptions()
 
     init(_ dictionary: CFDictionary) {
         entries = dictionary
@@ -21,7 +24,8 @@ struct SecItemDictionary {
         item.accessibility = try takeAccessibility()
         item.synchronizable = try takeBool(kSecAttrSynchronizable) ?? false
         item.secret = try takeData(kSecValueData).map { SecretBytes($0) }
-        try takeIgnoredUseKeys()
+        item.accessControl = try takeAccessControl()
+        authentication = try takeAuthenticationOptions()
         try refuse(unsupportedSearchKeys, in: "SecItemAdd", code: .errSecUnimplemented)
         try refuse(searchKeys, in: "SecItemAdd")
         item.attributes = try takeAttributes(of: itemClass)
@@ -39,7 +43,9 @@ struct SecItemDictionary {
         query.accessibility = try takeAccessibility()
         query.synchronizable = try takeSynchronizableMatch()
         query.persistentRef = try takeData(kSecValuePersistentRef)
-        try takeIgnoredUseKeys()
+        authentication = try takeAuthenticationOptions()
+        query.skipsItemsNeedingAuthentication = authentication.interface == .skip
+        try refuse([kSecAttrAccessControl], in: "a query (it is not a search attribute)")
         try refuse(unsupportedSearchKeys, in: "a query", code: .errSecUnimplemented)
         query.attributes = try takeAttributes(of: itemClass)
         return query
@@ -47,13 +53,13 @@ struct SecItemDictionary {
 
     /// A `SecItemUpdate` attributes-to-update dictionary (Apple: real item attributes only).
     mutating func changes(for itemClass: ItemClass) throws(KeychainError) -> ItemChanges {
-        try refuse([kSecAttrAccessControl], in: "the attributes to update", code: .errSecUnimplemented)
         try refuse(searchKeys + returnKeys + [kSecClass, kSecValuePersistentRef, kSecValueRef] + useKeys, in: "the attributes to update")
         var changes = ItemChanges()
         changes.accessGroup = try takeString(kSecAttrAccessGroup)
         changes.accessibility = try takeAccessibility()
         changes.synchronizable = try takeBool(kSecAttrSynchronizable)
         changes.secret = try takeData(kSecValueData).map { SecretBytes($0) }
+        changes.accessControl = try takeAccessControl()
         changes.attributes = try takeAttributes(of: itemClass)
         return changes
     }
@@ -65,8 +71,7 @@ struct SecItemDictionary {
                               kSecMatchTrustedOnly, kSecMatchValidOnDate]
     private let unsupportedSearchKeys = [kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers,
                                          kSecMatchEmailAddressIfPresent, kSecMatchSubjectContains, kSecMatchCaseInsensitive,
-                                         kSecMatchTrustedOnly, kSecMatchValidOnDate, kSecValueRef, kSecAttrAccessControl,
-                                         kSecUseAuthenticationContext]
+                                         kSecMatchTrustedOnly, kSecMatchValidOnDate, kSecValueRef]
     private let returnKeys = [kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef]
     private let useKeys = [kSecUseOperationPrompt, kSecUseNoAuthenticationUI, kSecUseAuthenticationUI,
                            kSecUseAuthenticationContext, kSecUseDataProtectionKeychain]
@@ -127,20 +132,37 @@ struct SecItemDictionary {
         return flag ? .yes : .no
     }
 
-    /// kSecUse… keys that change nothing for items without access control (all items, until
-    /// SecAccessControl arrives): checked for type, then dropped.
-    private mutating func takeIgnoredUseKeys() throws(KeychainError) {
-        if let value = entries.removeValue(forKey: kSecUseOperationPrompt), !(value is String) {
-            throw KeychainError(.errSecParam, "kSecUseOperationPrompt takes a string")
+    private mutating func takeAccessControl() throws(KeychainError) -> AccessControl? {
+        guard let value = entries.removeValue(forKey: kSecAttrAccessControl) else { return nil }
+        guard let accessControl = value as? SecAccessControl else {
+            throw KeychainError(.errSecParam, "kSecAttrAccessControl takes a SecAccessControl from SecAccessControlCreateWithFlags")
         }
-        _ = try takeBool(kSecUseNoAuthenticationUI)
+        return accessControl.accessControl
+    }
+
+    /// The kSecUse… keys: the context, the prompt, and whether the call may prompt.
+    private mutating func takeAuthenticationOptions() throws(KeychainError) -> AuthenticationOptions {
+        var options = AuthenticationOptions()
+        if let value = entries.removeValue(forKey: kSecUseAuthenticationContext) {
+            guard let context = value as? LAContext else { throw KeychainError(.errSecParam, "kSecUseAuthenticationContext takes an LAContext") }
+            options.context = context
+            if context.interactionNotAllowed { options.interface = .fail }
+        }
+        if let value = entries.removeValue(forKey: kSecUseOperationPrompt) {
+            guard let prompt = value as? String else { throw KeychainError(.errSecParam, "kSecUseOperationPrompt takes a string") }
+            options.reason = prompt
+        }
+        if try takeBool(kSecUseNoAuthenticationUI) == true { options.interface = .fail }
         _ = try takeBool(kSecUseDataProtectionKeychain)
         if let value = entries.removeValue(forKey: kSecUseAuthenticationUI) {
-            let allowed = [kSecUseAuthenticationUIAllow, kSecUseAuthenticationUIFail, kSecUseAuthenticationUISkip]
-            guard let raw = value as? String, allowed.contains(raw) else {
-                throw KeychainError(.errSecParam, "kSecUseAuthenticationUI takes kSecUseAuthenticationUIAllow, …Fail or …Skip")
+            switch value as? String {
+            case kSecUseAuthenticationUIAllow?: break
+            case kSecUseAuthenticationUIFail?: options.interface = .fail
+            case kSecUseAuthenticationUISkip?: options.interface = .skip
+            default: throw KeychainError(.errSecParam, "kSecUseAuthenticationUI takes kSecUseAuthenticationUIAllow, …Fail or …Skip")
             }
         }
+        return options
     }
 
     private func refuse(_ keys: [String], in context: String, code: KeychainError = .errSecParam) throws(KeychainError) {

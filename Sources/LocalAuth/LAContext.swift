@@ -41,6 +41,8 @@ public final class LAContext: Sendable {
         /// Monotonic time (ns) of the last success, for the reuse window.
         var lastSuccess: UInt64?
         var credentials: [LACredentialType: SecretBytes] = [:]
+        /// Grants from this context's evaluations, for keychain calls that use the context.
+        var grants: [AuthenticationGrant] = []
     }
 
     private let state = Mutex(State())
@@ -157,6 +159,7 @@ public final class LAContext: Sendable {
         state.withLock { state in
             state.invalidated = true
             state.lastSuccess = nil
+            state.grants = []
             if state.evaluations > 0 { state.cancelRequested = true }
         }
     }
@@ -174,7 +177,7 @@ public final class LAContext: Sendable {
     }
 
     /// Runs an evaluation on the calling thread.
-    func evaluate(_ policy: LAPolicy, reason: String) -> Result<Void, LAError> {
+    func evaluate(_ policy: LAPolicy, reason: String, passcodeOnly: Bool = false) -> Result<Void, LAError> {
         guard !reason.isEmpty else {
             return .failure(LAError(.authenticationFailed, message: "localizedReason must not be empty: the sheet must say why it asks"))
         }
@@ -184,15 +187,68 @@ public final class LAContext: Sendable {
             return (state.settings, state.invalidated, reusable && window > 0)
         }
         if invalidated { return .failure(LAError(.invalidContext)) }
-        if reusable { return .success(()) }
+        if reusable && !passcodeOnly { return .success(()) }
         state.withLock { $0.evaluations += 1 }
         defer { state.withLock { $0.evaluations -= 1 } }
-        let evaluation = PolicyEvaluation(
+        var evaluation = PolicyEvaluation(
             policy: policy, reason: reason, settings: settings, prompt: prompt,
             isCancelled: { [self] in self.state.withLock { $0.cancelRequested } })
+        evaluation.passcodeOnly = passcodeOnly
         let result = evaluation.run()
-        record(result, policy: policy, success: true)
+        record(result.map(\.0), policy: policy, success: true)
+        if case .success(let (_, grants)) = result { state.withLock { $0.grants += grants } }
         return result.map { _ in () }
+    }
+
+    /// Grants that satisfy `accessControl` for a keychain call using this context: the ones it
+    /// holds when they do (a context authenticated once is reused, until `invalidate()` and
+    /// within the Enclave's 300-second grant lifetime), otherwise from a new evaluation: biometry
+    /// for biometry-only constraints (no passcode fallback), the passcode for devicePasscode,
+    /// biometry then passcode for `.and`, and the owner policy for userPresence and `.or`.
+    ///
+    /// - Throws: errSecUserCanceled (-128) when the user cancels, errSecAuthFailed (-25293) when
+    ///   authentication fails or biometry is locked out or missing, errSecNotAvailable when no
+    ///   passcode is set, errSecInteractionNotAllowed (-25308) when no prompt may be shown.
+    package func keychainGrants(for accessControl: AccessControl, reason: String) throws(KeychainError) -> [AuthenticationGrant] {
+        let (held, invalidated, interactionNotAllowed, fallbackReason) = state.withLock {
+            ($0.grants, $0.invalidated, $0.settings.interactionNotAllowed, $0.settings.reason)
+        }
+        if accessControl.isSatisfied(by: Set(held.map(\.factor))) && !held.isEmpty { return held }
+        if invalidated { throw KeychainError(.errSecAuthFailed, "the authentication context was invalidated") }
+        if interactionNotAllowed { throw KeychainError(.errSecInteractionNotAllowed, "the item needs authentication and the context forbids interaction") }
+        let shown = reason.isEmpty ? (fallbackReason.isEmpty ? "Authenticate to use a keychain item" : fallbackReason) : reason
+        let (factors, all) = accessControl.requiredFactors
+        var steps: [(LAPolicy, Bool)] = []
+        switch (factors.contains(.biometry), factors.contains(.passcode)) {
+        case (true, true): steps = all ? [(.deviceOwnerAuthenticationWithBiometrics, false), (.deviceOwnerAuthentication, true)] : [(.deviceOwnerAuthentication, false)]
+        case (true, false): steps = [(.deviceOwnerAuthenticationWithBiometrics, false)]
+        case (false, true): steps = [(.deviceOwnerAuthentication, true)]
+        case (false, false): return held
+        }
+        let savedFallback = localizedFallbackTitle
+        defer { localizedFallbackTitle = savedFallback }
+        for (policy, passcodeOnly) in steps {
+            // Biometry-only constraints offer no passcode fallback.
+            if policy == .deviceOwnerAuthenticationWithBiometrics { localizedFallbackTitle = "" }
+            if case .failure(let error) = evaluate(policy, reason: shown, passcodeOnly: passcodeOnly) {
+                throw Self.keychainError(error)
+            }
+        }
+        return state.withLock { $0.grants }
+    }
+
+    /// The credential set with `setCredential(_:type:)`, for keychain calls.
+    package func credential(_ type: LACredentialType) -> SecretBytes? {
+        state.withLock { $0.credentials[type] }
+    }
+
+    private static func keychainError(_ error: LAError) -> KeychainError {
+        switch error.code {
+        case .userCancel, .appCancel, .systemCancel, .userFallback: KeychainError(.errSecUserCanceled, error.message)
+        case .notInteractive: KeychainError(.errSecInteractionNotAllowed, error.message)
+        case .passcodeNotSet: KeychainError(.errSecNotAvailable, "no device passcode is set, so the owner cannot authenticate")
+        default: KeychainError(.errSecAuthFailed, error.message)
+        }
     }
 
     private func record(_ result: Result<BiometryStatus, LAError>, policy: LAPolicy, success: Bool) {

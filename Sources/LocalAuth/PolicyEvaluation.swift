@@ -10,6 +10,15 @@ struct PolicyEvaluation {
     let settings: LAContext.Settings
     let prompt: any AuthenticationPrompt
     let isCancelled: () -> Bool
+    /// Skip biometry and ask for the passcode (items whose access control is devicePasscode).
+    var passcodeOnly = false
+    /// Grants the Enclave issued during this evaluation.
+    private let grants = GrantCollector()
+
+    final class GrantCollector: @unchecked Sendable {
+        // Touched only by the evaluating thread.
+        var grants: [AuthenticationGrant] = []
+    }
 
     /// Apple: within one evaluation, 3 failed matches end it.
     static let matchesPerEvaluation = 3
@@ -43,10 +52,11 @@ struct PolicyEvaluation {
         }
     }
 
-    /// Runs the evaluation; on success returns the biometry status it ran with.
-    func run() -> Result<BiometryStatus, LAError> {
+    /// Runs the evaluation; on success returns the biometry status it ran with and the grants
+    /// the Enclave issued.
+    func run() -> Result<(BiometryStatus, [AuthenticationGrant]), LAError> {
         let status: BiometryStatus
-        switch Self.preflight(policy) {
+        switch Self.preflight(passcodeOnly ? .deviceOwnerAuthentication : policy) {
         case .failure(let error): return .failure(error)
         case .success(let preflight): status = preflight
         }
@@ -54,14 +64,14 @@ struct PolicyEvaluation {
             return .failure(LAError(.notInteractive, message: "authentication needs a prompt, and this program has no terminal or forbids interaction"))
         }
         let biometryUsable = status.sensor != .none && !status.enrolledFingers.isEmpty && !status.isLockedOut && !status.passcodeRequired
-        if biometryUsable {
+        if biometryUsable && !passcodeOnly {
             switch biometricPhase() {
-            case .success: return .success(status)
+            case .success: return .success((status, grants.grants))
             case .failure(let error): return .failure(error)
             case .fallBackToPasscode: break
             }
         }
-        return passcodePhase().map { status }
+        return passcodePhase().map { (status, grants.grants) }
     }
 
     private enum BiometricOutcome {
@@ -101,7 +111,9 @@ struct PolicyEvaluation {
             }
             switch match {
             case .noTouch: continue
-            case .matched: return .success
+            case .matched(let grant):
+                grants.grants.append(grant)
+                return .success
             case .notMatched:
                 failures += 1
                 if case .success(let status) = Self.preflight(.deviceOwnerAuthentication), status.isLockedOut {
@@ -123,7 +135,7 @@ struct PolicyEvaluation {
                 return .failure(LAError(isCancelled() ? .appCancel : .userCancel))
             }
             do {
-                _ = try KeychainServices.perform(.verifyPasscode(passcode))
+                if case .granted(let grant) = try KeychainServices.perform(.verifyPasscode(passcode)) { grants.grants.append(grant) }
                 return .success(())
             } catch KeychainError.errSecAuthFailed {
                 session.show("Wrong passcode. Try again.")
