@@ -3,12 +3,48 @@ import LocalAuth
 
 /// How a call may authenticate: `kSecUseAuthenticationContext`, `kSecUseOperationPrompt`,
 /// `kSecUseAuthenticationUI` / `kSecUseNoAuthenticationUI`.
-struct AuthenticationOptions {
-    enum Interface { case allow, fail, skip }
+public struct AuthenticationOptions: Sendable {
+    /// Whether the call may show a prompt.
+    public enum Interface: Sendable { case allow, fail, skip }
 
-    var context: LAContext?
-    var reason: String?
-    var interface = Interface.allow
+    /// The context to authenticate with (and reuse); a new one per call when nil.
+    public var context: LAContext?
+    /// The prompt's reason (`kSecUseOperationPrompt`).
+    public var reason: String?
+    /// `kSecUseAuthenticationUI`.
+    public var interface = Interface.allow
+
+    /// Options for a call.
+    public init(context: LAContext? = nil, reason: String? = nil, interface: Interface = .allow) {
+        self.context = context
+        self.reason = reason
+        self.interface = interface
+    }
+}
+
+extension KeychainServices {
+    /// Performs a request, authenticating the device owner when an item's access control asks
+    /// for it (the typed form of what the SecItem functions do).
+    ///
+    /// - Throws: errSecUserCanceled, errSecAuthFailed, errSecInteractionNotAllowed as
+    ///   `LAContext` authentication ends, or the request's own errors.
+    public static func perform(_ request: KeychainRequest, authenticating options: AuthenticationOptions) throws(KeychainError) -> KeychainReply {
+        try AuthenticatedCall.perform(options) { request.with($0) }
+    }
+}
+
+extension KeychainRequest {
+    /// This request carrying `material` (grants for queries, the app password for all).
+    func with(_ material: AuthenticationMaterial) -> KeychainRequest {
+        switch self {
+        case .add(var item):
+            item.applicationPassword = material.applicationPassword ?? item.applicationPassword
+            return .add(item)
+        case .copyMatching(let query): return .copyMatching(query.with(material))
+        case .update(let query, let changes): return .update(query.with(material), changes)
+        default: return self
+        }
+    }
 }
 
 /// What a request carries to satisfy access control.

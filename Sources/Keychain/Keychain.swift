@@ -32,6 +32,10 @@ public struct Keychain: Sendable {
     public private(set) var itemLabel: String?
     /// The `kSecAttrComment` of new items.
     public private(set) var itemComment: String?
+    /// The authentication new items require to be read (`SecAccessControlCreateFlags`), if any.
+    public private(set) var authenticationPolicy: SecAccessControlCreateFlags?
+    /// How reads and writes may authenticate: prompt text, a reusable context, whether to prompt.
+    public private(set) var authentication = AuthenticationOptions()
 
     /// A view of the items of `service`, optionally in a shared access group.
     public init(service: String, accessGroup: String? = nil) {
@@ -43,6 +47,37 @@ public struct Keychain: Sendable {
     public func accessibility(_ accessibility: Accessibility) -> Keychain {
         var copy = self
         copy.itemAccessibility = accessibility
+        return copy
+    }
+
+    /// A copy that writes items readable only after the device owner authenticates, for example
+    /// `.accessibility(.whenPasscodeSetThisDeviceOnly, authenticationPolicy: .userPresence)`.
+    /// Such items never sync.
+    public func accessibility(_ accessibility: Accessibility, authenticationPolicy: SecAccessControlCreateFlags) -> Keychain {
+        var copy = self
+        copy.itemAccessibility = accessibility
+        copy.authenticationPolicy = authenticationPolicy
+        return copy
+    }
+
+    /// A copy whose prompts say `prompt`.
+    public func authenticationPrompt(_ prompt: String) -> Keychain {
+        var copy = self
+        copy.authentication.reason = prompt
+        return copy
+    }
+
+    /// A copy that authenticates with `context`, so one authentication serves several calls.
+    public func authenticationContext(_ context: LAContext) -> Keychain {
+        var copy = self
+        copy.authentication.context = context
+        return copy
+    }
+
+    /// A copy that may prompt (`.allow`), fails instead (`.fail`), or skips protected items (`.skip`).
+    public func authenticationUI(_ interface: AuthenticationOptions.Interface) -> Keychain {
+        var copy = self
+        copy.authentication.interface = interface
         return copy
     }
 
@@ -98,13 +133,19 @@ public struct Keychain: Sendable {
         var attributes: [String: AttributeValue] = [kSecAttrService: .string(service), kSecAttrAccount: .string(key)]
         if let itemLabel { attributes[kSecAttrLabel] = .string(itemLabel) }
         if let itemComment { attributes[kSecAttrComment] = .string(itemComment) }
+        let accessControl = try authenticationPolicy.map { (flags: SecAccessControlCreateFlags) throws(KeychainError) -> AccessControl in
+            try AccessControl(protection: itemAccessibility, flags: flags)
+        }
+        var changes = ItemChanges(attributes: attributes, accessibility: accessControl == nil ? itemAccessibility : nil, secret: secret)
+        changes.accessControl = accessControl
         do {
-            _ = try KeychainServices.perform(.update(query(key), ItemChanges(
-                attributes: attributes, accessibility: itemAccessibility, secret: secret)))
+            _ = try KeychainServices.perform(.update(query(key), changes), authenticating: authentication)
         } catch KeychainError.errSecItemNotFound {
-            _ = try KeychainServices.perform(.add(NewItem(
+            var item = NewItem(
                 itemClass: .genericPassword, attributes: attributes, accessGroup: accessGroup,
-                accessibility: itemAccessibility, synchronizable: isSynchronizable, secret: secret)))
+                accessibility: accessControl == nil ? itemAccessibility : nil, synchronizable: isSynchronizable, secret: secret)
+            item.accessControl = accessControl
+            _ = try KeychainServices.perform(.add(item), authenticating: authentication)
         }
     }
 
@@ -124,7 +165,7 @@ public struct Keychain: Sendable {
         var query = query(key)
         query.returns = .data
         do {
-            guard case .items(let items) = try KeychainServices.perform(.copyMatching(query)) else { return nil }
+            guard case .items(let items) = try KeychainServices.perform(.copyMatching(query), authenticating: authentication) else { return nil }
             return items.first?.secret?.copyData()
         } catch KeychainError.errSecItemNotFound {
             return nil
@@ -174,8 +215,10 @@ public struct Keychain: Sendable {
     private func query(_ key: String?) -> ItemQuery {
         var attributes: [String: AttributeValue] = [kSecAttrService: .string(service)]
         if let key { attributes[kSecAttrAccount] = .string(key) }
-        return ItemQuery(
+        var query = ItemQuery(
             itemClass: .genericPassword, attributes: attributes, accessGroup: accessGroup,
             synchronizable: isSynchronizable ? .yes : .no)
+        query.skipsItemsNeedingAuthentication = authentication.interface == .skip
+        return query
     }
 }

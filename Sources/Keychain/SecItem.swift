@@ -22,11 +22,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
     return status { () throws(KeychainError) in
         var dictionary = SecItemDictionary(attributes)
         let item = try dictionary.newItem()
-        let reply = try AuthenticatedCall.perform(dictionary.authentication) { material in
-            var item = item
-            item.applicationPassword = material.applicationPassword
-            return .add(item)
-        }
+        let reply = try AuthenticatedCall.perform(dictionary.authentication) { KeychainRequest.add(item).with($0) }
         guard case .items(let items) = reply else { return }
         if !item.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: item.returns, limit: .one) }
     }

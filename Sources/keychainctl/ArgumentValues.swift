@@ -42,3 +42,24 @@ struct ProtocolCode: ExpressibleByArgument {
         }
     }
 }
+
+/// `--access-control`: flag names joined by commas, as Apple spells them
+/// (`userPresence`, `biometryAny`, `biometryCurrentSet`, `devicePasscode`, `or`, `and`,
+/// `applicationPassword`), e.g. `biometryAny,or,devicePasscode`.
+struct AccessControlArgument: ExpressibleByArgument {
+    let flags: AccessControlFlags
+
+    static let names: [String: AccessControlFlags] = [
+        "userpresence": .userPresence, "biometryany": .biometryAny, "biometrycurrentset": .biometryCurrentSet,
+        "devicepasscode": .devicePasscode, "or": .or, "and": .and, "applicationpassword": .applicationPassword,
+    ]
+
+    init?(argument: String) {
+        var flags: AccessControlFlags = []
+        for name in argument.split(separator: ",") {
+            guard let flag = Self.names[name.trimmingCharacters(in: .whitespaces).lowercased()] else { return nil }
+            flags.insert(flag)
+        }
+        self.flags = flags
+    }
+}

@@ -11,15 +11,18 @@ enum ItemCommands {
         } catch {
             guard updateExisting, error.status == KeychainError.errSecDuplicateItem.status else { throw error }
             let query = ItemQuery(itemClass: item.itemClass, attributes: key)
-            let changes = ItemChanges(attributes: item.attributes, accessibility: item.accessibility, secret: item.secret)
-            _ = try KeychainServices.perform(.update(query, changes))
+            var changes = ItemChanges(attributes: item.attributes, accessibility: item.accessibility, secret: item.secret)
+            changes.accessControl = item.accessControl
+            // Updating an item with an access control prompts, as the KeychainTouchID sample does.
+            _ = try KeychainServices.perform(.update(query, changes), authenticating: AuthenticationOptions(reason: "Authenticate to update your password"))
         }
     }
 
     static func find(_ query: ItemQuery, secretOnly: Bool) throws {
         var query = query
         query.returns = secretOnly ? .data : .attributes
-        guard case .items(let items) = try KeychainServices.perform(.copyMatching(query)), let item = items.first else { return }
+        let options = AuthenticationOptions(reason: "Authenticate to access service password")
+        guard case .items(let items) = try KeychainServices.perform(.copyMatching(query), authenticating: options), let item = items.first else { return }
         if secretOnly {
             var data = item.secret?.copyData() ?? Data()
             defer { data.resetBytes(in: 0..<data.count) }
@@ -51,15 +54,21 @@ struct AddGenericPassword: ParsableCommand {
     @Option(name: .customShort("l"), help: "Label (kSecAttrLabel).") var label: String?
     @Option(name: .customShort("j"), help: "Comment (kSecAttrComment).") var comment: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock, WhenPasscodeSetThisDeviceOnly.") var accessible: Accessibility?
+    @Option(help: "Require the device owner to read it: userPresence, biometryAny, biometryCurrentSet, devicePasscode, or combinations like biometryAny,or,devicePasscode (with --accessible, default WhenPasscodeSetThisDeviceOnly).")
+    var accessControl: AccessControlArgument?
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false
 
     func run() throws {
         try Session.run {
             let key = ItemCommands.attributes([(kSecAttrService, service), (kSecAttrAccount, account)])
-            let item = NewItem(
+            var item = NewItem(
                 itemClass: .genericPassword,
                 attributes: key.merging(ItemCommands.attributes([(kSecAttrLabel, label), (kSecAttrComment, comment)])) { a, _ in a },
                 accessibility: accessible, secret: try SecretInput.itemSecret())
+            if let accessControl {
+                item.accessControl = try AccessControl(protection: accessible ?? .whenPasscodeSetThisDeviceOnly, flags: accessControl.flags)
+                item.accessibility = nil
+            }
             try ItemCommands.add(item, updateExisting: update, key: key)
         }
     }

@@ -44,6 +44,23 @@ extension SecItemAPITests {
             #expect(try Keychain(service: "two").get("k") == "2")
         }
 
+        @Test func protectedValuesNeedTheOwnerAndAContextServesSeveralReads() throws {
+            let keychain = try biometricKeychain()
+            defer { keychain.remove() }
+            let prompt = ScriptedPrompt([.touch(matching: true)])
+            let secure = Keychain(service: "com.example.chores")
+                .accessibility(.whenPasscodeSetThisDeviceOnly, authenticationPolicy: .userPresence)
+                .authenticationPrompt("To read the sync token")
+            try secure.set("token", key: "sync")
+            #expect(throws: KeychainError.errSecInteractionNotAllowed) { try secure.authenticationUI(.fail).get("sync") }
+            #expect(try secure.authenticationUI(.skip).get("sync") == nil)
+            #expect(try secure.contains("sync"))
+            let reading = secure.authenticationContext(LAContext(prompt: prompt))
+            #expect(try reading.get("sync") == "token")
+            #expect(try reading.get("sync") == "token")
+            #expect(prompt.sheets.withLock { $0.map(\.reason) } == ["To read the sync token"])
+        }
+
         @Test func valuesOver16KiBAreRefused() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
