@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Keychain", targets: ["Keychain"]),
         .library(name: "LocalAuth", targets: ["LocalAuth"]),
         .executable(name: "keychainctl", targets: ["keychainctl"]),
+        .executable(name: "chores", targets: ["chores"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
@@ -56,6 +57,8 @@ let package = Package(
             name: "keychainctl",
             dependencies: ["Keychain", "LocalAuth", "Enclave", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
+        // The guide's walkthrough app: a chore list where changes need the device owner.
+        .executableTarget(name: "chores", dependencies: ["Keychain"], swiftSettings: strict),
         .executableTarget(
             name: "keychain-benchmark",
             dependencies: ["Keychain", "LocalAuth", "Enclave", .product(name: "GRDB", package: "GRDB.swift")],
@@ -69,7 +72,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",
-            dependencies: ["keychainctl", "Biometrics"],
+            dependencies: ["keychainctl", "chores", "Biometrics"],
             swiftSettings: strict),
     ]
 )

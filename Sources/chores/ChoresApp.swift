@@ -1,0 +1,153 @@
+import Foundation
+import Keychain
+
+/// The guide's walkthrough app, in the terminal: a chore list anyone can read, where adding,
+/// editing, marking and deleting a chore needs the device owner.
+@main
+struct ChoresApp {
+    static func main() {
+        var list = ChoreList.load()
+        guard Terminal.isInteractive else {
+            // Reading needs no authentication; changing needs a person at a terminal.
+            print(ChoresScreen.listLines(list.chores, selected: nil).joined(separator: "\n"))
+            print("Run chores in a terminal to add or change chores.")
+            return
+        }
+        let terminal = Terminal()
+        defer { terminal.restore() }
+        var screen = ChoresScreen(terminal: terminal)
+        if !screen.ensurePasscode() { return }
+        screen.run(&list)
+    }
+}
+
+/// The screens: the list with its keys, the new/edit form, the first-run passcode offer.
+struct ChoresScreen {
+    let terminal: Terminal
+    var selected = 0
+    var status = "Welcome. Anyone can read this list; changing it needs you."
+
+    init(terminal: Terminal) {
+        self.terminal = terminal
+    }
+
+    static func listLines(_ chores: [Chore], selected: Int?) -> [String] {
+        var lines = ["Chores", String(repeating: "─", count: 60)]
+        if chores.isEmpty { lines.append("  (no chores)") }
+        for (index, chore) in chores.enumerated() {
+            let marker = index == selected ? ">" : " "
+            let notes = chore.notes.isEmpty ? "" : " — \(chore.notes)"
+            lines.append("\(marker) [\(chore.done ? "x" : " ")] \(chore.title)\(notes)")
+        }
+        return lines
+    }
+
+    func drawList(_ list: ChoreList) {
+        terminal.draw(Self.listLines(list.chores, selected: selected) + [
+            "", "[a] Add a Chore   [Enter] Edit   [x] Done   [d] Delete   [q] Quit", "", status,
+        ])
+    }
+
+    mutating func run(_ list: inout ChoreList) {
+        while true {
+            selected = min(max(selected, 0), max(list.chores.count - 1, 0))
+            drawList(list)
+            guard let key = terminal.readKey() else { return }
+            switch key {
+            case .character("q"), .character("Q"): return
+            case .up, .character("k"): selected -= 1
+            case .down, .character("j"): selected += 1
+            case .character("a"), .character("A"):
+                guard authenticate("To add a new chore") else { continue }
+                if let chore = form(Chore(title: "", notes: "", done: false), heading: "New chore") {
+                    list.chores.append(chore)
+                    selected = list.chores.count - 1
+                    save(list, "Added “\(chore.title)”.")
+                } else {
+                    status = "\(status) Cancelled: no chore was added."
+                }
+            case .enter where !list.chores.isEmpty:
+                guard authenticate("To edit a chore") else { continue }
+                if let chore = form(list.chores[selected], heading: "Edit chore") {
+                    list.chores[selected] = chore
+                    save(list, "Saved “\(chore.title)”.")
+                } else {
+                    status = "\(status) Cancelled: the chore is unchanged."
+                }
+            case .character("x") where !list.chores.isEmpty:
+                guard authenticate("To mark a chore done") else { continue }
+                list.chores[selected].done.toggle()
+                save(list, "“\(list.chores[selected].title)” is \(list.chores[selected].done ? "done" : "not done").")
+            case .character("d") where !list.chores.isEmpty:
+                guard authenticate("To delete a chore") else { continue }
+                let removed = list.chores.remove(at: selected)
+                save(list, "Deleted “\(removed.title)”.")
+            default:
+                continue
+            }
+        }
+    }
+
+    /// Runs AuthenticateMe below the list and puts its outcome on the status line.
+    mutating func authenticate(_ reason: String) -> Bool {
+        terminal.write("\r\n")
+        let outcome = OwnerAuthentication.authenticate(reason: reason)
+        status = outcome.message
+        return outcome.granted
+    }
+
+    func form(_ chore: Chore, heading: String) -> Chore? {
+        terminal.draw([heading, String(repeating: "─", count: 60), "Enter to accept, Esc to cancel.", ""])
+        guard let title = terminal.readLine("Title: ", initial: chore.title), !title.isEmpty,
+              let notes = terminal.readLine("Notes: ", initial: chore.notes)
+        else { return nil }
+        return Chore(title: title, notes: notes, done: chore.done)
+    }
+
+    /// Saves and reports, after the authentication's outcome.
+    mutating func save(_ list: ChoreList, _ message: String) {
+        do {
+            try list.save()
+            status = "\(status) \(message)"
+        } catch {
+            status = "Could not save the list: \(error.localizedDescription)"
+        }
+    }
+
+    /// First run with no passcode: says why one is needed and offers to set it.
+    mutating func ensurePasscode() -> Bool {
+        guard let state = try? KeychainDevice.status(), !state.passcodeSet else { return true }
+        terminal.draw([
+            "Chores", String(repeating: "─", count: 60),
+            "Only you may change your chores. Chores asks for your fingerprint,",
+            "or for the device passcode when there is no fingerprint, to make sure.",
+            "No device passcode is set yet, so nobody can be asked for one.",
+            "", "Set a device passcode now? [y] Yes   [n] No, quit",
+        ])
+        while let key = terminal.readKey() {
+            switch key {
+            case .character("y"), .character("Y"):
+                terminal.write("\r\n")
+                guard let first = terminal.readLine("New passcode: ", hidden: true),
+                      let second = terminal.readLine("Confirm new passcode: ", hidden: true) else { return false }
+                guard first == second else {
+                    status = "The two passcodes differ; none was set."
+                    return ensurePasscode()
+                }
+                do {
+                    try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: first))
+                    status = "Passcode set. Adding and changing chores now asks for it."
+                    return true
+                } catch {
+                    terminal.write("\(error.message)\r\n")
+                    return ensurePasscode()
+                }
+            case .character("n"), .character("N"), .character("q"), .escape:
+                return false
+            default:
+                continue
+            }
+        }
+        return false
+    }
+}
