@@ -60,7 +60,7 @@ struct AuthenticationMaterial {
 enum AuthenticatedCall {
     static func perform(_ options: AuthenticationOptions, _ request: (AuthenticationMaterial) -> KeychainRequest) throws(KeychainError) -> KeychainReply {
         var material = AuthenticationMaterial(
-            grants: [], applicationPassword: options.context?.credential(.applicationPassword))
+            grants: options.context?.heldGrants() ?? [], applicationPassword: options.context?.credential(.applicationPassword))
         var context = options.context
         // Two rounds cover `.and` items whose factors come from separate evaluations.
         for _ in 0..<3 {

@@ -237,6 +237,12 @@ public final class LAContext: Sendable {
         return state.withLock { $0.grants }
     }
 
+    /// The grants this context holds from earlier evaluations, sent with keychain calls so that
+    /// an authenticated context needs no second round.
+    package func heldGrants() -> [AuthenticationGrant] {
+        state.withLock { $0.grants }
+    }
+
     /// The credential set with `setCredential(_:type:)`, for keychain calls.
     package func credential(_ type: LACredentialType) -> SecretBytes? {
         state.withLock { $0.credentials[type] }

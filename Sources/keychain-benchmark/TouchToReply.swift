@@ -46,3 +46,34 @@ func touchToReply(rounds: Int) throws -> Timings {
     }
     return timings
 }
+
+/// Reads of a userPresence item through an authenticated context (grant checks, no prompt)
+/// against reads of the same secret without access control, after `touchToReply` set up the
+/// sensor.
+func protectedReads(rounds: Int) throws -> (protected: Timings, plain: Timings) {
+    var error: Unmanaged<CFError>?
+    let access = SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .userPresence, &error)
+    let base: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench-acl"]
+    precondition(SecItemAdd(base.merging([kSecAttrAccount as String: "protected", kSecValueData as String: Data("s".utf8),
+                                          kSecAttrAccessControl as String: access as Any]) { $1 } as CFDictionary, nil) == errSecSuccess)
+    precondition(SecItemAdd(base.merging([kSecAttrAccount as String: "plain", kSecValueData as String: Data("s".utf8)]) { $1 } as CFDictionary, nil) == errSecSuccess)
+    let prompt = UnattendedPrompt()
+    let context = LAContext(prompt: prompt)
+    let shown = prompt.sheetsShown.withLock { $0 }
+    Thread.detachNewThread {
+        while prompt.sheetsShown.withLock({ $0 }) == shown { usleep(1000) }
+        _ = try? KeychainServices.perform(.simulateTouch(matching: true, finger: nil))
+    }
+    var (protected, plain) = (Timings(), Timings())
+    for _ in 0..<rounds {
+        var result: CFTypeRef?
+        let query = base.merging([kSecAttrAccount as String: "protected", kSecReturnData as String: true, kSecUseAuthenticationContext as String: context]) { $1 }
+        protected.measure { precondition(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess) }
+        let plainQuery = base.merging([kSecAttrAccount as String: "plain", kSecReturnData as String: true]) { $1 }
+        plain.measure { precondition(SecItemCopyMatching(plainQuery as CFDictionary, &result) == errSecSuccess) }
+    }
+    // The first protected read waited for the touch; the reuse is what is measured.
+    protected.samples.removeFirst()
+    plain.samples.removeFirst()
+    return (protected, plain)
+}

@@ -106,6 +106,19 @@ extension SecItemAPITests {
             #expect(readProtected(context, account: "one").0 == errSecAuthFailed)
         }
 
+        @Test func withoutAnOperationPromptTheContextsReasonIsShown() throws {
+            let keychain = try biometricKeychain()
+            defer { keychain.remove() }
+            addProtected(.userPresence)
+            let prompt = ScriptedPrompt([.touch(matching: true)])
+            let context = LAContext(prompt: prompt)
+            context.localizedReason = "To read your chores token"
+            let (status, _) = copyMatching([kSecClass as String: kSecClassGenericPassword, kSecReturnData as String: true,
+                                            kSecUseAuthenticationContext as String: context])
+            #expect(status == errSecSuccess)
+            #expect(prompt.sheets.withLock { $0.first?.reason } == "To read your chores token")
+        }
+
         @Test func aQueryMatchingSeveralItemsAuthenticatesOnce() throws {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
