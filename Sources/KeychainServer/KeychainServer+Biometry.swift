@@ -55,26 +55,30 @@ extension KeychainServer {
     }
 
     func enrollFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
-        switch try currentSensor() {
-        case let fprintd as FprintdSensor:
-            try enclave.verifyPasscode(passcode)
-            try fprintd.enroll(name)
-        case is SimulatedSensor:
-            try enclave.enrollSimulatedFinger(name, passcode: passcode)
-        default:
-            throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available; turn on the simulated one with `keychainctl biometry simulate on`")
-        }
+        try changeEnrollment(passcode,
+            fprintd: { (sensor: FprintdSensor) throws(KeychainError) in try sensor.enroll(name) },
+            simulated: { () throws(KeychainError) in try enclave.enrollSimulatedFinger(name, passcode: passcode) })
     }
 
     func removeFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
+        try changeEnrollment(passcode,
+            fprintd: { (sensor: FprintdSensor) throws(KeychainError) in try sensor.remove(name) },
+            simulated: { () throws(KeychainError) in try enclave.removeSimulatedFinger(name, passcode: passcode) })
+    }
+
+    /// Enrollment changes need the passcode: fprintd's after the Enclave checks it, the
+    /// simulated sensor's inside the Enclave.
+    private func changeEnrollment(
+        _ passcode: SecretBytes, fprintd: (FprintdSensor) throws(KeychainError) -> Void, simulated: () throws(KeychainError) -> Void
+    ) throws(KeychainError) {
         switch try currentSensor() {
-        case let fprintd as FprintdSensor:
+        case let sensor as FprintdSensor:
             try enclave.verifyPasscode(passcode)
-            try fprintd.remove(name)
+            try fprintd(sensor)
         case is SimulatedSensor:
-            try enclave.removeSimulatedFinger(name, passcode: passcode)
+            try simulated()
         default:
-            throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available")
+            throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available; turn on the simulated one with `keychainctl biometry simulate on`")
         }
     }
 

@@ -4,15 +4,6 @@ import Testing
 /// `keychainctl authenticate` at a terminal, with touches from "another terminal" (a second
 /// keychainctl process), as a person would use the simulated sensor.
 @Suite struct AuthenticateTests {
-    /// A keychain with passcode 1234, the simulated sensor on and a thumb enrolled.
-    func prepared() throws -> CommandRunner {
-        let shell = try CommandRunner()
-        #expect(try shell.run(["passcode", "set"], input: "1234\n").status == 0)
-        #expect(try shell.run(["biometry", "simulate", "on"], input: "1234\n").status == 0)
-        #expect(try shell.run(["biometry", "enroll", "--finger", "thumb"], input: "1234\n").status == 0)
-        return shell
-    }
-
     func authenticate(_ shell: CommandRunner, policy: String) throws -> PseudoTerminal {
         let terminal = try PseudoTerminal(CommandRunner.binary, ["authenticate", "--policy", policy, "--reason", "To add a new chore"], environment: shell.environment)
         #expect(terminal.expect("To add a new chore"))
@@ -20,7 +11,7 @@ import Testing
     }
 
     @Test func statusSaysLoudlyWhenTheSimulatorIsOn() throws {
-        let shell = try prepared()
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         #expect(try shell.run(["status"]).stdout.contains("WARNING: THE SIMULATED FINGERPRINT SENSOR IS ON"))
         #expect(try shell.run(["biometry", "list"]).stdout == "thumb\n")
@@ -30,7 +21,7 @@ import Testing
     }
 
     @Test func aMatchingTouchAuthenticates() throws {
-        let shell = try prepared()
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         let terminal = try authenticate(shell, policy: "biometrics")
         #expect(terminal.expect("Touch the fingerprint sensor."))
@@ -42,7 +33,7 @@ import Testing
     }
 
     @Test func nonMatchingTouchesFailThenLockBiometryOut() throws {
-        let shell = try prepared()
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         var terminal = try authenticate(shell, policy: "biometrics")
         for round in 1...3 {
@@ -68,7 +59,7 @@ import Testing
     }
 
     @Test func theFallbackButtonEndsABiometricsEvaluationWithUserFallback() throws {
-        let shell = try prepared()
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         let terminal = try authenticate(shell, policy: "biometrics")
         terminal.type("\r")
@@ -77,7 +68,7 @@ import Testing
     }
 
     @Test func cancelGivesUserCancel() throws {
-        let shell = try prepared()
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         let terminal = try authenticate(shell, policy: "biometrics")
         terminal.type("\u{1b}")
@@ -86,7 +77,7 @@ import Testing
     }
 
     @Test func theOwnerPolicyFallsBackToThePasscode() throws {
-        let shell = try prepared()
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         let terminal = try authenticate(shell, policy: "owner")
         #expect(terminal.expect("[Enter] Enter Passcode"))
@@ -101,7 +92,7 @@ import Testing
     }
 
     @Test func withoutATerminalItFailsAtOnceWithNotInteractive() throws {
-        let shell = try prepared()
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         let started = Date()
         let out = try shell.run(["authenticate", "--policy", "owner", "--reason", "no terminal here"])

@@ -5,16 +5,6 @@ import Testing
 @Suite struct ChoresAppTests {
     static let chores: URL = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("chores")
 
-    func prepared(simulator: Bool) throws -> CommandRunner {
-        let shell = try CommandRunner()
-        #expect(try shell.run(["passcode", "set"], input: "1234\n").status == 0)
-        if simulator {
-            #expect(try shell.run(["biometry", "simulate", "on"], input: "1234\n").status == 0)
-            #expect(try shell.run(["biometry", "enroll", "--finger", "thumb"], input: "1234\n").status == 0)
-        }
-        return shell
-    }
-
     func savedTitles(_ shell: CommandRunner) -> [String] {
         let url = shell.home.appendingPathComponent("chores/chores.json")
         guard let data = try? Data(contentsOf: url), let chores = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return [] }
@@ -40,7 +30,7 @@ import Testing
     }
 
     @Test func addingAChoreWithAMatchingTouch() throws {
-        let shell = try prepared(simulator: true)
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         let app = try TmuxSession(Self.chores, environment: shell.environment)
         defer { app.close() }
@@ -59,7 +49,7 @@ import Testing
     }
 
     @Test func cancelLeavesTheListUnchanged() throws {
-        let shell = try prepared(simulator: true)
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         let app = try TmuxSession(Self.chores, environment: shell.environment)
         defer { app.close() }
@@ -72,7 +62,7 @@ import Testing
     }
 
     @Test func nonMatchingTouchesThenThePasscodeFallback() throws {
-        let shell = try prepared(simulator: true)
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         let app = try TmuxSession(Self.chores, environment: shell.environment)
         defer { app.close() }
@@ -97,7 +87,7 @@ import Testing
     }
 
     @Test func withoutAReaderDeletingAsksForThePasscode() throws {
-        let shell = try prepared(simulator: false)
+        let shell = try CommandRunner.withPasscode(simulator: false)
         defer { shell.cleanUp() }
         let app = try TmuxSession(Self.chores, environment: shell.environment)
         defer { app.close() }

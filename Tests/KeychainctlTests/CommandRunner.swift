@@ -75,6 +75,19 @@ struct CommandRunner {
         return running
     }
 
+    /// A keychain with passcode 1234 and, with `simulator`, the simulated sensor on and a thumb
+    /// enrolled: the state most end-to-end tests start from.
+    static func withPasscode(simulator: Bool = true) throws -> CommandRunner {
+        let shell = try CommandRunner()
+        for (arguments, input) in [(["passcode", "set"], "1234\n")] + (simulator ? [
+            (["biometry", "simulate", "on"], "1234\n"), (["biometry", "enroll", "--finger", "thumb"], "1234\n"),
+        ] : []) {
+            let result = try shell.run(arguments, input: input)
+            guard result.status == 0 else { throw POSIXError(.EIO) }
+        }
+        return shell
+    }
+
     func cleanUp() {
         try? FileManager.default.removeItem(at: home)
     }

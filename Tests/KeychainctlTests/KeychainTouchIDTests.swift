@@ -4,16 +4,8 @@ import Testing
 /// Apple's KeychainTouchID sample, as `keychainctl` commands: add an item protected by user
 /// presence, query it (prompts), update it (prompts), delete it.
 @Suite struct KeychainTouchIDTests {
-    func prepared() throws -> CommandRunner {
-        let shell = try CommandRunner()
-        #expect(try shell.run(["passcode", "set"], input: "1234\n").status == 0)
-        #expect(try shell.run(["biometry", "simulate", "on"], input: "1234\n").status == 0)
-        #expect(try shell.run(["biometry", "enroll", "--finger", "thumb"], input: "1234\n").status == 0)
-        return shell
-    }
-
     @Test func addQueryUpdateDelete() throws {
-        let shell = try prepared()
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         // Add Item: no prompt.
         #expect(try shell.run(["add-generic-password", "-s", "SampleService", "-a", "sample", "--access-control", "userPresence"], input: "SECRET_PASSWORD_TEXT").status == 0)
@@ -61,7 +53,7 @@ import Testing
     }
 
     @Test func accessControlCombinationsAreCheckedByTheTool() throws {
-        let shell = try prepared()
+        let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         for (index, flags) in ["biometryAny", "biometryCurrentSet", "devicePasscode", "biometryAny,or,devicePasscode", "biometryCurrentSet,and,devicePasscode"].enumerated() {
             #expect(try shell.run(["add-generic-password", "-s", "svc", "-a", "a\(index)", "--access-control", flags], input: "x").status == 0, "\(flags)")
