@@ -64,5 +64,4 @@ public enum CommonAttribute {
     public static let synchronizable = "sync"
     public static let creationDate = "cdat"
     public static let modificationDate = "mdat"
-    public static let itemClass = "class"
 }

@@ -43,9 +43,6 @@ public final class SecretBytes: @unchecked Sendable {
     /// The number of secret bytes.
     public let count: Int
 
-    /// True when there are no bytes.
-    public var isEmpty: Bool { count == 0 }
-
     /// Calls `body` with the bytes. Do not let the pointer escape.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))

@@ -6,11 +6,6 @@ import KeychainProtocol
 struct ItemRecord: Codable, Sendable {
     var attributes: [String: AttributeValue]
 
-    var accessGroup: String? {
-        if case .string(let group)? = attributes[CommonAttribute.accessGroup] { return group }
-        return nil
-    }
-
     func encoded() throws(KeychainError) -> Data {
         do {
             return try JSONEncoder().encode(self)

@@ -108,11 +108,6 @@ public struct StoreTransaction {
         try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('keychainID', ?)", arguments: [keychainID])
     }
 
-    /// The number of rows, by class raw value.
-    public func count(itemClass: String) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT count(*) FROM items WHERE itemClass = ?", arguments: [itemClass]) ?? 0
-    }
-
     private func insertHashes(_ hashes: [Data], for id: Int64) throws {
         for hash in Set(hashes) {
             try db.execute(sql: "INSERT INTO attributeHashes (hash, itemID) VALUES (?, ?)", arguments: [hash, id])

@@ -177,17 +177,21 @@ public final class LAContext: Sendable {
     }
 
     /// Runs an evaluation on the calling thread.
-    func evaluate(_ policy: LAPolicy, reason: String, passcodeOnly: Bool = false) -> Result<Void, LAError> {
+    ///
+    /// - Parameter hidesFallback: no fallback button whatever `localizedFallbackTitle` says
+    ///   (biometry-only keychain items offer no passcode).
+    func evaluate(_ policy: LAPolicy, reason: String, passcodeOnly: Bool = false, hidesFallback: Bool = false) -> Result<Void, LAError> {
         guard !reason.isEmpty else {
             return .failure(LAError(.authenticationFailed, message: "localizedReason must not be empty: the sheet must say why it asks"))
         }
-        let (settings, invalidated, reusable) = state.withLock { state in
+        var (settings, invalidated, reusable) = state.withLock { state in
             let window = UInt64(state.settings.reuseDuration * 1e9)
             let reusable = state.lastSuccess.map { DispatchTime.now().uptimeNanoseconds - $0 <= window } ?? false
             return (state.settings, state.invalidated, reusable && window > 0)
         }
         if invalidated { return .failure(LAError(.invalidContext)) }
         if reusable && !passcodeOnly { return .success(()) }
+        if hidesFallback { settings.fallbackTitle = "" }
         state.withLock { $0.evaluations += 1 }
         defer { state.withLock { $0.evaluations -= 1 } }
         var evaluation = PolicyEvaluation(
@@ -225,12 +229,10 @@ public final class LAContext: Sendable {
         case (false, true): steps = [(.deviceOwnerAuthentication, true)]
         case (false, false): return held
         }
-        let savedFallback = localizedFallbackTitle
-        defer { localizedFallbackTitle = savedFallback }
         for (policy, passcodeOnly) in steps {
             // Biometry-only constraints offer no passcode fallback.
-            if policy == .deviceOwnerAuthenticationWithBiometrics { localizedFallbackTitle = "" }
-            if case .failure(let error) = evaluate(policy, reason: shown, passcodeOnly: passcodeOnly) {
+            let hidesFallback = policy == .deviceOwnerAuthenticationWithBiometrics
+            if case .failure(let error) = evaluate(policy, reason: shown, passcodeOnly: passcodeOnly, hidesFallback: hidesFallback) {
                 throw Self.keychainError(error)
             }
         }

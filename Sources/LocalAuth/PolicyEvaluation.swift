@@ -13,12 +13,7 @@ struct PolicyEvaluation {
     /// Skip biometry and ask for the passcode (items whose access control is devicePasscode).
     var passcodeOnly = false
     /// Grants the Enclave issued during this evaluation.
-    private let grants = GrantCollector()
-
-    final class GrantCollector: @unchecked Sendable {
-        // Touched only by the evaluating thread.
-        var grants: [AuthenticationGrant] = []
-    }
+    var grants: [AuthenticationGrant] = []
 
     /// Apple: within one evaluation, 3 failed matches end it.
     static let matchesPerEvaluation = 3
@@ -54,7 +49,7 @@ struct PolicyEvaluation {
 
     /// Runs the evaluation; on success returns the biometry status it ran with and the grants
     /// the Enclave issued.
-    func run() -> Result<(BiometryStatus, [AuthenticationGrant]), LAError> {
+    mutating func run() -> Result<(BiometryStatus, [AuthenticationGrant]), LAError> {
         let status: BiometryStatus
         switch Self.preflight(passcodeOnly ? .deviceOwnerAuthentication : policy) {
         case .failure(let error): return .failure(error)
@@ -66,12 +61,12 @@ struct PolicyEvaluation {
         let biometryUsable = status.sensor != .none && !status.enrolledFingers.isEmpty && !status.isLockedOut && !status.passcodeRequired
         if biometryUsable && !passcodeOnly {
             switch biometricPhase() {
-            case .success: return .success((status, grants.grants))
+            case .success: return .success((status, grants))
             case .failure(let error): return .failure(error)
             case .fallBackToPasscode: break
             }
         }
-        return passcodePhase().map { (status, grants.grants) }
+        return passcodePhase().map { (status, grants) }
     }
 
     private enum BiometricOutcome {
@@ -82,7 +77,7 @@ struct PolicyEvaluation {
 
     private var biometricsOnly: Bool { policy != .deviceOwnerAuthentication }
 
-    private func biometricPhase() -> BiometricOutcome {
+    private mutating func biometricPhase() -> BiometricOutcome {
         let fallback: String? = switch settings.fallbackTitle {
         case .some(""): nil
         case .some(let title): title
@@ -112,7 +107,7 @@ struct PolicyEvaluation {
             switch match {
             case .noTouch: continue
             case .matched(let grant):
-                grants.grants.append(grant)
+                grants.append(grant)
                 return .success
             case .notMatched:
                 failures += 1
@@ -127,7 +122,7 @@ struct PolicyEvaluation {
         }
     }
 
-    private func passcodePhase() -> Result<Void, LAError> {
+    private mutating func passcodePhase() -> Result<Void, LAError> {
         let session = prompt.present(sheet(asksForTouch: false, fallbackTitle: nil))
         defer { session.dismiss() }
         while true {
@@ -135,7 +130,7 @@ struct PolicyEvaluation {
                 return .failure(LAError(isCancelled() ? .appCancel : .userCancel))
             }
             do {
-                if case .granted(let grant) = try KeychainServices.perform(.verifyPasscode(passcode)) { grants.grants.append(grant) }
+                if case .granted(let grant) = try KeychainServices.perform(.verifyPasscode(passcode)) { grants.append(grant) }
                 return .success(())
             } catch KeychainError.errSecAuthFailed {
                 session.show("Wrong passcode. Try again.")

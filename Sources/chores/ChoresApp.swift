@@ -128,14 +128,14 @@ struct ChoresScreen {
             switch key {
             case .character("y"), .character("Y"):
                 terminal.write("\r\n")
-                guard let first = terminal.readLine("New passcode: ", hidden: true),
-                      let second = terminal.readLine("Confirm new passcode: ", hidden: true) else { return false }
-                guard first == second else {
+                guard let first = terminal.readSecret("New passcode: "),
+                      let second = terminal.readSecret("Confirm new passcode: ") else { return false }
+                guard first.constantTimeEquals(second) else {
                     status = "The two passcodes differ; none was set."
                     return ensurePasscode()
                 }
                 do {
-                    try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: first))
+                    try KeychainDevice.setPasscode(current: nil, new: first)
                     status = "Passcode set. Adding and changing chores now asks for it."
                     return true
                 } catch {

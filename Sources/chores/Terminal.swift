@@ -52,10 +52,34 @@ final class Terminal {
         }
     }
 
-    /// A line typed after `label`, shown as typed (hidden: nothing shown); nil on Escape.
-    func readLine(_ label: String, initial: String = "", hidden: Bool = false) -> String? {
+    /// A secret typed after `label`, never shown, kept only in protected memory; nil on Escape.
+    func readSecret(_ label: String) -> SecretBytes? {
+        write(label)
+        var bytes: [UInt8] = []
+        defer { for i in bytes.indices { bytes[i] = 0 } }
+        while let key = readKey() {
+            switch key {
+            case .enter:
+                write("\r\n")
+                return SecretBytes(bytes)
+            case .escape:
+                write("\r\n")
+                return nil
+            case .backspace:
+                if !bytes.isEmpty { bytes.removeLast() }
+            case .character(let character):
+                bytes.append(contentsOf: Array(String(character).utf8))
+            case .up, .down:
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// A line typed after `label`, shown as typed; nil on Escape.
+    func readLine(_ label: String, initial: String = "") -> String? {
         var text = initial
-        write(label + (hidden ? "" : text))
+        write(label + text)
         while let key = readKey() {
             switch key {
             case .enter:
@@ -67,11 +91,11 @@ final class Terminal {
             case .backspace:
                 if !text.isEmpty {
                     text.removeLast()
-                    if !hidden { write("\u{8} \u{8}") }
+                    write("\u{8} \u{8}")
                 }
             case .character(let character):
                 text.append(character)
-                if !hidden { write(String(character)) }
+                write(String(character))
             case .up, .down:
                 continue
             }

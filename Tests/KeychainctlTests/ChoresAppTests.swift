@@ -11,6 +11,15 @@ import Testing
         return chores.compactMap { $0["title"] as? String }
     }
 
+    /// Starts chores and presses "Add a Chore" once the biometric sheet is up.
+    func openAddSheet(_ shell: CommandRunner) throws -> TmuxSession {
+        let app = try TmuxSession(Self.chores, environment: shell.environment)
+        #expect(app.waitFor("[a] Add a Chore"))
+        app.send("a")
+        #expect(app.waitFor("Touch the fingerprint sensor."))
+        return app
+    }
+
     @Test func firstRunWithoutAPasscodeExplainsAndOffersToSetOne() throws {
         let shell = try CommandRunner()
         defer { shell.cleanUp() }
@@ -32,11 +41,8 @@ import Testing
     @Test func addingAChoreWithAMatchingTouch() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
-        let app = try TmuxSession(Self.chores, environment: shell.environment)
+        let app = try openAddSheet(shell)
         defer { app.close() }
-        #expect(app.waitFor("[a] Add a Chore"))
-        app.send("a")
-        #expect(app.waitFor("Touch the fingerprint sensor."))
         #expect(app.screen.contains("To add a new chore"))
         #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
         #expect(app.waitFor("Title:"))
@@ -51,11 +57,8 @@ import Testing
     @Test func cancelLeavesTheListUnchanged() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
-        let app = try TmuxSession(Self.chores, environment: shell.environment)
+        let app = try openAddSheet(shell)
         defer { app.close() }
-        #expect(app.waitFor("[a] Add a Chore"))
-        app.send("a")
-        #expect(app.waitFor("Touch the fingerprint sensor."))
         app.send("Escape")
         #expect(app.waitFor("Cancelled: nothing was changed."))
         #expect(savedTitles(shell).isEmpty)
@@ -64,11 +67,8 @@ import Testing
     @Test func nonMatchingTouchesThenThePasscodeFallback() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
-        let app = try TmuxSession(Self.chores, environment: shell.environment)
+        let app = try openAddSheet(shell)
         defer { app.close() }
-        #expect(app.waitFor("[a] Add a Chore"))
-        app.send("a")
-        #expect(app.waitFor("Touch the fingerprint sensor."))
         for _ in 0..<3 {
             #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
             usleep(300_000)
