@@ -1,7 +1,8 @@
+import Crypto
 import Foundation
 import KeychainProtocol
 
-/// The Enclave's persistent biometric state (file `biometry`, JSON, mode 0600): simulated
+/// The Enclave's persistent biometric state (file `biometry`, authenticated JSON, mode 0600): simulated
 /// templates (sealed), the consecutive-failure counter, and when the passcode was last entered.
 struct BiometryState: Codable, Sendable {
     /// An enrolled finger of the simulated sensor: a random template sealed by the Enclave.
@@ -32,16 +33,25 @@ struct BiometryState: Codable, Sendable {
         return clock.uptime() - last >= Self.passcodeInterval
     }
 
-    static func load(_ url: URL) throws(KeychainError) -> BiometryState {
-        guard let data = try EnclaveFiles.read(url) else { return BiometryState() }
-        guard let state = try? JSONDecoder().decode(BiometryState.self, from: data) else {
-            throw KeychainError(.errSecDecode, "the biometry state file \(url.path) is damaged")
+    static let fileName = "biometry"
+    static let version = 2
+
+    /// Reads the authenticated state; a fresh one when there is none (which requires the
+    /// passcode before any match, so removing the file gains nothing).
+    ///
+    /// - Throws: `errSecDecode` when the file was altered or belongs with another device secret:
+    ///   biometry is then unavailable until the file is restored or moved away (its enrollments
+    ///   are lost with it); the passcode and the items are not affected.
+    static func load(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) -> BiometryState {
+        guard let data = try files.read(fileName) else { return BiometryState() }
+        do {
+            return try AuthenticatedState.decode(data, as: BiometryState.self, name: fileName, version: version, deviceKey: deviceKey, path: files.path(fileName))
+        } catch {
+            throw KeychainError(.errSecDecode, "biometry is unavailable: \(error.message). Move \(files.path(fileName)) away and enroll again to use biometry; the passcode still works")
         }
-        return state
     }
 
-    func save(_ url: URL) throws(KeychainError) {
-        guard let data = try? JSONEncoder().encode(self) else { throw KeychainError(.errSecInternalComponent, "cannot encode the biometry state") }
-        try EnclaveFiles.writeAtomically(data, to: url)
+    func save(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) {
+        try files.writeAtomically(AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey), to: Self.fileName)
     }
 }

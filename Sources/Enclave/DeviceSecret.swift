@@ -6,23 +6,28 @@ import KeychainProtocol
 /// Apple fuses into the Secure Enclave. Every key the keychain uses is derived from it, so a
 /// copy of the database and keybag without it reveals nothing and cannot be brute-forced.
 enum DeviceSecret {
+    static let fileName = "device-secret"
     static let byteCount = 32
 
-    /// Loads the device secret, creating it when the keychain is new. A missing secret for an
-    /// existing keybag is an error, never a reason to make a new one: that would lose every item.
-    static func load(from url: URL, keybagExists: Bool) throws(KeychainError) -> SymmetricKey {
-        if let bytes = try EnclaveFiles.read(url) {
+    /// Loads the device secret, creating it for a new keychain. A missing secret beside existing
+    /// keychain state is an error, never a reason to make a new one: that would lose every item.
+    ///
+    /// - Parameters:
+    ///   - otherStateExists: the keybag or a database with content is present.
+    ///   - creating: a new keychain may be created.
+    static func load(_ files: KeychainDirectory, otherStateExists: Bool, creating: Bool) throws(KeychainError) -> SymmetricKey {
+        if let bytes = try files.read(fileName) {
             guard bytes.count == byteCount else {
-                throw KeychainError(.errSecDecode, "the device secret \(url.path) is damaged (wrong length); the keychain cannot be opened")
+                throw KeychainError(.errSecDecode, "the device secret \(files.path(fileName)) is damaged (wrong length); the keychain cannot be opened; restore the file from a copy")
             }
             return SymmetricKey(data: bytes)
         }
-        guard !keybagExists else {
-            throw KeychainError(.errSecNotAvailable, "the device secret \(url.path) is missing, so the existing keychain cannot be decrypted; restore the file from where it was, or move the keychain directory away to start a new one")
+        guard !otherStateExists else {
+            throw KeychainError(.errSecNotAvailable, "the device secret \(files.path(fileName)) is missing, so the existing keychain cannot be decrypted; restore the file from where it was, or erase the keychain with `keychainctl erase`")
         }
+        guard creating else { throw KeychainError(.errSecNoSuchKeychain, "no keychain exists at \(files.url.path) yet") }
         let key = SymmetricKey(size: .bits256)
-        let bytes = key.withUnsafeBytes { Data($0) }
-        try EnclaveFiles.writeAtomically(bytes, to: url)
+        try files.writeAtomically(key.withUnsafeBytes { Data($0) }, to: fileName)
         return key
     }
 }

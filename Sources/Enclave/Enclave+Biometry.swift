@@ -6,17 +6,15 @@ import KeychainProtocol
 /// templates never leave it in clear; it counts failed matches and decides lockout and when
 /// the passcode is required.
 extension Enclave {
-    var biometryURL: URL { directory.appendingPathComponent("biometry") }
-
     func loadBiometry() throws(KeychainError) -> BiometryState {
-        try BiometryState.load(biometryURL)
+        try BiometryState.load(files, deviceKey: deviceKey)
     }
 
     private func updateBiometry<Result>(_ body: (inout BiometryState) throws(KeychainError) -> Result) throws(KeychainError) -> Result {
-        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) -> Result in
+        try withStateLock { () throws(KeychainError) -> Result in
             var state = try loadBiometry()
             let result = try body(&state)
-            try state.save(biometryURL)
+            try state.save(files, deviceKey: deviceKey)
             return result
         }
     }
@@ -162,7 +160,7 @@ extension Enclave {
     /// period, and earns a passcode grant.
     @discardableResult
     public func verifyPasscode(_ passcode: SecretBytes) throws(KeychainError) -> AuthenticationGrant {
-        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) -> AuthenticationGrant in
+        try withStateLock { () throws(KeychainError) -> AuthenticationGrant in
             let keybag = try keybag()
             guard keybag.passcode != nil else { throw KeychainError(.errSecNotAvailable, "no device passcode is set") }
             _ = try verify(passcode, keybag)
@@ -171,13 +169,15 @@ extension Enclave {
     }
 
     /// Records a correct passcode entry: resets the biometric failure count and the 48-hour
-    /// clock. Called under the enclave lock by every successful passcode check.
-    func recordPasscodeEntry() throws(KeychainError) {
-        var state = try loadBiometry()
+    /// clock. Called under the enclave lock by every successful passcode check. A damaged
+    /// biometry file is left as it is (biometry stays unavailable until the owner moves it away)
+    /// and does not stand in the way of the passcode.
+    func recordPasscodeEntry() {
+        guard var state = try? loadBiometry() else { return }
         state.consecutiveFailures = 0
         state.lastPasscodeBootID = clock.bootID
         state.lastPasscodeUptime = clock.uptime()
-        try state.save(biometryURL)
+        try? state.save(files, deviceKey: deviceKey)
     }
 
     private func openTemplate(_ finger: BiometryState.Finger) throws(KeychainError) -> Data {

@@ -11,10 +11,10 @@ extension Enclave {
         let keybag = try keybag()
         // The first look after a reboot starts the delay period over; persist that start so
         // that later looks count down from it.
-        let (attempts, remaining) = try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
-            var attempts = try PasscodeAttempts.load(attemptsURL)
+        let (attempts, remaining) = try withStateLock { () throws(KeychainError) in
+            var (attempts, _) = try loadAttempts(keybag)
             let (remaining, restarted) = attempts.remainingDelay(clock: clock)
-            if restarted { try attempts.save(attemptsURL) }
+            if restarted { try saveAttempts(attempts) }
             return (attempts, remaining)
         }
         var unlocked = Set<ProtectionClass>()
@@ -41,7 +41,7 @@ extension Enclave {
     /// - Throws: `errSecAuthFailed` for a wrong passcode (counted; see ``PasscodeAttempts``),
     ///   `errSecInteractionNotAllowed` while a delay after failed attempts is running.
     public func unlock(passcode: SecretBytes) throws(KeychainError) {
-        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+        try withStateLock { () throws(KeychainError) in
             let keybag = try keybag()
             guard keybag.passcode != nil else { return }
             let keys = try verify(passcode, keybag)
@@ -60,7 +60,7 @@ extension Enclave {
         guard new.count >= Self.minimumPasscodeLength else {
             throw KeychainError(.errSecParam, "a passcode needs at least \(Self.minimumPasscodeLength) characters")
         }
-        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+        try withStateLock { () throws(KeychainError) in
             var keybag = try keybag()
             var keys: [ProtectionClass: SymmetricKey]
             if keybag.passcode != nil {
@@ -76,8 +76,8 @@ extension Enclave {
             keybag.passcode = parameters
             keybag.wrappedClassKeys = try keybag.wrapped(keys) { [keybag] in keybag.passcodeWrappingKey(passcodeKey, for: $0) }
             try save(keybag)
-            try PasscodeAttempts().save(attemptsURL)
-            try recordPasscodeEntry()
+            try saveAttempts(PasscodeAttempts())
+            recordPasscodeEntry()
             cacheClassKeys(keys, keybag)
         }
     }
@@ -91,7 +91,7 @@ extension Enclave {
     public func removePasscode(
         current: SecretBytes, beforeCommit: () throws(KeychainError) -> Void
     ) throws(KeychainError) {
-        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+        try withStateLock { () throws(KeychainError) in
             var keybag = try keybag()
             guard keybag.passcode != nil else { throw KeychainError(.errSecParam, "no passcode is set") }
             var keys = try verify(current, keybag)
@@ -108,7 +108,7 @@ extension Enclave {
 
     /// Turns "erase all items after 10 consecutive failed passcode attempts" on or off.
     public func setEraseAfterFailedAttempts(_ enabled: Bool, passcode: SecretBytes) throws(KeychainError) {
-        try EnclaveFiles.withExclusiveLock(lockURL) { () throws(KeychainError) in
+        try withStateLock { () throws(KeychainError) in
             var keybag = try keybag()
             guard keybag.passcode != nil else { throw KeychainError(.errSecParam, "erasing after failed attempts needs a passcode; set one first") }
             _ = try verify(passcode, keybag)
@@ -132,25 +132,32 @@ extension Enclave {
 
     /// Checks a passcode under the attempt rules and returns the class keys it opens. Must run
     /// under the enclave lock.
+    ///
+    /// - Throws: `errSecAuthFailed` for a wrong passcode; `errSecInteractionNotAllowed` during a
+    ///   delay; `errSecDecode` when the attempt counter was altered or removed (it is then taken
+    ///   as 9 failures, with the hour's delay starting now).
     func verify(_ passcode: SecretBytes, _ keybag: Keybag) throws(KeychainError) -> [ProtectionClass: SymmetricKey] {
         guard let parameters = keybag.passcode else { throw KeychainError(.errSecParam, "no passcode is set") }
-        var attempts = try PasscodeAttempts.load(attemptsURL)
+        var (attempts, tampered) = try loadAttempts(keybag)
         let (remaining, restarted) = attempts.remainingDelay(clock: clock)
-        if restarted { try attempts.save(attemptsURL) }
+        if restarted || tampered { try saveAttempts(attempts) }
+        if tampered {
+            throw KeychainError(.errSecDecode, "the failed-attempt counter \(files.path(PasscodeAttempts.fileName)) was altered or removed, so it is not believed: it now stands at \(attempts.failed) failed attempts and the next passcode attempt is allowed in \(Int(remaining.rounded(.up))) seconds")
+        }
         guard remaining <= 0 else {
             throw KeychainError(.errSecInteractionNotAllowed, "passcode entry is disabled for \(Int(remaining.rounded(.up))) more seconds after \(attempts.failed) failed attempts; try again later")
         }
         // Count the attempt on disk before anything else: killing the process during the key
         // derivation or the check still counts it (DESIGN.md, Data protection).
         attempts.failed += 1
-        try attempts.save(attemptsURL)
+        try saveAttempts(attempts)
         let passcodeKey = try parameters.deriveKey(passcode: passcode, deviceKey: deviceKey, keychainID: keybag.keychainID)
         let fingerprint = Data(HMAC<SHA256>.authenticationCode(for: Data("swift-keychain attempt v1".utf8), using: passcodeKey))
         if fingerprint == attempts.lastFailedFingerprint {
             // The same wrong passcode again: refused, and not counted again (Apple: "consecutive
             // attempts of the same incorrect passcode don't count").
             attempts.failed -= 1
-            try attempts.save(attemptsURL)
+            try saveAttempts(attempts)
             throw KeychainError(.errSecAuthFailed, "wrong passcode (the same wrong passcode as last time; not counted again)")
         }
 
@@ -160,14 +167,14 @@ extension Enclave {
             keys[protectionClass] = key
         }
         if keys.count == keybag.wrappedClassKeys.count {
-            try PasscodeAttempts().save(attemptsURL)
-            try recordPasscodeEntry()
+            try saveAttempts(PasscodeAttempts())
+            recordPasscodeEntry()
             return keys
         }
         attempts.lastFailedFingerprint = fingerprint
         attempts.bootID = clock.bootID
         attempts.delayStart = clock.uptime()
-        try attempts.save(attemptsURL)
+        try saveAttempts(attempts)
         if keybag.eraseAfterFailedAttempts && attempts.failed >= 10 {
             try erase(keybag)
             throw KeychainError(.errSecAuthFailed, "wrong passcode; this was the 10th failed attempt and the keychain has been erased")
@@ -177,12 +184,35 @@ extension Enclave {
         throw KeychainError(.errSecAuthFailed, "wrong passcode (\(attempts.failed) failed attempts)\(wait)")
     }
 
-    /// Destroys every class key by writing a fresh keybag with a new keychain identity; items
-    /// sealed under the old keys can never be opened again. The server deletes their rows when
-    /// it sees the new identity.
+    // MARK: Erasing
+
+    /// Erases the keychain on the owner's request: checks the passcode when one is set (counted
+    /// like an unlock), then destroys every class key (see ``erase(_:)``). The server then
+    /// deletes the erased keychain's rows (``bindDatabase(inspect:stamp:)``).
+    ///
+    /// - Throws: as ``unlock(passcode:)``; `errSecParam` when a passcode is set and none is
+    ///   given.
+    public func erase(passcode: SecretBytes?) throws(KeychainError) {
+        try withStateLock { () throws(KeychainError) in
+            let keybag = try keybag()
+            if keybag.passcode != nil {
+                guard let passcode else { throw KeychainError(.errSecParam, "a passcode is set; erasing the keychain needs it") }
+                _ = try verify(passcode, keybag)
+            }
+            try erase(keybag)
+        }
+    }
+
+    /// Destroys every class key by writing a fresh keybag with a new keychain identity, which
+    /// records the erased identity so that the server deletes the old rows (they can never be
+    /// opened again); resets the attempt counter, the biometric state and the unlocked keys.
+    /// The keys go first, so a crash before the rows are deleted still leaves them unreadable,
+    /// and the next open finishes the erase. Must run under the enclave lock.
     private func erase(_ old: Keybag) throws(KeychainError) {
         for protectionClass in ProtectionClass.allCases { cache.remove(cacheName(protectionClass, old)) }
-        try save(Keybag.fresh(deviceKey: deviceKey).0)
-        try PasscodeAttempts().save(attemptsURL)
+        try save(Keybag.fresh(deviceKey: deviceKey, databaseCreated: old.databaseCreated, erasedKeychainID: old.keychainID))
+        try saveAttempts(PasscodeAttempts())
+        try files.remove(BiometryState.fileName)
+        files.syncDirectory()
     }
 }

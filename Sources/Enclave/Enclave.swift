@@ -13,52 +13,87 @@ import Synchronization
 /// passcode) so that it can move into its own process or onto a TPM without changing callers.
 /// Nothing it returns is a key.
 ///
-/// Files, under the keychain directory (mode 0700): `device-secret` (mode 0600, 32 random bytes),
-/// `keybag` (wrapped class keys and passcode parameters), `attempts` (the failed-attempt
-/// counter) and `enclave.lock` (serialises processes).
+/// Files, in the keychain directory (``KeychainDirectory``: checked, mode 0700, opened by
+/// descriptor): `device-secret` (mode 0600, 32 random bytes), and, each authenticated with a
+/// device-derived key, `keybag` (wrapped class keys, passcode parameters, the database's
+/// identity), `attempts` (the failed-attempt counter), `biometry`, `database-state` (the
+/// database's last durable generation); `enclave.lock` serialises processes.
 public final class Enclave: Sendable {
     /// The keychain directory.
-    public let directory: URL
+    public let files: KeychainDirectory
     let deviceKey: SymmetricKey
     let clock: any EnclaveClock
     let cache: any ClassKeyCache
     let makePasscodeKDF: @Sendable () -> PasscodeKDF
+    let passcodeLimits: PasscodeKDF.Limits
+    let lockTimeout: Double
     private let keybagCache = Mutex<(stamp: FileStamp, keybag: Keybag)?>(nil)
 
-    var keybagURL: URL { directory.appendingPathComponent("keybag") }
-    var attemptsURL: URL { directory.appendingPathComponent("attempts") }
-    var lockURL: URL { directory.appendingPathComponent("enclave.lock") }
+    /// The name of the database file the Enclave keeps its records about.
+    public static let databaseFileName = "keychain.db"
+    static let lockName = "enclave.lock"
+
+    /// The keychain directory's path.
+    public var directory: URL { files.url }
 
     /// Opens the enclave whose state lives in `directory`, creating the device secret and a
-    /// keybag without passcode when the directory is new.
+    /// keybag without passcode when the keychain is new.
+    ///
+    /// Nothing is ever made anew beside existing state: a missing device secret or keybag next
+    /// to other keychain files is refused, so that no item is ever silently lost.
     ///
     /// - Parameters:
-    ///   - directory: the keychain directory, created with mode 0700.
+    ///   - directory: the keychain directory (``KeychainDirectory`` checks it and its parents).
     ///   - clock: the boot clock that times passcode delays.
     ///   - cache: where unlocked class keys live between unlock and lock.
     ///   - passcodeKDF: makes the KDF parameters for a new passcode; by default calibrated to
     ///     about 100 ms on this machine.
-    /// - Throws: `errSecIO` when the directory cannot be used, `errSecNotAvailable` when the
-    ///   device secret of an existing keychain is missing, `errSecDecode` for a damaged keybag.
+    ///   - passcodeLimits: the least cost and most memory a keybag may ask for.
+    ///   - creating: create a new keychain when none exists; when false, a missing keychain is
+    ///     `errSecNoSuchKeychain` and nothing is written.
+    ///   - lockTimeout: how long to wait for another process holding `enclave.lock`.
+    /// - Throws: `errSecNoSuchKeychain` (see `creating`); `errSecInvalidKeychain` when the
+    ///   directory or a file could have been planted or redirected by another user;
+    ///   `errSecNotAvailable` when the device secret of an existing keychain is missing;
+    ///   `errSecDecode` for an altered, foreign or missing keybag; `errSecIO` when the
+    ///   directory cannot be used or another process holds the lock too long.
     public init(
         directory: URL, clock: any EnclaveClock = SystemEnclaveClock(), cache: any ClassKeyCache,
-        passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() }
+        passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() },
+        passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20
     ) throws(KeychainError) {
-        self.directory = directory
+        let files = try KeychainDirectory(directory, creating: creating)
+        self.files = files
         self.clock = clock
         self.cache = cache
         self.makePasscodeKDF = passcodeKDF
-        try EnclaveFiles.prepareDirectory(directory)
-        let keybagURL = directory.appendingPathComponent("keybag")
-        let secretURL = directory.appendingPathComponent("device-secret")
-        self.deviceKey = try EnclaveFiles.withExclusiveLock(directory.appendingPathComponent("enclave.lock")) { () throws(KeychainError) in
-            let keybagExists = FileManager.default.fileExists(atPath: keybagURL.path)
-            let deviceKey = try DeviceSecret.load(from: secretURL, keybagExists: keybagExists)
-            if !keybagExists {
-                try Keybag.fresh(deviceKey: deviceKey).0.save(keybagURL)
+        self.passcodeLimits = passcodeLimits
+        self.lockTimeout = lockTimeout
+        self.deviceKey = try files.withExclusiveLock(Self.lockName, timeout: lockTimeout) { () throws(KeychainError) in
+            // A crash during an atomic write leaves a temporary (a keybag's holds class keys
+            // wrapped under a passcode that was never set): none is needed, nobody writes now.
+            files.removeLeftoverTemporaries()
+            let databaseHasContent = try (files.size(Self.databaseFileName) ?? 0) > 0
+            let keybagExists = files.exists(Keybag.fileName)
+            let deviceKey = try DeviceSecret.load(
+                files, otherStateExists: keybagExists || databaseHasContent || files.exists(DatabaseRecord.fileName), creating: creating)
+            if try Keybag.load(files, deviceKey: deviceKey, limits: passcodeLimits) != nil {
+                // Authentic and within limits: this keychain opens.
+            } else if databaseHasContent || files.exists(DatabaseRecord.fileName) {
+                throw KeychainError(.errSecDecode, "the keybag \(files.path(Keybag.fileName)) is missing, but \(files.path(Self.databaseFileName)) holds the keychain's items, which cannot be decrypted without it; nothing was changed. Restore the keybag from where it was, or erase the keychain with `keychainctl erase`")
+            } else if creating {
+                try Keybag.fresh(deviceKey: deviceKey).save(files, deviceKey: deviceKey)
+            } else {
+                throw KeychainError(.errSecNoSuchKeychain, "no keychain exists at \(files.url.path) yet")
             }
             return deviceKey
         }
+    }
+
+    /// Runs `body` holding `enclave.lock`, for the server's steps that must not interleave
+    /// with another process's (opening the database against the keybag's records).
+    func withStateLock<Result>(_ body: () throws(KeychainError) -> Result) throws(KeychainError) -> Result {
+        try files.withExclusiveLock(Self.lockName, timeout: lockTimeout, body)
     }
 
     /// The identity of the current keybag; it changes when the keychain is erased.
@@ -69,20 +104,28 @@ public final class Enclave: Sendable {
     // MARK: Keybag access
 
     func keybag() throws(KeychainError) -> Keybag {
-        let stamp = FileStamp(keybagURL)
+        let stamp = files.stamp(Keybag.fileName)
         if let stamp, let cached = keybagCache.withLock({ $0 }), cached.stamp == stamp {
             return cached.keybag
         }
-        guard let keybag = try Keybag.load(keybagURL) else {
-            throw KeychainError(.errSecNotAvailable, "the keybag \(keybagURL.path) is missing; the keychain cannot be opened")
+        guard let keybag = try Keybag.load(files, deviceKey: deviceKey, limits: passcodeLimits) else {
+            throw KeychainError(.errSecDecode, "the keybag \(files.path(Keybag.fileName)) is missing; the keychain cannot be opened. Restore it from where it was, or erase the keychain with `keychainctl erase`")
         }
         if let stamp { keybagCache.withLock { $0 = (stamp, keybag) } }
         return keybag
     }
 
     func save(_ keybag: Keybag) throws(KeychainError) {
-        try keybag.save(keybagURL)
+        try keybag.save(files, deviceKey: deviceKey)
         keybagCache.withLock { $0 = nil }
+    }
+
+    func loadAttempts(_ keybag: Keybag) throws(KeychainError) -> (attempts: PasscodeAttempts, tampered: Bool) {
+        try PasscodeAttempts.load(files, deviceKey: deviceKey, passcodeSet: keybag.passcode != nil)
+    }
+
+    func saveAttempts(_ attempts: PasscodeAttempts) throws(KeychainError) {
+        try attempts.save(files, deviceKey: deviceKey)
     }
 
     func cacheName(_ protectionClass: ProtectionClass, _ keybag: Keybag) -> String {
@@ -135,23 +178,5 @@ public final class Enclave: Sendable {
         case .whenUnlocked, .whenPasscodeSet:
             throw KeychainError(.errSecInteractionNotAllowed, "the keychain is locked; unlock it with `keychainctl unlock`")
         }
-    }
-}
-
-/// Identifies one version of a file (inode, size, modification time): the keybag is reread
-/// only when it changed.
-struct FileStamp: Equatable, Sendable {
-    let inode: UInt64
-    let size: Int64
-    let modified: Int64
-    let modifiedNanoseconds: Int64
-
-    init?(_ url: URL) {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else { return nil }
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        modified = Int64(info.st_mtim.tv_sec)
-        modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
     }
 }

@@ -2,16 +2,19 @@ import Crypto
 import Foundation
 import KeychainProtocol
 
-/// The keybag file: one wrapped key per protection class, the passcode parameters, and the
-/// keychain's identity. It holds no key in clear: without a passcode each class key is sealed
-/// by a key derived from the device secret alone; with one, by a key derived from the passcode
-/// tangled with the device secret.
+/// The keybag file: one wrapped key per protection class, the passcode parameters, the
+/// keychain's identity, and what the keybag knows of its database. It holds no key in clear:
+/// without a passcode each class key is sealed by a key derived from the device secret alone;
+/// with one, by a key derived from the passcode tangled with the device secret. Every field is
+/// authenticated (``AuthenticatedState``), so none can be edited, downgraded or copied from
+/// another keychain.
 ///
-/// On-disk format version 1: JSON, mode 0600. A change of format raises `version`.
+/// On-disk format version 2 (`swift-keychain keybag v2`). Version 1, written by development
+/// builds before 2026-11, was not authenticated and is refused with `errSecDecode`.
 struct Keybag: Codable, Sendable {
-    static let currentVersion = 1
+    static let fileName = "keybag"
+    static let version = 2
 
-    var version: Int
     /// Random identity of this keychain; a new one after an erase. Binds every wrap and the
     /// store's rows to this keybag.
     var keychainID: String
@@ -21,18 +24,28 @@ struct Keybag: Codable, Sendable {
     var wrappedClassKeys: [ProtectionClass: Data]
     /// Erase every item after 10 consecutive failed passcode attempts.
     var eraseAfterFailedAttempts: Bool
+    /// True once `keychain.db` was created and stamped with ``keychainID``: from then on a
+    /// missing or empty database is an error, never a new keychain.
+    var databaseCreated: Bool
+    /// Set by an erase: the identity of the erased keychain, whose rows the database still holds
+    /// until the server deletes them. The only way rows are ever deleted wholesale.
+    var erasedKeychainID: String?
 
     /// A new keybag with fresh class keys and no passcode.
-    static func fresh(deviceKey: SymmetricKey) throws(KeychainError) -> (Keybag, [ProtectionClass: SymmetricKey]) {
+    ///
+    /// - Parameters:
+    ///   - databaseCreated: false for a new keychain; true after an erase, whose database exists.
+    ///   - erasedKeychainID: the keychain an erase replaces.
+    static func fresh(deviceKey: SymmetricKey, databaseCreated: Bool = false, erasedKeychainID: String? = nil) throws(KeychainError) -> Keybag {
         var keybag = Keybag(
-            version: currentVersion, keychainID: UUID().uuidString, passcode: nil, wrappedClassKeys: [:],
-            eraseAfterFailedAttempts: false)
+            keychainID: UUID().uuidString, passcode: nil, wrappedClassKeys: [:], eraseAfterFailedAttempts: false,
+            databaseCreated: databaseCreated, erasedKeychainID: erasedKeychainID)
         let keys: [ProtectionClass: SymmetricKey] = [
             .whenUnlocked: SymmetricKey(size: .bits256), .afterFirstUnlock: SymmetricKey(size: .bits256),
         ]
         let unwrapped = keybag
         keybag.wrappedClassKeys = try unwrapped.wrapped(keys) { unwrapped.deviceWrappingKey(deviceKey, for: $0) }
-        return (keybag, keys)
+        return keybag
     }
 
     /// Seals each class key with the wrapping key `wrappingKey(class)` returns, for
@@ -86,20 +99,19 @@ struct Keybag: Codable, Sendable {
         Data("swift-keychain keybag v1 \(keychainID) \(protectionClass.rawValue)".utf8)
     }
 
-    /// Reads and validates a keybag file.
-    static func load(_ url: URL) throws(KeychainError) -> Keybag? {
-        guard let data = try EnclaveFiles.read(url) else { return nil }
-        guard let keybag = try? JSONDecoder().decode(Keybag.self, from: data), keybag.version == currentVersion else {
-            throw KeychainError(.errSecDecode, "the keybag \(url.path) is damaged or of an unknown version; the keychain cannot be opened")
-        }
+    /// Reads and authenticates the keybag; nil when there is none.
+    ///
+    /// - Throws: `errSecDecode` when it was altered, belongs with another device secret, or asks
+    ///   for passcode parameters outside `limits`.
+    static func load(_ files: KeychainDirectory, deviceKey: SymmetricKey, limits: PasscodeKDF.Limits) throws(KeychainError) -> Keybag? {
+        guard let data = try files.read(fileName) else { return nil }
+        let keybag = try AuthenticatedState.decode(data, as: Keybag.self, name: fileName, version: version, deviceKey: deviceKey, path: files.path(fileName))
+        try keybag.passcode?.validate(limits)
         return keybag
     }
 
     /// Writes the keybag atomically.
-    func save(_ url: URL) throws(KeychainError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(self) else { throw KeychainError(.errSecInternalComponent, "cannot encode the keybag") }
-        try EnclaveFiles.writeAtomically(data, to: url)
+    func save(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) {
+        try files.writeAtomically(AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey), to: Self.fileName)
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import KeychainProtocol
 
@@ -37,17 +38,34 @@ struct PasscodeAttempts: Codable, Sendable, Equatable {
         return (max(0, remaining), restarted)
     }
 
-    static func load(_ url: URL) throws(KeychainError) -> PasscodeAttempts {
-        guard let data = try EnclaveFiles.read(url) else { return PasscodeAttempts() }
-        guard let attempts = try? JSONDecoder().decode(PasscodeAttempts.self, from: data) else {
-            // A damaged counter must not reset the count to zero: treat it as the worst case.
-            return PasscodeAttempts(failed: 9)
+    static let fileName = "attempts"
+    static let version = 2
+
+    /// The counter as the failures it stands for when its file was altered or removed while a
+    /// passcode is set: the last step of the delay table, so that tampering never buys guesses.
+    static let assumedAfterTampering = 9
+
+    /// Reads the authenticated counter.
+    ///
+    /// With a passcode set, a counter that is missing, altered or from another device is not
+    /// believed: the Enclave carries on as if ``assumedAfterTampering`` attempts had failed, with
+    /// the delay starting now, and says so (`tampered` is true; the caller persists the new
+    /// counter and reports `errSecDecode`). Without a passcode the counter means nothing and a
+    /// fresh one is used.
+    static func load(_ files: KeychainDirectory, deviceKey: SymmetricKey, passcodeSet: Bool) throws(KeychainError) -> (attempts: PasscodeAttempts, tampered: Bool) {
+        do {
+            if let data = try files.read(fileName) {
+                let attempts = try AuthenticatedState.decode(data, as: PasscodeAttempts.self, name: fileName, version: version, deviceKey: deviceKey, path: files.path(fileName))
+                return (attempts, false)
+            }
+        } catch KeychainError.errSecDecode {
+            // Not believed; handled below.
         }
-        return attempts
+        guard passcodeSet else { return (PasscodeAttempts(), false) }
+        return (PasscodeAttempts(failed: assumedAfterTampering), true)
     }
 
-    func save(_ url: URL) throws(KeychainError) {
-        guard let data = try? JSONEncoder().encode(self) else { throw KeychainError(.errSecInternalComponent, "cannot encode the attempt counter") }
-        try EnclaveFiles.writeAtomically(data, to: url)
+    func save(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) {
+        try files.writeAtomically(AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey), to: Self.fileName)
     }
 }

@@ -26,6 +26,10 @@ public let errSecNotAvailable: OSStatus = -25291
 public let errSecReadOnly: OSStatus = -25292
 /// The user name or passphrase is not correct.
 public let errSecAuthFailed: OSStatus = -25293
+/// The keychain could not be found.
+public let errSecNoSuchKeychain: OSStatus = -25294
+/// The keychain is not valid (its files cannot be trusted).
+public let errSecInvalidKeychain: OSStatus = -25295
 /// The item already exists.
 public let errSecDuplicateItem: OSStatus = -25299
 /// The item could not be found.

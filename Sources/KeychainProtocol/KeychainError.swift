@@ -81,6 +81,10 @@ extension KeychainError {
     public static let errSecReadOnly = code(-25292, "This keychain cannot be modified.")
     /// `errSecAuthFailed`: The user name or passphrase you entered is not correct.
     public static let errSecAuthFailed = code(-25293, "The user name or passphrase you entered is not correct.")
+    /// `errSecNoSuchKeychain`: The specified keychain could not be found.
+    public static let errSecNoSuchKeychain = code(-25294, "The specified keychain could not be found.")
+    /// `errSecInvalidKeychain`: The specified keychain is not a valid keychain file.
+    public static let errSecInvalidKeychain = code(-25295, "The specified keychain is not a valid keychain file.")
     /// `errSecDuplicateItem`: The specified item already exists in the keychain.
     public static let errSecDuplicateItem = code(-25299, "The specified item already exists in the keychain.")
     /// `errSecItemNotFound`: The specified item could not be found in the keychain.
@@ -102,7 +106,7 @@ extension KeychainError {
     public static let known: [KeychainError] = [
         errSecUnimplemented, errSecDiskFull, errSecIO, errSecParam, errSecAllocate, errSecUserCanceled,
         errSecBadReq, errSecInternalComponent, errSecMissingEntitlement, errSecNotAvailable, errSecReadOnly,
-        errSecAuthFailed, errSecDuplicateItem, errSecItemNotFound, errSecDataTooLarge, errSecNoSuchAttr,
+        errSecAuthFailed, errSecNoSuchKeychain, errSecInvalidKeychain, errSecDuplicateItem, errSecItemNotFound, errSecDataTooLarge, errSecNoSuchAttr,
         errSecNoSuchClass, errSecInteractionNotAllowed, errSecReadOnlyAttr, errSecDecode,
     ]
 
@@ -110,7 +114,7 @@ extension KeychainError {
         0: "errSecSuccess", -4: "errSecUnimplemented", -34: "errSecDiskFull", -36: "errSecIO",
         -50: "errSecParam", -108: "errSecAllocate", -128: "errSecUserCanceled", -909: "errSecBadReq",
         -2070: "errSecInternalComponent", -34018: "errSecMissingEntitlement", -25291: "errSecNotAvailable",
-        -25292: "errSecReadOnly", -25293: "errSecAuthFailed", -25299: "errSecDuplicateItem",
+        -25292: "errSecReadOnly", -25293: "errSecAuthFailed", -25294: "errSecNoSuchKeychain", -25295: "errSecInvalidKeychain", -25299: "errSecDuplicateItem",
         -25300: "errSecItemNotFound", -25302: "errSecDataTooLarge", -25303: "errSecNoSuchAttr",
         -25306: "errSecNoSuchClass", -25308: "errSecInteractionNotAllowed", -25309: "errSecReadOnlyAttr",
         -26275: "errSecDecode",

@@ -9,7 +9,7 @@ public enum KeychainRequest: Sendable {
     case copyMatching(ItemQuery)
     /// `SecItemUpdate`: every match.
     case update(ItemQuery, ItemChanges)
-    /// `SecItemDelete`: every match.
+    /// `SecItemDelete`: every match; answered with how many were deleted.
     case delete(ItemQuery)
     /// The device's protection state.
     case deviceStatus
@@ -19,8 +19,15 @@ public enum KeychainRequest: Sendable {
     case unlock(passcode: SecretBytes)
     /// Set the passcode (`current` nil when none is set) or change it.
     case setPasscode(current: SecretBytes?, new: SecretBytes)
-    /// Remove the passcode; destroys the WhenPasscodeSet class and its items.
+    /// Remove the passcode; destroys the WhenPasscodeSet class and its items (answered with
+    /// how many were deleted).
     case removePasscode(current: SecretBytes)
+    /// Erase every item and class key (the owner's tool only; the passcode when one is set);
+    /// answered with how many items were erased.
+    case erase(passcode: SecretBytes?)
+    /// How many items the keychain holds, of one accessibility or of any (the owner's tool
+    /// only; nothing is decrypted).
+    case countItems(accessibility: Accessibility?)
     /// Turn "erase all data after 10 failed passcode attempts" on or off.
     case setEraseAfterFailedAttempts(Bool, passcode: SecretBytes)
     /// Check the device passcode for an authentication (counted like an unlock attempt; does
@@ -55,6 +62,8 @@ public enum KeychainReply: Sendable {
     case biometry(BiometryStatus)
     /// The outcome of waiting for a touch.
     case match(BiometricMatch)
+    /// How many items a deletion, an erase or a count concerned.
+    case count(Int)
     /// A passcode check succeeded: the Enclave's grant.
     case granted(AuthenticationGrant)
 }

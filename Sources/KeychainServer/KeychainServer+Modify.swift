@@ -25,7 +25,8 @@ extension KeychainServer {
         let newAccessControl = try changes.accessControl.map { (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control) }
         let filter = try rowFilter(query, caller: caller, ignoringLimit: true)
         let now = Date()
-        try store.write { transaction in
+        // Purged: the replaced ciphertexts leave the write-ahead log before the call returns.
+        try store.write(purging: true) { transaction in
             let items = try self.openMatches(query, filter, transaction, limit: .some(nil))
             guard !items.isEmpty else { throw self.notFound(query) }
             for item in items {
@@ -61,10 +62,12 @@ extension KeychainServer {
     /// delete acts on all matches).
     ///
     /// A matching row whose attributes no longer open (damaged) is deleted too, so a damaged
-    /// item can always be removed; a locked match gives `errSecInteractionNotAllowed`.
-    func delete(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) {
+    /// item can always be removed; a locked match gives `errSecInteractionNotAllowed`. The
+    /// deleted rows are gone from the database file and its write-ahead log before this
+    /// returns (``KeychainStore/write(purging:_:)``). Returns how many items were deleted.
+    func delete(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> Int {
         let filter = try rowFilter(query, caller: caller, ignoringLimit: true)
-        try store.write { transaction in
+        return try store.write(purging: true) { transaction in
             var doomed: [Int64] = []
             for row in try transaction.rows(filter) {
                 guard let id = row.id else { continue }
@@ -77,6 +80,7 @@ extension KeychainServer {
             }
             guard !doomed.isEmpty else { throw self.notFound(query) }
             try transaction.delete(doomed)
+            return doomed.count
         }
     }
 }

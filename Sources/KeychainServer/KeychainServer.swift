@@ -17,20 +17,46 @@ public final class KeychainServer: Sendable {
     /// The fprintd sensor once detected; it keeps a verification running between waits.
     let fprintd = Mutex<FprintdSensor?>(nil)
 
-    /// Serves `store` with the keys of `enclave`. Rows sealed under an erased keybag are
-    /// deleted here.
-    public init(enclave: Enclave, store: KeychainStore) throws(KeychainError) {
+    /// Opens the keychain in `directory`: the Enclave's files, then the database
+    /// `keychain.db`, admitted only when it belongs with the keybag
+    /// (``Enclave/bindDatabase(inspect:stamp:)``). A database that does not is refused with
+    /// `errSecDecode` and left byte for byte as it was.
+    ///
+    /// - Parameters:
+    ///   - creating: create a new keychain when there is none; when false, a missing keychain
+    ///     is `errSecNoSuchKeychain` and nothing is written.
+    ///   - passcodeLimits, lockTimeout: see ``Enclave/init(directory:clock:cache:passcodeKDF:passcodeLimits:creating:lockTimeout:)``.
+    public init(directory: URL, cache: any ClassKeyCache, clock: any EnclaveClock = SystemEnclaveClock(),
+                passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() },
+                passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20) throws(KeychainError) {
+        let enclave = try Enclave(
+            directory: directory, clock: clock, cache: cache, passcodeKDF: passcodeKDF, passcodeLimits: passcodeLimits,
+            creating: creating, lockTimeout: lockTimeout)
+        let url = directory.appendingPathComponent(Enclave.databaseFileName)
+        var opened: KeychainStore?
+        try Self.bind(enclave, url, &opened)
         self.enclave = enclave
-        self.store = store
-        try adoptKeychainIdentity()
+        if let opened {
+            self.store = opened
+        } else {
+            self.store = try Self.openStore(enclave, url)
+        }
     }
 
-    /// Opens the keychain in `directory`: the Enclave's files and the database `keychain.db`.
-    public convenience init(directory: URL, cache: any ClassKeyCache, clock: any EnclaveClock = SystemEnclaveClock(),
-                            passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() }) throws(KeychainError) {
-        let enclave = try Enclave(directory: directory, clock: clock, cache: cache, passcodeKDF: passcodeKDF)
-        let store = try KeychainStore(url: directory.appendingPathComponent("keychain.db"))
-        try self.init(enclave: enclave, store: store)
+    private static func openStore(_ enclave: Enclave, _ url: URL) throws(KeychainError) -> KeychainStore {
+        try KeychainStore(url: url) { generation in enclave.recordDatabaseCommit(generation: generation) }
+    }
+
+    /// Admits the database (opening `store` when a stamp needs it): see
+    /// ``Enclave/bindDatabase(inspect:stamp:)``.
+    private static func bind(_ enclave: Enclave, _ url: URL, _ store: inout KeychainStore?) throws(KeychainError) {
+        for name in ["", "-wal", "-shm"] { try enclave.files.checkFile(Enclave.databaseFileName + name) }
+        try enclave.bindDatabase(inspect: { () throws(KeychainError) in try KeychainStore.inspect(url) }) { (keychainID, deletingRows) throws(KeychainError) in
+            let opened: KeychainStore
+            if let store { opened = store } else { opened = try openStore(enclave, url) }
+            store = opened
+            return try opened.stamp(keychainID: keychainID, deletingRows: deletingRows)
+        }
     }
 
     /// Carries out one request for `caller`.
@@ -44,8 +70,7 @@ public final class KeychainServer: Sendable {
             try update(query, changes, caller: caller)
             return .done
         case .delete(let query):
-            try delete(query, caller: caller)
-            return .done
+            return .count(try delete(query, caller: caller))
         case .deviceStatus:
             return .status(try enclave.status())
         case .lock:
@@ -58,13 +83,22 @@ public final class KeychainServer: Sendable {
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.setPasscode(current: current, new: new) }
             return .done
         case .removePasscode(let current):
+            var deleted = 0
             try afterPasscodeCheck { () throws(KeychainError) in
                 try enclave.removePasscode(current: current) { () throws(KeychainError) in
                     // Apple: "disabling the passcode causes all items in this class to be deleted".
-                    _ = try store.write { try $0.deleteAll(accessibility: Accessibility.whenPasscodeSetThisDeviceOnly.rawValue) }
+                    deleted = try store.write(purging: true) { try $0.deleteAll(accessibility: Accessibility.whenPasscodeSetThisDeviceOnly.rawValue) }
                 }
             }
-            return .done
+            return .count(deleted)
+        case .erase(let passcode):
+            try requireOwner(caller)
+            let count = try store.read { try $0.count() }
+            try afterPasscodeCheck { () throws(KeychainError) in try enclave.erase(passcode: passcode) }
+            return .count(count)
+        case .countItems(let accessibility):
+            try requireOwner(caller)
+            return .count(try store.read { try $0.count(accessibility: accessibility?.rawValue) })
         case .setEraseAfterFailedAttempts(let enabled, let passcode):
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.setEraseAfterFailedAttempts(enabled, passcode: passcode) }
             return .done
@@ -95,19 +129,27 @@ public final class KeychainServer: Sendable {
         }
     }
 
-    /// Runs a passcode operation; whatever its outcome, deletes rows sealed under an erased
-    /// keybag (a 10th failure with erase turned on replaces the keybag).
+    /// Runs a passcode operation; whatever its outcome, finishes an erase it caused (a 10th
+    /// failure with erase turned on, or an erase on request, replaces the keybag; the rows of
+    /// the erased keychain go here).
     private func afterPasscodeCheck(_ body: () throws(KeychainError) -> Void) throws(KeychainError) {
         do {
             try body()
         } catch {
-            try? adoptKeychainIdentity()
+            try? finishPendingErase()
             throw error
         }
+        try finishPendingErase()
     }
 
-    private func adoptKeychainIdentity() throws(KeychainError) {
-        let identity = try enclave.keychainID()
-        try store.write { try $0.adopt(keychainID: identity) }
+    private func finishPendingErase() throws(KeychainError) {
+        var opened: KeychainStore? = store
+        try Self.bind(enclave, store.url, &opened)
+    }
+
+    private func requireOwner(_ caller: CallerIdentity) throws(KeychainError) {
+        guard caller.isOwnerTool else {
+            throw KeychainError(.errSecMissingEntitlement, "only the device owner's tool may count or erase the whole keychain")
+        }
     }
 }

@@ -11,38 +11,46 @@ import KeychainProtocol
 ///
 /// The store never sees a key or a plaintext: it indexes keyed hashes and keeps ciphertexts.
 ///
-/// Schema version 1 (table `meta` holds `schemaVersion` and `keychainID`).
+/// Schema version 1. Table `meta` holds `schemaVersion`, `keychainID` (the keybag the rows were
+/// sealed under) and `generation`, which every write transaction raises by one; after each
+/// commit the store reports the new generation, so that the Enclave can tell later whether
+/// committed transactions went missing (``DatabaseIdentity``).
 public final class KeychainStore: Sendable {
     private let pool: DatabasePool
+    private let committed: @Sendable (UInt64) -> Void
     /// The database file.
     public let url: URL
 
     static let schemaVersion = "1"
 
-    /// Opens (or creates) the database at `url`, mode 0600.
+    /// Opens (or creates, mode 0600) the database at `url`. The caller has checked the file
+    /// against the keybag first (``inspect(_:)``).
     ///
+    /// - Parameter committed: called after every write transaction with the database's new
+    ///   generation.
     /// - Throws: `errSecDecode` when the file is not a keychain database or is damaged (the
     ///   file is left untouched), `errSecIO` when it cannot be opened.
-    public init(url: URL) throws(KeychainError) {
+    public init(url: URL, committed: @escaping @Sendable (UInt64) -> Void = { _ in }) throws(KeychainError) {
         self.url = url
+        self.committed = committed
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
-            // Deleted content is zeroed on disk, not left in free pages.
+            // Deleted content is zeroed on disk, not left in free pages; the WAL does not keep
+            // old frames beyond 1 MiB after a checkpoint.
             try db.execute(sql: "PRAGMA secure_delete = ON")
             try db.execute(sql: "PRAGMA foreign_keys = ON")
+            try db.execute(sql: "PRAGMA journal_size_limit = 1048576")
         }
         do {
-            let existed = FileManager.default.fileExists(atPath: url.path)
-            if !existed {
-                let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if !FileManager.default.fileExists(atPath: url.path) {
+                let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
                 if fd >= 0 { close(fd) }
             }
             pool = try DatabasePool(path: url.path, configuration: configuration)
             // An acknowledged write is on disk, even across a power cut. Set after opening:
             // GRDB's pool sets NORMAL when it enables WAL, and it has a single writer connection.
             try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
-            try Self.migrate(pool)
         } catch let error as DatabaseError {
             throw Self.map(error, url: url)
         } catch {
@@ -50,34 +58,79 @@ public final class KeychainStore: Sendable {
         }
     }
 
-    private static func migrate(_ pool: DatabasePool) throws {
-        try pool.write { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-                CREATE TABLE IF NOT EXISTS items (
-                    id INTEGER PRIMARY KEY,
-                    identity BLOB NOT NULL UNIQUE,
-                    itemClass TEXT NOT NULL,
-                    accessGroupHash BLOB NOT NULL,
-                    synchronizable INTEGER NOT NULL,
-                    accessibility TEXT NOT NULL,
-                    primaryKeyHash BLOB NOT NULL UNIQUE,
-                    metadata BLOB NOT NULL,
-                    wrappedKey BLOB NOT NULL,
-                    secret BLOB NOT NULL,
-                    accessControl BLOB);
-                CREATE INDEX IF NOT EXISTS itemsByClass ON items(itemClass, accessGroupHash);
-                CREATE TABLE IF NOT EXISTS attributeHashes (
-                    hash BLOB NOT NULL,
-                    itemID INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
-                    PRIMARY KEY (hash, itemID)) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS attributeHashesByItem ON attributeHashes(itemID);
-                INSERT OR IGNORE INTO meta (key, value) VALUES ('schemaVersion', '\(schemaVersion)');
-                """)
-            let version = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
-            guard version == schemaVersion else {
-                throw KeychainError(.errSecDecode, "the keychain database has schema version \(version ?? "none"), which this version of swift-keychain does not read")
+    /// Reads what the database at `url` says of itself through a read-only connection, which
+    /// changes neither the file nor its write-ahead log (SQLite may create an empty `-wal` and
+    /// its `-shm` index beside a file that has none). Nil when the file is absent or empty; no
+    /// keychain identity when it has no table (a creation that stopped before its first commit,
+    /// or a database whose write-ahead log, holding every commit, is gone).
+    ///
+    /// - Throws: `errSecDecode` when it is not a keychain database, is damaged, or has a schema
+    ///   version this code does not read.
+    public static func inspect(_ url: URL) throws(KeychainError) -> DatabaseIdentity? {
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+        guard size > 0 else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        do {
+            let queue = try DatabaseQueue(path: url.path, configuration: configuration)
+            return try queue.read { db -> DatabaseIdentity? in
+                let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
+                guard !tables.isEmpty else { return DatabaseIdentity(keychainID: nil, generation: 0, itemCount: 0) }
+                guard tables.isSuperset(of: ["meta", "items"]) else {
+                    throw KeychainError(.errSecDecode, "\(url.path) is an SQLite database but not a keychain database; it was left untouched")
+                }
+                let version = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
+                guard version == schemaVersion else {
+                    throw KeychainError(.errSecDecode, "the keychain database has schema version \(version ?? "none"), which this version of swift-keychain does not read")
+                }
+                let generation = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'").flatMap(UInt64.init) ?? 0
+                return DatabaseIdentity(
+                    keychainID: try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'keychainID'"),
+                    generation: generation, itemCount: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items") ?? 0)
             }
+        } catch {
+            throw map(error, url: url)
+        }
+    }
+
+    /// Creates the schema if needed and stamps the database with `keychainID`, deleting every
+    /// row first when `deletingRows` (only to finish an erase the keybag records). Returns the
+    /// generation of that commit.
+    public func stamp(keychainID: String, deletingRows: Bool) throws(KeychainError) -> UInt64 {
+        do {
+            try pool.write { db in
+                try db.execute(sql: """
+                    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS items (
+                        id INTEGER PRIMARY KEY,
+                        identity BLOB NOT NULL UNIQUE,
+                        itemClass TEXT NOT NULL,
+                        accessGroupHash BLOB NOT NULL,
+                        synchronizable INTEGER NOT NULL,
+                        accessibility TEXT NOT NULL,
+                        primaryKeyHash BLOB NOT NULL UNIQUE,
+                        metadata BLOB NOT NULL,
+                        wrappedKey BLOB NOT NULL,
+                        secret BLOB NOT NULL,
+                        accessControl BLOB);
+                    CREATE INDEX IF NOT EXISTS itemsByClass ON items(itemClass, accessGroupHash);
+                    CREATE TABLE IF NOT EXISTS attributeHashes (
+                        hash BLOB NOT NULL,
+                        itemID INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                        PRIMARY KEY (hash, itemID)) WITHOUT ROWID;
+                    CREATE INDEX IF NOT EXISTS attributeHashesByItem ON attributeHashes(itemID);
+                    INSERT OR IGNORE INTO meta (key, value) VALUES ('schemaVersion', '\(Self.schemaVersion)');
+                    INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0');
+                    """)
+            }
+        } catch {
+            throw Self.map(error, url: url)
+        }
+        return try write(purging: deletingRows) { transaction in
+            if deletingRows { try transaction.db.execute(sql: "DELETE FROM items") }
+            try transaction.db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('keychainID', ?)", arguments: [keychainID])
+            return try transaction.generation()
         }
     }
 
@@ -90,10 +143,24 @@ public final class KeychainStore: Sendable {
         }
     }
 
-    /// Writes in one transaction: every change in `body` lands, or none does.
-    public func write<Result>(_ body: (StoreTransaction) throws -> Result) throws(KeychainError) -> Result {
+    /// Writes in one transaction: every change in `body` lands, or none does. The transaction
+    /// raises the generation, which is reported once it is committed.
+    ///
+    /// - Parameter purging: after the commit, checkpoint the write-ahead log into the database
+    ///   and truncate it, so that what `body` deleted or replaced is gone from both files (with
+    ///   `secure_delete`, freed content is zeroed) before this returns.
+    public func write<Result>(purging: Bool = false, _ body: (StoreTransaction) throws -> Result) throws(KeychainError) -> Result {
         do {
-            return try pool.write { db in try body(StoreTransaction(db: db)) }
+            let (result, generation) = try pool.write { db in
+                let result = try body(StoreTransaction(db: db))
+                try db.execute(sql: "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+                return (result, try StoreTransaction(db: db).generation())
+            }
+            committed(generation)
+            if purging {
+                try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            }
+            return result
         } catch {
             throw Self.map(error, url: url)
         }

@@ -92,20 +92,17 @@ public struct StoreTransaction {
         return db.changesCount
     }
 
-    /// The keybag identity the rows were sealed under, or nil for a new database.
-    public func keychainID() throws -> String? {
-        try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'keychainID'")
+    /// How many rows there are, of one accessibility or of any.
+    public func count(accessibility: String? = nil) throws -> Int {
+        if let accessibility {
+            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items WHERE accessibility = ?", arguments: [accessibility]) ?? 0
+        }
+        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items") ?? 0
     }
 
-    /// Records the keybag identity; when it differs from the recorded one, every row was sealed
-    /// under keys that no longer exist (the keychain was erased) and is deleted.
-    public func adopt(keychainID: String) throws {
-        let recorded = try self.keychainID()
-        guard recorded != keychainID else { return }
-        if recorded != nil {
-            try db.execute(sql: "DELETE FROM items")
-        }
-        try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('keychainID', ?)", arguments: [keychainID])
+    /// The database's commit generation.
+    func generation() throws -> UInt64 {
+        try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'").flatMap(UInt64.init) ?? 0
     }
 
     private func insertHashes(_ hashes: [Data], for id: Int64) throws {

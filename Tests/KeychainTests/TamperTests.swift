@@ -149,23 +149,19 @@ import Testing
         #expect(throws: KeychainError.errSecNotAvailable) {
             try TestKeychain.open(copy, clock: StubClock(), cache: .init())
         }
-        // Another device's secret opens nothing either, even with the right passcode.
+        // Another device's secret opens nothing either: the keybag is authenticated with a key
+        // derived from the device secret, so it is refused before any passcode is tried.
         try Data((0..<32).map { _ in UInt8.random(in: 0...255) }).write(to: copy.appendingPathComponent("device-secret"))
-        let thief = try TestKeychain.open(copy, clock: StubClock(), cache: .init())
-        #expect(throws: KeychainError.errSecAuthFailed) { try thief.unlock("1234") }
-        #expect(throws: KeychainError.errSecInteractionNotAllowed) {
-            try thief.perform(.copyMatching(ItemQuery(itemClass: .genericPassword, returns: .data)), groups: ["distinctive.group.name"])
-        }
+        #expect(throws: KeychainError.errSecDecode) { try TestKeychain.open(copy, clock: StubClock(), cache: .init()) }
     }
 
     @Test func aCorruptDatabaseFileGivesErrSecDecodeAndIsLeftUntouched() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("corrupt-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let keychain = try seeded()
+        defer { keychain.remove() }
         let garbage = Data(String(repeating: "this is not a database ", count: 300).utf8)
-        let database = directory.appendingPathComponent("keychain.db")
-        try garbage.write(to: database)
-        #expect(throws: KeychainError.errSecDecode) { try TestKeychain.open(directory, clock: StubClock(), cache: .init()) }
-        #expect(try Data(contentsOf: database) == garbage)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: keychain.databaseURL.path + suffix) }
+        try garbage.write(to: keychain.databaseURL)
+        #expect(throws: KeychainError.errSecDecode) { try keychain.restarted() }
+        #expect(try Data(contentsOf: keychain.databaseURL) == garbage)
     }
 }

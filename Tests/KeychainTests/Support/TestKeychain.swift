@@ -25,6 +25,8 @@ struct TestKeychain {
     let server: KeychainServer
 
     static let fastKDF: @Sendable () -> PasscodeKDF = { PasscodeKDF(logN: 10, blockSize: 8) }
+    /// The floor lowered to what ``fastKDF`` makes; the real floor has tests of its own.
+    static let fastLimits = PasscodeKDF.Limits(minimumLogN: 10, minimumBlockSize: 8, maximumMemory: 256 << 20)
 
     static func make() throws -> TestKeychain {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-tests-\(UUID().uuidString)")
@@ -32,7 +34,7 @@ struct TestKeychain {
     }
 
     static func open(_ directory: URL, clock: StubClock, cache: ProcessClassKeyCache) throws -> TestKeychain {
-        let server = try KeychainServer(directory: directory, cache: cache, clock: clock, passcodeKDF: fastKDF)
+        let server = try KeychainServer(directory: directory, cache: cache, clock: clock, passcodeKDF: fastKDF, passcodeLimits: fastLimits)
         return TestKeychain(directory: directory, clock: clock, cache: cache, server: server)
     }
 

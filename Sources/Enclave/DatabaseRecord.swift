@@ -1,0 +1,84 @@
+import Crypto
+import Foundation
+import KeychainProtocol
+
+/// The Enclave's record of the database it belongs with (file `database-state`): the keychain
+/// identity stamped into `keychain.db` and the highest commit generation known to be durable
+/// there. The database's own generation only grows, and is committed before it is recorded
+/// here, so a database whose generation is below the record lost committed transactions (a
+/// missing or truncated WAL, an older copy) and is refused.
+///
+/// Two fixed-size slots, written in place in turn with one `fdatasync`: a torn write damages only
+/// the slot being written, and the other still holds an earlier, smaller generation. Each slot
+/// is authenticated with a device-derived key. Concurrent writers take the file's `flock` and
+/// never lower the recorded generation.
+struct DatabaseRecord: Equatable, Sendable {
+    static let fileName = "database-state"
+    static let slotSize = 128
+    private static let maximumIDLength = 64
+
+    var keychainID: String
+    var generation: UInt64
+
+    private func slot(_ key: SymmetricKey) -> Data {
+        var bytes = Data()
+        withUnsafeBytes(of: generation.bigEndian) { bytes.append(contentsOf: $0) }
+        let id = Data(keychainID.utf8.prefix(Self.maximumIDLength))
+        bytes.append(UInt8(id.count))
+        bytes.append(id)
+        bytes.append(contentsOf: HMAC<SHA256>.authenticationCode(for: Self.label + bytes, using: key))
+        bytes.append(Data(count: Self.slotSize - bytes.count))
+        return bytes
+    }
+
+    private static let label = Data("swift-keychain database-state v1".utf8)
+
+    private static func parse(_ bytes: Data, _ key: SymmetricKey) -> DatabaseRecord? {
+        let bytes = Data(bytes)
+        guard bytes.count == slotSize else { return nil }
+        let idLength = Int(bytes[8])
+        guard idLength <= maximumIDLength else { return nil }
+        let body = bytes.prefix(9 + idLength)
+        let mac = bytes[(9 + idLength)..<(9 + idLength + 32)]
+        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: label + body, using: key) else { return nil }
+        let generation = body.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return DatabaseRecord(keychainID: String(decoding: body.dropFirst(9), as: UTF8.self), generation: generation)
+    }
+
+    /// The record, or nil when there is none.
+    ///
+    /// - Throws: `errSecDecode` when the file exists but no slot is authentic.
+    static func load(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) -> DatabaseRecord? {
+        guard let data = try files.read(fileName) else { return nil }
+        return try newest(in: data, files: files, deviceKey: deviceKey)
+    }
+
+    private static func newest(in data: Data, files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) -> DatabaseRecord {
+        let key = AuthenticatedState.key(for: fileName, deviceKey: deviceKey)
+        let slots = stride(from: 0, to: min(data.count, 2 * slotSize), by: slotSize).compactMap { offset in
+            data.count >= offset + slotSize ? parse(data[offset..<(offset + slotSize)], key) : nil
+        }
+        guard let newest = slots.max(by: { $0.generation < $1.generation }) else {
+            throw KeychainError(.errSecDecode, "\(files.path(fileName)) was altered or damaged: no record in it is authentic; restore it from a copy")
+        }
+        return newest
+    }
+
+    /// Records `self` unless the file already holds a higher generation for the same keychain.
+    /// With `replacing`, records it whatever the file holds (a new or erased keychain).
+    func save(_ files: KeychainDirectory, deviceKey: SymmetricKey, replacing: Bool = false) throws(KeychainError) {
+        try files.withExclusiveLock(Self.fileName, timeout: 10) { () throws(KeychainError) in
+            let current = try files.read(Self.fileName).flatMap { try? Self.newest(in: $0, files: files, deviceKey: deviceKey) }
+            if !replacing, let current, current.keychainID == keychainID, current.generation >= generation { return }
+            let key = AuthenticatedState.key(for: Self.fileName, deviceKey: deviceKey)
+            if replacing {
+                // Both slots, so that no record of the previous keychain remains.
+                var both = slot(key)
+                both.append(slot(key))
+                try files.writeInPlace(both, at: 0, to: Self.fileName)
+            } else {
+                try files.writeInPlace(slot(key), at: Int(generation % 2) * Self.slotSize, to: Self.fileName)
+            }
+        }
+    }
+}
