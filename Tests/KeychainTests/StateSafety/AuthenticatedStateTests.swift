@@ -1,0 +1,128 @@
+import Crypto
+@testable import Enclave
+import Foundation
+import Keychain
+import Testing
+
+/// Every field of the Enclave's state is authenticated with a device-derived key and refused
+/// with errSecDecode when altered; the KDF parameters are bounded and computed with checked
+/// arithmetic; a damaged biometry file does not stand in the way of the passcode (issue:
+/// "Authenticate all of the Enclave's state").
+@Suite struct AuthenticatedStateTests {
+    /// Rewrites a field of the state file `name` as an attacker would: the payload changes, the
+    /// authentication code stays.
+    func tamper(_ keychain: TestKeychain, _ name: String, _ edit: (inout [String: Any]) -> Void) throws {
+        let url = keychain.directory.appendingPathComponent(name)
+        var envelope = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let encoded = try #require(envelope["payload"] as? String)
+        let payload = try #require(Data(base64Encoded: encoded))
+        var fields = try #require(try JSONSerialization.jsonObject(with: payload) as? [String: Any])
+        edit(&fields)
+        envelope["payload"] = try JSONSerialization.data(withJSONObject: fields).base64EncodedString()
+        try JSONSerialization.data(withJSONObject: envelope).write(to: url)
+    }
+
+    func withPasscode() throws -> TestKeychain {
+        let keychain = try TestKeychain.make()
+        try keychain.setPasscode("1234")
+        return keychain
+    }
+
+    func deviceKey(_ keychain: TestKeychain) throws -> SymmetricKey {
+        SymmetricKey(data: try Data(contentsOf: keychain.directory.appendingPathComponent("device-secret")))
+    }
+
+    @Test(arguments: ["logN", "erase", "keychainID", "wraps", "version"])
+    func anAlteredKeybagFieldIsRefused(_ field: String) throws {
+        let keychain = try withPasscode()
+        defer { keychain.remove() }
+        try tamper(keychain, "keybag") { fields in
+            switch field {
+            case "logN":
+                var passcode = fields["passcode"] as? [String: Any] ?? [:]
+                passcode["logN"] = 1
+                fields["passcode"] = passcode
+            case "erase": fields["eraseAfterFailedAttempts"] = true
+            case "keychainID": fields["keychainID"] = UUID().uuidString
+            case "wraps":
+                var wraps = fields["wrappedClassKeys"] as? [Any] ?? []
+                if wraps.count >= 4 { wraps.swapAt(1, 3) }
+                fields["wrappedClassKeys"] = wraps
+            default: fields["databaseCreated"] = false
+            }
+        }
+        #expect(throws: KeychainError.errSecDecode) { try keychain.restarted() }
+        #expect(throws: KeychainError.errSecDecode) { try keychain.unlock("1234") }
+    }
+
+    @Test(arguments: [1, 9, 62, 1 << 40])
+    func weakOrAbsurdKDFParametersAreRefusedBeforeAnyAttemptIsCounted(_ logN: Int) throws {
+        // Even a keybag carrying a valid authentication code (a bug, or a future writer) may not
+        // ask for less than the floor (here the tests' floor, 2^10), or for more memory than the ceiling; 2^62 overflowed and
+        // crashed, and each crash counted as a failed attempt.
+        let keychain = try withPasscode()
+        defer { keychain.remove() }
+        let files = try KeychainDirectory(keychain.directory, creating: false)
+        let key = try deviceKey(keychain)
+        var keybag = try #require(try Keybag.load(files, deviceKey: key, limits: TestKeychain.fastLimits))
+        keybag.passcode?.logN = logN
+        try files.writeAtomically(AuthenticatedState.encode(keybag, name: Keybag.fileName, version: Keybag.version, deviceKey: key), to: Keybag.fileName)
+        let attempts = try Data(contentsOf: keychain.directory.appendingPathComponent("attempts"))
+        #expect(throws: KeychainError.errSecDecode) { try keychain.restarted() }
+        #expect(throws: KeychainError.errSecDecode) { try keychain.unlock("1234") }
+        #expect(try Data(contentsOf: keychain.directory.appendingPathComponent("attempts")) == attempts, "no attempt was counted")
+    }
+
+    @Test func theStandardFloorHoldsWhateverTheCalibrationMeasures() throws {
+        let fastest = PasscodeKDF.calibrated(target: 1e-9)
+        #expect(fastest.logN == 15 && fastest.blockSize == 8)
+        try fastest.validate(.standard)
+        #expect(throws: KeychainError.errSecDecode) { try PasscodeKDF(logN: 14, blockSize: 8).validate(.standard) }
+        #expect(throws: KeychainError.errSecDecode) { try PasscodeKDF(logN: 15, blockSize: 7).validate(.standard) }
+        #expect(throws: KeychainError.errSecDecode) { try PasscodeKDF(logN: 20, blockSize: 64).validate(.standard) }
+        #expect(PasscodeKDF.memory(logN: 62, blockSize: 8, parallelism: 1) == nil)
+    }
+
+    @Test func anAlteredOrRemovedAttemptCounterIsNotBelievedAndBuysNoGuesses() throws {
+        for damage in ["edit", "remove", "swap"] {
+            let keychain = try withPasscode()
+            defer { keychain.remove() }
+            for wrong in ["0000", "1111", "2222"] { #expect(throws: KeychainError.errSecAuthFailed) { try keychain.unlock(wrong) } }
+            switch damage {
+            case "edit": try tamper(keychain, "attempts") { $0["failed"] = 0 }
+            case "remove": try FileManager.default.removeItem(at: keychain.directory.appendingPathComponent("attempts"))
+            default:
+                // Another state file copied over the counter: each file has its own key.
+                try FileManager.default.removeItem(at: keychain.directory.appendingPathComponent("attempts"))
+                try FileManager.default.copyItem(at: keychain.directory.appendingPathComponent("keybag"), to: keychain.directory.appendingPathComponent("attempts"))
+            }
+            let restarted = try keychain.restarted()
+            #expect(throws: KeychainError.errSecDecode, "\(damage)") { try restarted.unlock("1234") }
+            let status = try restarted.status()
+            #expect(status.failedAttempts == 9, "\(damage)")
+            #expect(status.secondsUntilNextAttempt > 3500, "\(damage)")
+            #expect(throws: KeychainError.errSecInteractionNotAllowed, "\(damage)") { try restarted.unlock("1234") }
+            keychain.clock.advance(3601)
+            try restarted.unlock("1234")
+            #expect(try restarted.status().failedAttempts == 0)
+        }
+    }
+
+    @Test func aDamagedBiometryFileLeavesStatusAndThePasscodeWorking() throws {
+        let keychain = try withPasscode()
+        defer { keychain.remove() }
+        _ = try keychain.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "1234")))
+        try tamper(keychain, "biometry") { $0["consecutiveFailures"] = 0; $0["simulatorEnabled"] = true }
+        let restarted = try keychain.restarted()
+        #expect(try restarted.status().passcodeSet)
+        try restarted.unlock("1234")
+        #expect(try restarted.status().isUnlocked)
+        do {
+            _ = try restarted.perform(.biometryStatus)
+            Issue.record("biometry reported available on an altered state")
+        } catch {
+            #expect(error.status == errSecDecode)
+            #expect(error.message.contains("biometry is unavailable"), "\(error.message)")
+        }
+    }
+}
