@@ -56,8 +56,8 @@ struct TestKeychain {
         return self
     }
 
-    func perform(_ request: KeychainRequest, groups: [String] = ["com.example.app"]) throws(KeychainError) -> KeychainReply {
-        try server.handle(request, caller: CallerIdentity(accessGroups: groups))
+    func perform(_ request: KeychainRequest, groups: [String] = ["com.example.app"], owner: Bool = false) throws(KeychainError) -> KeychainReply {
+        try server.handle(request, caller: CallerIdentity(accessGroups: groups, isOwnerTool: owner))
     }
 
     func setPasscode(_ passcode: String) throws {
