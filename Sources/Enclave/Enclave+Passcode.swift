@@ -216,3 +216,20 @@ extension Enclave {
         files.syncDirectory()
     }
 }
+
+extension Enclave {
+    /// Removes the files of a keychain that cannot be opened, holding `enclave.lock`: the keybag
+    /// first, then the other state files and `also` (the database's). The device secret stays.
+    /// The directory is checked as for any open, so files another user could have planted are
+    /// never touched.
+    public static func removeFiles(in directory: URL, also: [String], lockTimeout: Double = 20) throws(KeychainError) {
+        let files = try KeychainDirectory(directory, creating: false)
+        try files.withExclusiveLock(lockName, timeout: lockTimeout) { () throws(KeychainError) in
+            for name in [Keybag.fileName, DatabaseRecord.fileName, PasscodeAttempts.fileName, BiometryState.fileName] + also {
+                try files.remove(name)
+            }
+            files.removeLeftoverTemporaries()
+            files.syncDirectory()
+        }
+    }
+}

@@ -1,3 +1,6 @@
+import Foundation
+import KeychainServer
+
 /// The device's data protection: passcode, lock state and failed-attempt counter, as
 /// `keychainctl` manages them.
 ///
@@ -43,5 +46,31 @@ public enum KeychainDevice {
     /// Turns erasing every item after 10 consecutive failed passcode attempts on or off.
     public static func setEraseAfterFailedAttempts(_ enabled: Bool, passcode: SecretBytes) throws(KeychainError) {
         _ = try KeychainServices.perform(.setEraseAfterFailedAttempts(enabled, passcode: passcode))
+    }
+}
+
+extension KeychainDevice {
+    /// How many items the keychain holds, of one accessibility or of any. Nothing is decrypted.
+    public static func itemCount(accessibility: Accessibility? = nil) throws(KeychainError) -> Int {
+        guard case .count(let count) = try KeychainServices.perform(.countItems(accessibility: accessibility)) else {
+            throw KeychainError(.errSecInternalComponent, "the keychain answered a count with something else")
+        }
+        return count
+    }
+
+    /// Erases every item and class key; needs the passcode when one is set. Returns how many
+    /// items were erased.
+    public static func erase(passcode: SecretBytes?) throws(KeychainError) -> Int {
+        guard case .count(let count) = try KeychainServices.perform(.erase(passcode: passcode)) else {
+            throw KeychainError(.errSecInternalComponent, "the keychain answered an erase with something else")
+        }
+        return count
+    }
+
+    /// Removes the files of a keychain that cannot be opened (its files do not belong together,
+    /// or one is missing or altered): the way out the errors name besides restoring the files.
+    /// Returns how many items the database held, when it could tell.
+    public static func eraseUnopenableKeychain(in directory: URL = EmbeddedTransport.defaultDirectory()) throws(KeychainError) -> Int? {
+        try KeychainServer.eraseFiles(in: directory)
     }
 }

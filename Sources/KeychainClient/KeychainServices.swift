@@ -6,7 +6,7 @@ import Synchronization
 /// the program's name as its access group. Set another before the first call to change that:
 ///
 /// ```swift
-/// KeychainServices.transport = try EmbeddedTransport(accessGroups: ["com.example.chores"])
+/// KeychainServices.transport = EmbeddedTransport(accessGroups: ["com.example.chores"])
 /// ```
 public enum KeychainServices {
     private static let configured = Mutex<(any KeychainTransport)?>(nil)
@@ -18,18 +18,13 @@ public enum KeychainServices {
     }
 
     /// The configured transport, opening the default one on first use.
-    static func currentTransport() throws(KeychainError) -> any KeychainTransport {
-        let result: Result<any KeychainTransport, KeychainError> = configured.withLock { transport in
-            if let transport { return .success(transport) }
-            do throws(KeychainError) {
-                let opened = try EmbeddedTransport()
-                transport = opened
-                return .success(opened)
-            } catch {
-                return .failure(error)
-            }
+    static func currentTransport() -> any KeychainTransport {
+        configured.withLock { transport in
+            if let transport { return transport }
+            let opened = EmbeddedTransport()
+            transport = opened
+            return opened
         }
-        return try result.get()
     }
 
     /// Performs a request on the current transport.

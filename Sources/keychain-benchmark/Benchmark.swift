@@ -21,7 +21,7 @@ struct Benchmark {
         // 1. The passcode KDF, as calibrated on this machine.
         let parameters = PasscodeKDF.calibrated()
         var kdf = Timings()
-        let kdfKeychain = try EmbeddedTransport(directory: scratch.appendingPathComponent("kdf"), accessGroups: ["bench"], sharedUnlock: false)
+        let kdfKeychain = EmbeddedTransport(directory: scratch.appendingPathComponent("kdf"), accessGroups: ["bench"], sharedUnlock: false)
         KeychainServices.transport = kdfKeychain
         try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
         for _ in 0..<15 {
@@ -31,7 +31,7 @@ struct Benchmark {
         print("passcode KDF: scrypt N=2^\(parameters.logN) r=\(parameters.blockSize) p=\(parameters.parallelism); unlock median \(format(kdf.median)) (p90 \(format(kdf.percentile(0.9))), n=\(kdf.samples.count)); Apple's published target: about 80 ms")
 
         // 2. Items: the public API on a keychain with a passcode set and unlocked.
-        KeychainServices.transport = try EmbeddedTransport(directory: scratch.appendingPathComponent("items"), accessGroups: ["bench"], sharedUnlock: false)
+        KeychainServices.transport = EmbeddedTransport(directory: scratch.appendingPathComponent("items"), accessGroups: ["bench"], sharedUnlock: false)
         try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
         let baseline = try PlainSQLiteBaseline(path: scratch.appendingPathComponent("plain.db").path)
         var (add, find, plainAdd, plainFind) = (Timings(), Timings(), Timings(), Timings())
@@ -65,7 +65,7 @@ struct Benchmark {
         print(line("SecItemCopyMatching (data)", find, plainFind))
 
         // 3. LocalAuthentication: from a touch to the reply.
-        KeychainServices.transport = try EmbeddedTransport(directory: scratch.appendingPathComponent("touch"), accessGroups: ["bench"], sharedUnlock: false)
+        KeychainServices.transport = EmbeddedTransport(directory: scratch.appendingPathComponent("touch"), accessGroups: ["bench"], sharedUnlock: false)
         let touch = try touchToReply(rounds: 25)
         print("touch to evaluatePolicy reply (simulated sensor): median \(format(touch.median)) (p90 \(format(touch.percentile(0.9))), n=\(touch.samples.count))")
         let (protected, plain) = try protectedReads(rounds: 201)

@@ -27,6 +27,7 @@ struct AddInternetPassword: ParsableCommand {
     @Option(name: .customShort("j"), help: "Comment (kSecAttrComment).") var comment: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock.") var accessible: Accessibility?
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false
+    @Flag(help: "Accept an empty secret (refused otherwise, as an empty standard input is nearly always a mistake).") var allowEmpty = false
 
     func validate() throws {
         guard key.server != nil, key.account != nil else { throw ValidationError("add-internet-password needs -s SERVER and -a ACCOUNT") }
@@ -37,7 +38,7 @@ struct AddInternetPassword: ParsableCommand {
             let item = NewItem(
                 itemClass: .internetPassword,
                 attributes: key.attributes.merging(ItemCommands.attributes([(kSecAttrLabel, label), (kSecAttrComment, comment)])) { a, _ in a },
-                accessibility: accessible, secret: try SecretInput.itemSecret())
+                accessibility: accessible, secret: try SecretInput.itemSecret(allowEmpty: allowEmpty))
             try ItemCommands.add(item, updateExisting: update, key: key.attributes)
         }
     }
@@ -54,11 +55,12 @@ struct FindInternetPassword: ParsableCommand {
 }
 
 struct DeleteInternetPassword: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete every internet password that matches.")
+    static let configuration = CommandConfiguration(abstract: "Delete the internet password that matches; several only with --all.")
     @OptionGroup var key: InternetPasswordOptions
+    @Flag(help: "Delete every match, and say how many.") var all = false
 
     func run() throws {
-        try Session.run { try ItemCommands.delete(ItemQuery(itemClass: .internetPassword, attributes: key.attributes)) }
+        try Session.run { try ItemCommands.delete(ItemQuery(itemClass: .internetPassword, attributes: key.attributes), all: all) }
     }
 }
 

@@ -33,8 +33,19 @@ enum ItemCommands {
         }
     }
 
-    static func delete(_ query: ItemQuery) throws {
-        _ = try KeychainServices.perform(.delete(query))
+    /// Deletes what `query` matches: one item, or several only with `all` (a query with no
+    /// service or account matches every item of its class). Prints how many with `all`.
+    static func delete(_ query: ItemQuery, all: Bool) throws {
+        if !all {
+            var count = query
+            count.limit = .all
+            count.returns = .persistentRef
+            if case .items(let matches) = try KeychainServices.perform(.copyMatching(count)), matches.count > 1 {
+                throw KeychainError(.errSecParam, "\(matches.count) items match; nothing was deleted. Narrow the search with -s and -a, or add --all to delete all \(matches.count)")
+            }
+        }
+        guard case .count(let deleted) = try KeychainServices.perform(.delete(query)) else { return }
+        if all { Session.note("deleted \(deleted) item\(deleted == 1 ? "" : "s")") }
     }
 
     static func attributes(_ pairs: [(String, String?)]) -> [String: AttributeValue] {
@@ -57,6 +68,7 @@ struct AddGenericPassword: ParsableCommand {
     @Option(help: "Require the device owner to read it: userPresence, biometryAny, biometryCurrentSet, devicePasscode, or combinations like biometryAny,or,devicePasscode (with --accessible, default WhenPasscodeSetThisDeviceOnly).")
     var accessControl: AccessControlArgument?
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false
+    @Flag(help: "Accept an empty secret (refused otherwise, as an empty standard input is nearly always a mistake).") var allowEmpty = false
 
     func run() throws {
         try Session.run {
@@ -64,7 +76,7 @@ struct AddGenericPassword: ParsableCommand {
             var item = NewItem(
                 itemClass: .genericPassword,
                 attributes: key.merging(ItemCommands.attributes([(kSecAttrLabel, label), (kSecAttrComment, comment)])) { a, _ in a },
-                accessibility: accessible, secret: try SecretInput.itemSecret())
+                accessibility: accessible, secret: try SecretInput.itemSecret(allowEmpty: allowEmpty))
             if let accessControl {
                 item.accessControl = try AccessControl(protection: accessible ?? .whenPasscodeSetThisDeviceOnly, flags: accessControl.flags)
                 item.accessibility = nil
@@ -89,14 +101,15 @@ struct FindGenericPassword: ParsableCommand {
 }
 
 struct DeleteGenericPassword: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete every generic password that matches.")
+    static let configuration = CommandConfiguration(abstract: "Delete the generic password that matches; several only with --all.")
     @Option(name: .customShort("s"), help: "Service (kSecAttrService).") var service: String?
     @Option(name: .customShort("a"), help: "Account (kSecAttrAccount).") var account: String?
+    @Flag(help: "Delete every match, and say how many.") var all = false
 
     func run() throws {
         try Session.run {
             let attributes = ItemCommands.attributes([(kSecAttrService, service), (kSecAttrAccount, account)])
-            try ItemCommands.delete(ItemQuery(itemClass: .genericPassword, attributes: attributes))
+            try ItemCommands.delete(ItemQuery(itemClass: .genericPassword, attributes: attributes), all: all)
         }
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
+import Foundation
 import Keychain
 
 /// `keychainctl`: the device owner's command-line tool for the keychain, in the manner of
@@ -13,6 +17,18 @@ struct KeychainCtl: ParsableCommand {
             Status.self, Lock.self, Unlock.self, Passcode.self,
             AddGenericPassword.self, FindGenericPassword.self, DeleteGenericPassword.self,
             AddInternetPassword.self, FindInternetPassword.self, DeleteInternetPassword.self,
-            DumpKeychain.self, Biometry.self, Authenticate.self,
+            DumpKeychain.self, Biometry.self, Authenticate.self, Erase.self,
         ])
+
+    /// Refuses arguments that are not UTF-8 before parsing: Swift would replace the bad bytes
+    /// with U+FFFD, and `-s $'\xfe'` would then find the item stored under `-s $'\xff'`.
+    static func main() {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index], String(validatingCString: argument) != nil else {
+                FileHandle.standardError.write(Data("keychainctl: error: argument \(index) is not valid UTF-8; attributes are UTF-8 text, and a damaged one could match another item\n".utf8))
+                Glibc.exit(64)
+            }
+        }
+        main(nil)
+    }
 }

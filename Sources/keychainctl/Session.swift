@@ -13,7 +13,7 @@ enum Session {
     static func run(_ body: () throws -> Void) throws {
         ProcessHardening.apply()
         do {
-            KeychainServices.transport = try EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
+            KeychainServices.transport = EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
             try body()
         } catch let error as KeychainError {
             printError(error)
@@ -32,9 +32,21 @@ enum Session {
         case KeychainError.errSecInteractionNotAllowed.status: "run `keychainctl status` to see the lock state and any passcode delay"
         case KeychainError.errSecDuplicateItem.status: "add -U to update the existing item instead"
         case KeychainError.errSecAuthFailed.status: "failed attempts are counted; after 5 the keychain imposes growing delays"
-        case KeychainError.errSecDecode.status: "the keychain files were altered or damaged; restore them from a copy"
+        case KeychainError.errSecDecode.status: "the keychain's files were altered, damaged or mixed up; restore them as they were together, or start over with `keychainctl erase`"
         default: nil
         }
+    }
+
+    /// Asks `question` on the terminal unless `yes`; without a terminal, only `yes` confirms.
+    ///
+    /// - Throws: `errSecUserCanceled` when the answer is not yes, `errSecParam` with `refusal`
+    ///   when there is no terminal to ask and no `--yes`.
+    static func confirm(_ question: String, yes: Bool, refusal: String) throws {
+        if yes { return }
+        guard SecretInput.isTerminal else { throw KeychainError(.errSecParam, refusal) }
+        FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+        let answer = Swift.readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard answer == "y" || answer == "yes" else { throw KeychainError(.errSecUserCanceled, "nothing was changed") }
     }
 
     /// Prints a message on stderr.

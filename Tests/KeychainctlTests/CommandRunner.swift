@@ -62,6 +62,23 @@ struct CommandRunner {
         }
     }
 
+    /// Runs a bash script with this keychain's environment; `$KEYCHAINCTL` is the built binary.
+    /// For what `Process` cannot pass: bytes that are not UTF-8, and pipelines.
+    func script(_ script: String) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", script]
+        var environment = environment
+        environment["KEYCHAINCTL"] = Self.binary.path
+        process.environment = environment
+        let running = Running(process: process)
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = running.stdout
+        process.standardError = running.stderr
+        try process.run()
+        return running.finish()
+    }
+
     func launch(_ arguments: [String]) throws -> Running {
         let process = Process()
         process.executableURL = Self.binary

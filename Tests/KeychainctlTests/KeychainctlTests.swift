@@ -45,7 +45,8 @@ import Testing
         out = try shell.run(["find-internet-password", "-s", "example.com", "-P", "443"])
         #expect(out.stdout.contains("\"ptcl\"<blob>=\"htps\""))
         #expect(out.stdout.contains("\"port\"<sint32>=443"))
-        #expect(try shell.run(["delete-internet-password", "-s", "example.com"]).status == 0)
+        #expect(try shell.run(["delete-internet-password", "-s", "example.com"]).stderr.contains("2 items match"))
+        #expect(try shell.run(["delete-internet-password", "-s", "example.com", "--all"]).status == 0)
         #expect(try shell.run(["find-internet-password", "-s", "example.com"]).status == 44)
         #expect(try shell.run(["add-internet-password", "-s", "x", "-a", "y", "-r", "gopher"], input: "pw").status != 0)
     }
@@ -90,8 +91,8 @@ import Testing
         #expect(try shell.run(["status"]).stdout.contains("failed passcode attempts: 0"))
 
         #expect(try shell.run(["passcode", "change"], input: "1234\nabcd\n").status == 0)
-        #expect(try shell.run(["passcode", "remove"], input: "1234\n").status == 1)
-        #expect(try shell.run(["passcode", "remove"], input: "abcd\n").status == 0)
+        #expect(try shell.run(["passcode", "remove", "--yes"], input: "1234\n").status == 1)
+        #expect(try shell.run(["passcode", "remove", "--yes"], input: "abcd\n").status == 0)
         #expect(try shell.run(["find-generic-password", "-a", "pc"]).status == 44)
         #expect(try shell.run(["find-generic-password", "-a", "wu", "-w"]).stdout == "when-unlocked\n")
         #expect(try shell.run(["add-generic-password", "-s", "svc", "-a", "pc2", "--accessible", "WhenPasscodeSetThisDeviceOnly"], input: "x").stderr.contains("OSStatus -25291"))

@@ -1,13 +1,18 @@
 import Enclave
 import Foundation
 import KeychainServer
+import Synchronization
 
 /// The keychain server in this process, with a caller identity the program states itself.
+///
+/// The keychain is opened on the first request, and created only by a request that writes
+/// (adding an item, setting a passcode): until then, requests that only look get the answers of
+/// an empty keychain and nothing is written (``KeychainServer/replyWithoutKeychain(_:)``).
 ///
 /// Embedded mode does not isolate programs of the same user from one another: any of them can
 /// read the keychain files and claim any access group. See README, Security model.
 public struct EmbeddedTransport: KeychainTransport {
-    let server: KeychainServer
+    private let keychain: OnDemandKeychain
     let caller: CallerIdentity
 
     /// Opens the keychain in `directory` for a caller in `accessGroups`.
@@ -22,20 +27,25 @@ public struct EmbeddedTransport: KeychainTransport {
     public init(
         directory: URL = EmbeddedTransport.defaultDirectory(), accessGroups: [String] = [EmbeddedTransport.defaultAccessGroup()],
         isOwnerTool: Bool = false, sharedUnlock: Bool = true
-    ) throws(KeychainError) {
+    ) {
         var cache: any ClassKeyCache = ProcessClassKeyCache()
         if sharedUnlock, let keyring = KernelKeyringClassKeyCache() { cache = keyring }
-        try self.init(server: KeychainServer(directory: directory, cache: cache), caller: CallerIdentity(accessGroups: accessGroups, isOwnerTool: isOwnerTool))
+        keychain = OnDemandKeychain(directory: directory, cache: cache)
+        caller = CallerIdentity(accessGroups: accessGroups, isOwnerTool: isOwnerTool)
     }
 
     /// Serves `caller` from an already open server.
     public init(server: KeychainServer, caller: CallerIdentity) {
-        self.server = server
+        keychain = OnDemandKeychain(server: server)
         self.caller = caller
     }
 
     public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
-        try server.handle(request, caller: caller)
+        guard let server = try keychain.server(creating: KeychainServer.createsKeychain(request)) else {
+            guard let reply = try KeychainServer.replyWithoutKeychain(request) else { throw KeychainError.errSecInternalComponent }
+            return reply
+        }
+        return try server.handle(request, caller: caller)
     }
 
     /// `$XDG_DATA_HOME/keychain`, or `~/.local/share/keychain` when `XDG_DATA_HOME` is unset.
@@ -51,5 +61,41 @@ public struct EmbeddedTransport: KeychainTransport {
     /// The program's name, as its default access group.
     public static func defaultAccessGroup() -> String {
         ProcessInfo.processInfo.processName
+    }
+}
+
+/// The server of one keychain directory, opened on first use and created only when asked.
+private final class OnDemandKeychain: Sendable {
+    private let directory: URL?
+    private let cache: (any ClassKeyCache)?
+    private let opened: Mutex<KeychainServer?>
+
+    init(directory: URL, cache: any ClassKeyCache) {
+        self.directory = directory
+        self.cache = cache
+        opened = Mutex(nil)
+    }
+
+    init(server: KeychainServer) {
+        directory = nil
+        cache = nil
+        opened = Mutex(server)
+    }
+
+    /// The server; nil when no keychain exists and `creating` is false.
+    func server(creating: Bool) throws(KeychainError) -> KeychainServer? {
+        let result: Result<KeychainServer?, KeychainError> = opened.withLock { opened in
+            if let opened { return .success(opened) }
+            guard let directory, let cache else { return .success(nil) }
+            do throws(KeychainError) {
+                opened = try KeychainServer(directory: directory, cache: cache, creating: creating)
+                return .success(opened)
+            } catch KeychainError.errSecNoSuchKeychain where !creating {
+                return .success(nil)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 }

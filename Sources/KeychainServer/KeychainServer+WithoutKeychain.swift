@@ -1,0 +1,60 @@
+import Biometrics
+import Enclave
+import Foundation
+import KeychainProtocol
+import KeychainStore
+
+extension KeychainServer {
+    /// The answer to `request` while no keychain exists yet: what an empty keychain without a
+    /// passcode answers, so that looking (`keychainctl status`, a search, a preflight) never
+    /// creates one as a side effect. Nil for the requests that create the keychain (adding an
+    /// item, setting a passcode, the sensor and enrollment requests).
+    public static func replyWithoutKeychain(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply? {
+        guard !createsKeychain(request) else { return nil }
+        switch request {
+        case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor, .simulateTouch:
+            return nil
+        case .copyMatching, .update, .delete:
+            throw KeychainError(.errSecItemNotFound, "no keychain exists yet, so no item matches")
+        case .deviceStatus:
+            return .status(DeviceStatus(
+                passcodeSet: false, unlockedClasses: [.whenUnlocked, .afterFirstUnlock], failedAttempts: 0, secondsUntilNextAttempt: 0,
+                eraseAfterFailedAttempts: false))
+        case .lock, .unlock, .endBiometricMatch:
+            return .done
+        case .verifyPasscode:
+            throw KeychainError(.errSecNotAvailable, "no device passcode is set")
+        case .removePasscode, .setEraseAfterFailedAttempts:
+            throw KeychainError(.errSecParam, "no passcode is set")
+        case .erase, .countItems:
+            return .count(0)
+        case .biometryStatus:
+            let fprintd = FprintdSensor.detect()
+            return .biometry(BiometryStatus(
+                sensor: fprintd?.kind ?? .none, enrolledFingers: (try? fprintd?.enrolledFingers()) ?? [], isLockedOut: false,
+                passcodeRequired: true, consecutiveFailures: 0, domainState: nil, passcodeSet: false))
+        }
+    }
+}
+
+extension KeychainServer {
+    /// True for the requests that create the keychain when there is none: adding an item,
+    /// setting a passcode, and the sensor and enrollment requests (which need the Enclave).
+    public static func createsKeychain(_ request: KeychainRequest) -> Bool {
+        switch request {
+        case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor, .simulateTouch: true
+        default: false
+        }
+    }
+
+    /// Removes the files of the keychain in `directory` that cannot be opened, under the
+    /// Enclave's lock: the keybag first (so no item can be decrypted from here on), then the
+    /// database and every other state file. The directory's own checks still apply, so a
+    /// keychain planted by another user is never touched. Returns how many items the database
+    /// held, when it could tell.
+    public static func eraseFiles(in directory: URL) throws(KeychainError) -> Int? {
+        let count = try? KeychainStore.inspect(directory.appendingPathComponent(Enclave.databaseFileName))?.itemCount
+        try Enclave.removeFiles(in: directory, also: ["", "-wal", "-shm"].map { Enclave.databaseFileName + $0 })
+        return count
+    }
+}
