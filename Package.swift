@@ -61,7 +61,7 @@ let package = Package(
         .executableTarget(name: "chores", dependencies: ["Keychain"], swiftSettings: strict),
         .executableTarget(
             name: "keychain-benchmark",
-            dependencies: ["Keychain", "LocalAuth", "Enclave", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Keychain", "LocalAuth", "Enclave", "KeychainServer", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
         .testTarget(
             name: "KeychainTests",

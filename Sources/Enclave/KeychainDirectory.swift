@@ -230,13 +230,18 @@ public final class KeychainDirectory: Sendable {
         syncDirectory()
     }
 
-    /// Writes `data` at `offset` of `name` in place and flushes it (`fdatasync`): for a record
-    /// of fixed-size slots where a torn write damages only the slot being written.
-    func writeInPlace(_ data: Data, at offset: Int, to name: String) throws(KeychainError) {
+    /// Writes `data` at `offset` of `name` in place, holding the file's `flock` so writers take
+    /// turns: for a record of fixed-size slots where a torn write damages only the slot being
+    /// written. With `durable`, flushes it (`fdatasync`) and the directory entry.
+    func writeInPlace(_ data: Data, at offset: Int, to name: String, durable: Bool) throws(KeychainError) {
         guard let fd = try openFile(name, O_WRONLY | O_CREAT) else { throw Self.ioError("cannot open \(path(name))") }
         defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw Self.ioError("cannot lock \(path(name))") }
+        }
         let written = data.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
-        guard written == data.count, fdatasync(fd) == 0 else { throw Self.ioError("cannot write \(path(name))") }
+        guard written == data.count, !durable || fdatasync(fd) == 0 else { throw Self.ioError("cannot write \(path(name))") }
+        if durable { syncDirectory() }
     }
 
     /// True when `name` exists (as anything).

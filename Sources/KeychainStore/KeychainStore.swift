@@ -47,7 +47,7 @@ public final class KeychainStore: Sendable {
                 let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
                 if fd >= 0 { close(fd) }
             }
-            pool = try DatabasePool(path: url.path, configuration: configuration)
+            pool = try Self.openPool(url, configuration)
             // An acknowledged write is on disk, even across a power cut. Set after opening:
             // GRDB's pool sets NORMAL when it enables WAL, and it has a single writer connection.
             try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
@@ -55,6 +55,23 @@ public final class KeychainStore: Sendable {
             throw Self.map(error, url: url)
         } catch {
             throw KeychainError(.errSecIO, "cannot open the keychain database \(url.path): \(error)")
+        }
+    }
+
+    /// Opens the pool, retrying for up to 10 seconds while another process holds a lock that
+    /// SQLite reports without waiting (switching to WAL mode, or recovering a log another
+    /// connection is checkpointing, answers `SQLITE_BUSY` at once rather than through the busy
+    /// timeout): a caller who only waited for another writer never sees "database is locked".
+    private static func openPool(_ url: URL, _ configuration: Configuration) throws -> DatabasePool {
+        let deadline = Date().addingTimeInterval(10)
+        var pause: UInt32 = 1_000
+        while true {
+            do {
+                return try DatabasePool(path: url.path, configuration: configuration)
+            } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) && Date() < deadline {
+                usleep(pause)
+                pause = min(pause * 2, 100_000)
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import Enclave
 import Foundation
 import Keychain
+import KeychainServer
 
 /// Measures the passcode KDF, the latency of `SecItemAdd` and `SecItemCopyMatching` on a
 /// 1,000-item keychain in process against plain SQLite in the same run, and the time from a
@@ -29,6 +30,17 @@ struct Benchmark {
             try kdf.measure { try KeychainDevice.unlock(passcode: SecretBytes(utf8: "correct horse")) }
         }
         print("passcode KDF: scrypt N=2^\(parameters.logN) r=\(parameters.blockSize) p=\(parameters.parallelism); unlock median \(format(kdf.median)) (p90 \(format(kdf.percentile(0.9))), n=\(kdf.samples.count)); Apple's published target: about 80 ms")
+
+        // 1b. The floor a keybag may not go below (PasscodeKDF.Limits.standard): the least an
+        // offline guess costs on this machine, whatever the calibration chose.
+        let floorServer = try KeychainServer(
+            directory: scratch.appendingPathComponent("floor"), cache: ProcessClassKeyCache(),
+            passcodeKDF: { PasscodeKDF(logN: PasscodeKDF.Limits.standard.minimumLogN, blockSize: PasscodeKDF.Limits.standard.minimumBlockSize) })
+        KeychainServices.transport = EmbeddedTransport(server: floorServer, caller: CallerIdentity(accessGroups: ["bench"]))
+        try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
+        var floor = Timings()
+        for _ in 0..<15 { try floor.measure { try KeychainDevice.unlock(passcode: SecretBytes(utf8: "correct horse")) } }
+        print("passcode KDF floor: scrypt N=2^\(PasscodeKDF.Limits.standard.minimumLogN) r=\(PasscodeKDF.Limits.standard.minimumBlockSize); one guess median \(format(floor.median)) (n=\(floor.samples.count))")
 
         // 2. Items: the public API on a keychain with a passcode set and unlocked.
         KeychainServices.transport = EmbeddedTransport(directory: scratch.appendingPathComponent("items"), accessGroups: ["bench"], sharedUnlock: false)
@@ -63,6 +75,15 @@ struct Benchmark {
         print("items: \(count) generic passwords, passcode set and unlocked, one write transaction per add")
         print(line("SecItemAdd", add, plainAdd))
         print(line("SecItemCopyMatching (data)", find, plainFind))
+        var (delete, plainDelete) = (Timings(), Timings())
+        for i in (0..<min(count, 200)).shuffled() {
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench", kSecAttrAccount as String: "account-\(i)",
+            ]
+            delete.measure { precondition(SecItemDelete(query as CFDictionary) == errSecSuccess) }
+            try plainDelete.measure { try baseline.delete(service: "bench", account: "account-\(i)") }
+        }
+        print(line("SecItemDelete (gone from database and WAL on return)", delete, plainDelete))
 
         // 3. LocalAuthentication: from a touch to the reply.
         KeychainServices.transport = EmbeddedTransport(directory: scratch.appendingPathComponent("touch"), accessGroups: ["bench"], sharedUnlock: false)

@@ -24,6 +24,15 @@ struct PlainSQLiteBaseline {
         }
     }
 
+    /// A delete as a careful application would make it: committed, then checkpointed with
+    /// truncation, so the row is gone from the log too (what the keychain does).
+    func delete(service: String, account: String) throws {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM items WHERE service = ? AND account = ?", arguments: [service, account])
+        }
+        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
     func find(service: String, account: String) throws -> Data? {
         try pool.read { db in
             try Data.fetchOne(db, sql: "SELECT secret FROM items WHERE service = ? AND account = ?", arguments: [service, account])
