@@ -49,6 +49,28 @@ import Testing
         #expect(try shell.run(["find-generic-password", "-a", "device"]).status == 44)
     }
 
+    @Test func onATerminalRemovingThePasscodeAsksFirst() throws {
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        #expect(try shell.run(["add-generic-password", "-s", "svc", "-a", "device", "--accessible", "WhenPasscodeSetThisDeviceOnly"], input: "s").status == 0)
+        let declined = try PseudoTerminal(CommandRunner.binary, ["passcode", "remove"], environment: shell.environment)
+        #expect(declined.expect("deletes 1 item"))
+        #expect(declined.expect("[y/N] "))
+        declined.type("n\r")
+        #expect(declined.wait() == 1)
+        #expect(declined.screen.contains("nothing was changed"))
+        #expect(try shell.run(["find-generic-password", "-a", "device"]).status == 0)
+
+        let accepted = try PseudoTerminal(CommandRunner.binary, ["passcode", "remove"], environment: shell.environment)
+        #expect(accepted.expect("[y/N] "))
+        accepted.type("y\r")
+        #expect(accepted.expect("Current passcode: "))
+        accepted.type("1234\r")
+        #expect(accepted.wait() == 0)
+        #expect(accepted.screen.contains("deleted 1 item"))
+        #expect(try shell.run(["find-generic-password", "-a", "device"]).status == 44)
+    }
+
     @Test func secretsOnStandardInputAreBoundedAndEmptyOnesRefused() throws {
         let shell = try CommandRunner()
         defer { shell.cleanUp() }
