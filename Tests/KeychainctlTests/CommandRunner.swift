@@ -65,23 +65,20 @@ struct CommandRunner {
     /// Runs a bash script with this keychain's environment; `$KEYCHAINCTL` is the built binary.
     /// For what `Process` cannot pass: bytes that are not UTF-8, and pipelines.
     func script(_ script: String) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script]
         var environment = environment
         environment["KEYCHAINCTL"] = Self.binary.path
-        process.environment = environment
-        let running = Running(process: process)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = running.stdout
-        process.standardError = running.stderr
-        try process.run()
+        let running = try start(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment)
+        try running.stdin.fileHandleForWriting.close()
         return running.finish()
     }
 
     func launch(_ arguments: [String]) throws -> Running {
+        try start(Self.binary, arguments, environment)
+    }
+
+    private func start(_ executable: URL, _ arguments: [String], _ environment: [String: String]) throws -> Running {
         let process = Process()
-        process.executableURL = Self.binary
+        process.executableURL = executable
         process.arguments = arguments
         process.environment = environment
         let running = Running(process: process)
