@@ -55,6 +55,21 @@ import Testing
         #expect(throws: KeychainError.errSecDecode) { try keychain.unlock("1234") }
     }
 
+    @Test func aFormatOneKeybagIsRefused() throws {
+        // Development builds before 2026-11 wrote the keybag as plain JSON, unauthenticated.
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        let formatOne = #"{"eraseAfterFailedAttempts":false,"keychainID":"0E0B1D2C-0000-4000-8000-000000000000","version":1,"wrappedClassKeys":[]}"#
+        try Data(formatOne.utf8).write(to: keychain.directory.appendingPathComponent("keybag"))
+        do {
+            _ = try keychain.restarted()
+            Issue.record("a format-1 keybag was accepted")
+        } catch let error as KeychainError {
+            #expect(error.status == errSecDecode)
+            #expect(error.message.contains("swift-keychain keybag v2"), "\(error.message)")
+        }
+    }
+
     @Test(arguments: [1, 9, 62, 1 << 40])
     func weakOrAbsurdKDFParametersAreRefusedBeforeAnyAttemptIsCounted(_ logN: Int) throws {
         // Even a keybag carrying a valid authentication code (a bug, or a future writer) may not

@@ -42,6 +42,17 @@ import Testing
         #expect(bytes.range(of: sealed.prefix(16)) == nil, "not even a part of it")
     }
 
+    @Test func anUpdatedSecretsOldCiphertextIsGoneFromTheFiles() throws {
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        try add(keychain, "a", secret: "first")
+        let old = try #require(try sealedSecret(keychain).first)
+        _ = try keychain.perform(.update(
+            ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("a")]), ItemChanges(secret: SecretBytes(utf8: "second"))))
+        #expect(try sealedSecret(keychain).first != old)
+        #expect(try files(keychain).range(of: old) == nil)
+    }
+
     @Test func aRemovedPasscodesItemsAreGoneFromTheFilesAndCounted() throws {
         let keychain = try TestKeychain.make()
         defer { keychain.remove() }
