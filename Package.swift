@@ -18,7 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
-        // What Swift cannot call by itself: variadic syscalls (kernel keyring) and prctl.
+        // What Swift cannot call by itself: variadic syscalls (kernel keyring), prctl, and glibc calls behind _GNU_SOURCE (pipe2, closefrom for spawn).
         .target(name: "CKeychainSupport"),
         // Typed requests, replies, attribute values and errors shared by client and server.
         .target(name: "KeychainProtocol", swiftSettings: strict),
@@ -72,7 +72,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",
-            dependencies: ["keychainctl", "chores", "Biometrics"],
+            dependencies: ["keychainctl", "chores", "Biometrics", "CKeychainSupport"],
             swiftSettings: strict),
     ]
 )

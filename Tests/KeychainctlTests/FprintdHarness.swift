@@ -26,6 +26,16 @@ final class FprintdHarness {
             <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/><allow user="*"/></policy></busconfig>
             """
         try configuration.write(to: directory.appendingPathComponent("bus.conf"), atomically: true, encoding: .utf8)
+        do {
+            try start()
+        } catch {
+            // What was started before the failure is ended here: nothing outlives the test.
+            stop()
+            throw error
+        }
+    }
+
+    private func start() throws {
         processes.append(try launch("/usr/bin/dbus-daemon", ["--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork"], extra: [:]))
         try retry("the private bus") {
             guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("bus").path) else { throw POSIXError(.ENOENT) }

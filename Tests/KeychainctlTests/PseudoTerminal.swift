@@ -11,31 +11,28 @@ final class PseudoTerminal {
     private(set) var screen = ""
     /// The raw wait status, once the program has been reaped.
     private var exitStatus: Int32?
+    private var masterClosed = false
 
     init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
         var master: Int32 = -1
         var slave: Int32 = -1
         guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw POSIXError(.EIO) }
+        _ = fcntl(master, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(slave, F_SETFD, FD_CLOEXEC)
         self.master = master
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for target in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
-            posix_spawn_file_actions_adddup2(&actions, slave, target)
-        }
-        posix_spawn_file_actions_addclose(&actions, master)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, 0x80)  // POSIX_SPAWN_SETSID (glibc; hidden behind _GNU_SOURCE)
-        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let status = posix_spawn(&child, executable.path, &actions, &attributes, argv, envp)
-        close(slave)
-        guard status == 0 else { throw POSIXError(POSIXErrorCode(rawValue: status) ?? .EIO) }
+        defer { close(slave) }
+        let child = try ChildSpawn.spawn(executable.path, arguments, environment: environment, stdio: (slave, slave, slave), newSession: true)
         pid = child
+    }
+
+    /// A test that ends early (a failed expectation) still ends its program.
+    deinit {
+        if exitStatus == nil {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        if !masterClosed { close(master) }
     }
 
     /// Reads the terminal until `text` appears (or `timeout` passes); true when it did.
@@ -82,7 +79,9 @@ final class PseudoTerminal {
         if Date() >= deadline { kill(pid, SIGKILL) }
         var status: Int32 = exitStatus ?? 0
         if exitStatus == nil { waitpid(pid, &status, 0) }
+        exitStatus = status
         close(master)
+        masterClosed = true
         // Exit status, or 128 + the signal that ended it (as shells report it).
         let signal = status & 0x7f
         return signal == 0 ? (status >> 8) & 0xff : 128 + signal

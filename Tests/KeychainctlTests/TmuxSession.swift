@@ -40,47 +40,43 @@ final class TmuxSession {
         _ = try? tmux(["send-keys", "-t", "t"] + keys)
     }
 
+    /// Ends the tmux server and the program in it.
     func close() {
         _ = try? tmux(["kill-server"])
         try? FileManager.default.removeItem(atPath: socket)
     }
 
-    /// Runs the tmux client with posix_spawn and waitpid: Foundation's `Process` would wait
-    /// forever, because the tmux server it daemonizes inherits the descriptor `Process` watches.
+    deinit { close() }
+
+    /// Runs the tmux client (found on `PATH`) and waits for it: Foundation's `Process` would
+    /// wait forever, because the tmux server it daemonizes inherits the descriptor `Process`
+    /// watches. ``ChildSpawn`` gives the client, and so the server, no other descriptor.
     @discardableResult
     private func tmux(_ arguments: [String]) throws -> String {
-        var pipe: [Int32] = [-1, -1]
-        guard Glibc.pipe(&pipe) == 0 else { throw POSIXError(.EIO) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
+        guard let program = ChildSpawn.find("tmux") else { throw POSIXError(.ENOENT) }
+        let pipe = try ChildSpawn.pipe()
+        defer { Glibc.close(pipe.read) }
         // Only capture-pane's output is read; the server new-session starts gets /dev/null.
-        if arguments.first == "capture-pane" {
-            posix_spawn_file_actions_adddup2(&actions, pipe[1], STDOUT_FILENO)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0)
+        let pid: pid_t
+        do {
+            pid = try ChildSpawn.spawn(
+                program, ["-S", socket] + arguments, environment: environment,
+                stdio: (nil, arguments.first == "capture-pane" ? pipe.write : nil, nil))
+        } catch {
+            Glibc.close(pipe.write)
+            throw error
         }
-        posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addclose(&actions, pipe[0])
-        posix_spawn_file_actions_addclose(&actions, pipe[1])
-        let argv = (["/usr/bin/tmux", "-S", socket] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/usr/bin/tmux", &actions, nil, argv, envp)
-        Glibc.close(pipe[1])
-        defer { Glibc.close(pipe[0]) }
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+        Glibc.close(pipe.write)
         var output = Data()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = read(pipe[0], &buffer, buffer.count)
+            let count = read(pipe.read, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             output.append(contentsOf: buffer[0..<count])
         }
         var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         return String(decoding: output, as: UTF8.self)
     }
 }

@@ -1,6 +1,7 @@
 #ifndef CKEYCHAINSUPPORT_H
 #define CKEYCHAINSUPPORT_H
 
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,5 +26,12 @@ int kc_set_not_dumpable(void);
 
 /// 1 when the process is dumpable, 0 when not, -1 on error.
 int kc_is_dumpable(void);
+
+/// Creates a pipe whose two ends close on exec (pipe2 with O_CLOEXEC); 0 or -1 with errno set.
+int kc_pipe_cloexec(int fds[2]);
+
+/// Adds "close every descriptor from `lowest` up" to spawn file actions (glibc 2.34 and later),
+/// so that a spawned child holds no descriptor it was not given; 0 or an error number.
+int kc_spawn_file_actions_closefrom(posix_spawn_file_actions_t *actions, int lowest);
 
 #endif
