@@ -67,7 +67,7 @@ struct CommandRunner {
     func script(_ script: String) throws -> Output {
         var environment = environment
         environment["KEYCHAINCTL"] = Self.binary.path
-        let running = try start(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment)
+        let running = try start(URL(fileURLWithPath: ChildSpawn.find("bash") ?? "/bin/bash"), ["-c", script], environment)
         try running.stdin.fileHandleForWriting.close()
         return running.finish()
     }

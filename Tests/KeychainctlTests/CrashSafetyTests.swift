@@ -13,7 +13,7 @@ import Testing
         // A shell loop adding items, printing "ack N" only after keychainctl reported success.
         let script = "for i in $(seq 1 400); do printf 'secret-%s' $i | '\(CommandRunner.binary.path)' add-generic-password -s stream -a item$i && echo ack $i; done"
         let loop = Process()
-        loop.executableURL = URL(fileURLWithPath: "/bin/bash")
+        loop.executableURL = URL(fileURLWithPath: ChildSpawn.find("bash") ?? "/bin/bash")
         loop.arguments = ["-c", script]
         loop.environment = shell.environment
         let output = Pipe()

@@ -36,27 +36,26 @@ final class FprintdHarness {
     }
 
     private func start() throws {
-        processes.append(try launch("/usr/bin/dbus-daemon", ["--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork"], extra: [:]))
+        processes.append(try launch(program("dbus-daemon"), ["--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork"], extra: [:]))
         try retry("the private bus") {
             guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("bus").path) else { throw POSIXError(.ENOENT) }
         }
-        // Debian's python3 carries python3-dbusmock (not the one first on PATH).
-        processes.append(try launch("/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "polkitd"], extra: [:]))
+        processes.append(try launch(try pythonWithDBusMock(), ["-m", "dbusmock", "--system", "--template", "polkitd"], extra: [:]))
         try retry("polkit mock") {
-            try run("/usr/bin/dbus-send", ["--system", "--print-reply", "--dest=org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
+            try run(program("dbus-send"), ["--system", "--print-reply", "--dest=org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
                                            "org.freedesktop.DBus.Mock.AllowUnknown", "boolean:true"])
         }
-        processes.append(try launch("/usr/libexec/fprintd", ["--no-timeout"], extra: [
+        processes.append(try launch(program("fprintd", daemon: true), ["--no-timeout"], extra: [
             "FP_VIRTUAL_DEVICE": socket.path, "STATE_DIRECTORY": directory.appendingPathComponent("state").path,
         ]))
-        try retry("fprintd") { try run("/usr/bin/fprintd-list", [Self.user]) }
+        try retry("fprintd") { try run(program("fprintd-list"), [Self.user]) }
     }
 
     static var user: String { ProcessInfo.processInfo.environment["USER"] ?? (getuid() == 0 ? "root" : String(getuid())) }
 
     /// Enrolls `finger` with the print `print` (5 scans).
     func enroll(_ finger: String, print: String) throws {
-        let enroll = try launch("/usr/bin/fprintd-enroll", ["-f", finger, Self.user], extra: [:])
+        let enroll = try launch(try program("fprintd-enroll"), ["-f", finger, Self.user], extra: [:])
         scanUntilExit(enroll, print)
         guard enroll.terminationStatus == 0 else { throw POSIXError(.EIO) }
     }
@@ -145,6 +144,27 @@ final class FprintdHarness {
         return process
     }
 
+    /// `name` on `PATH`; a daemon (fprintd) also in the directories distributions keep daemons
+    /// in, which are never on `PATH`.
+    private func program(_ name: String, daemon: Bool = false) throws -> String {
+        let path = (environment["PATH"] ?? "/usr/bin:/bin") + (daemon ? ":/usr/libexec:/usr/lib/fprintd" : "")
+        guard let found = ChildSpawn.find(name, path: path) else {
+            throw MissingProgram(description: "\(name) is not installed (on PATH); .ci/run installs it")
+        }
+        return found
+    }
+
+    /// The first python3 on `PATH` that has dbusmock (Debian's carries python3-dbusmock; a
+    /// pyenv one first on PATH may not).
+    private func pythonWithDBusMock() throws -> String {
+        for directory in (environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let candidate = "\(directory)/python3"
+            guard access(candidate, X_OK) == 0 else { continue }
+            if (try? run(candidate, ["-c", "import dbusmock"])) != nil { return candidate }
+        }
+        throw MissingProgram(description: "no python3 on PATH has dbusmock; .ci/run installs python3-dbusmock")
+    }
+
     private func retry(_ what: String, _ body: () throws -> Void) throws {
         for _ in 0..<100 {
             if (try? body()) != nil { return }
@@ -152,4 +172,9 @@ final class FprintdHarness {
         }
         try body()
     }
+}
+
+/// A program a test needs is not installed.
+struct MissingProgram: Error, CustomStringConvertible {
+    let description: String
 }
