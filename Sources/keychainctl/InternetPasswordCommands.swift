@@ -2,18 +2,25 @@ import ArgumentParser
 import Foundation
 import Keychain
 
-/// The options that identify an internet password.
+/// The options that identify an internet password when searching: all optional.
 struct InternetPasswordOptions: ParsableArguments {
-    @Option(name: .customShort("s"), help: "Server (kSecAttrServer).") var server: String?
-    @Option(name: .customShort("a"), help: "Account (kSecAttrAccount).") var account: String?
-    @Option(name: .customShort("r"), help: "Protocol: a name (https, ssh) or Apple's four-character code (htps).") var protocolCode: ProtocolCode?
-    @Option(name: .customShort("P"), help: "Port (kSecAttrPort).") var port: Int?
-    @Option(name: .customShort("p"), help: "Path (kSecAttrPath).") var path: String?
+    @Option(name: .customShort("s"), help: ArgumentHelp("Server (kSecAttrServer).", valueName: "server")) var server: String?
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String?
+    @OptionGroup var details: InternetPasswordDetails
 
     var attributes: [String: AttributeValue] {
-        var attributes = ItemCommands.attributes([
-            (kSecAttrServer, server), (kSecAttrAccount, account), (kSecAttrProtocol, protocolCode?.code), (kSecAttrPath, path),
-        ])
+        details.attributes.merging(ItemCommands.attributes([(kSecAttrServer, server), (kSecAttrAccount, account)])) { a, _ in a }
+    }
+}
+
+/// The parts of an internet password's key besides server and account.
+struct InternetPasswordDetails: ParsableArguments {
+    @Option(name: .customShort("r"), help: ArgumentHelp("Protocol: a name (https, ssh) or Apple's four-character code (htps).", valueName: "protocol")) var protocolCode: ProtocolCode?
+    @Option(name: .customShort("P"), help: ArgumentHelp("Port (kSecAttrPort).", valueName: "port")) var port: Int?
+    @Option(name: .customShort("p"), help: ArgumentHelp("Path (kSecAttrPath).", valueName: "path")) var path: String?
+
+    var attributes: [String: AttributeValue] {
+        var attributes = ItemCommands.attributes([(kSecAttrProtocol, protocolCode?.code), (kSecAttrPath, path)])
         if let port { attributes[kSecAttrPort] = .number(Int64(port)) }
         return attributes
     }
@@ -22,24 +29,28 @@ struct InternetPasswordOptions: ParsableArguments {
 struct AddInternetPassword: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add an internet password; the secret is read from standard input or a hidden prompt.")
-    @OptionGroup var key: InternetPasswordOptions
-    @Option(name: .customShort("l"), help: "Label (kSecAttrLabel).") var label: String?
-    @Option(name: .customShort("j"), help: "Comment (kSecAttrComment).") var comment: String?
+    @Option(name: .customShort("s"), help: ArgumentHelp("Server (kSecAttrServer).", valueName: "server")) var server: String
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String
+    @OptionGroup var details: InternetPasswordDetails
+    @Option(name: .customShort("l"), help: ArgumentHelp("Label (kSecAttrLabel).", valueName: "label")) var label: String?
+    @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment).", valueName: "comment")) var comment: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock.") var accessible: Accessibility?
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false
     @Flag(help: "Accept an empty secret (refused otherwise, as an empty standard input is nearly always a mistake).") var allowEmpty = false
+    @Option(name: .customShort("w"), help: .hidden) var secretInArguments: String?
 
     func validate() throws {
-        guard key.server != nil, key.account != nil else { throw ValidationError("add-internet-password needs -s SERVER and -a ACCOUNT") }
+        if secretInArguments != nil { throw ValidationError(ItemCommands.secretsNeverInArguments) }
     }
 
     func run() throws {
+        let key = details.attributes.merging(ItemCommands.attributes([(kSecAttrServer, server), (kSecAttrAccount, account)])) { a, _ in a }
         try Session.run {
             let item = NewItem(
                 itemClass: .internetPassword,
-                attributes: key.attributes.merging(ItemCommands.attributes([(kSecAttrLabel, label), (kSecAttrComment, comment)])) { a, _ in a },
+                attributes: key.merging(ItemCommands.attributes([(kSecAttrLabel, label), (kSecAttrComment, comment)])) { a, _ in a },
                 accessibility: accessible, secret: try SecretInput.itemSecret(allowEmpty: allowEmpty))
-            try ItemCommands.add(item, updateExisting: update, key: key.attributes)
+            try ItemCommands.add(item, updateExisting: update, key: key)
         }
     }
 }

@@ -18,7 +18,16 @@ enum ItemCommands {
         }
     }
 
+    /// What `-w SECRET` (the habit from macOS's `security`) gets on an add.
+    static let secretsNeverInArguments = "keychainctl never takes a secret from its arguments, where `ps` and your shell history would show it: pipe it in (printf %s \"$SECRET\" | keychainctl add-generic-password -s <service> -a <account>) or type it at the hidden prompt"
+
     static func find(_ query: ItemQuery, secretOnly: Bool) throws {
+        var count = query
+        count.limit = .all
+        count.returns = .persistentRef
+        if case .items(let matches) = try KeychainServices.perform(.copyMatching(count)), matches.count > 1 {
+            Session.note("\(matches.count) items match; showing the first (narrow the search with -s and -a)")
+        }
         var query = query
         query.returns = secretOnly ? .data : .attributes
         let options = AuthenticationOptions(reason: "Authenticate to access service password")
@@ -60,15 +69,20 @@ enum ItemCommands {
 struct AddGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add a generic password; the secret is read from standard input or a hidden prompt.")
-    @Option(name: .customShort("s"), help: "Service (kSecAttrService).") var service: String
-    @Option(name: .customShort("a"), help: "Account (kSecAttrAccount).") var account: String
-    @Option(name: .customShort("l"), help: "Label (kSecAttrLabel).") var label: String?
-    @Option(name: .customShort("j"), help: "Comment (kSecAttrComment).") var comment: String?
+    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService).", valueName: "service")) var service: String
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String
+    @Option(name: .customShort("l"), help: ArgumentHelp("Label (kSecAttrLabel).", valueName: "label")) var label: String?
+    @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment).", valueName: "comment")) var comment: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock, WhenPasscodeSetThisDeviceOnly.") var accessible: Accessibility?
     @Option(help: "Require the device owner to read it: userPresence, biometryAny, biometryCurrentSet, devicePasscode, or combinations like biometryAny,or,devicePasscode (with --accessible, default WhenPasscodeSetThisDeviceOnly).")
     var accessControl: AccessControlArgument?
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false
     @Flag(help: "Accept an empty secret (refused otherwise, as an empty standard input is nearly always a mistake).") var allowEmpty = false
+    @Option(name: .customShort("w"), help: .hidden) var secretInArguments: String?
+
+    func validate() throws {
+        if secretInArguments != nil { throw ValidationError(ItemCommands.secretsNeverInArguments) }
+    }
 
     func run() throws {
         try Session.run {
@@ -88,8 +102,8 @@ struct AddGenericPassword: ParsableCommand {
 
 struct FindGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Find a generic password; print its attributes, or with -w only its secret.")
-    @Option(name: .customShort("s"), help: "Service (kSecAttrService).") var service: String?
-    @Option(name: .customShort("a"), help: "Account (kSecAttrAccount).") var account: String?
+    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService).", valueName: "service")) var service: String?
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String?
     @Flag(name: .customShort("w"), help: "Print only the secret.") var secretOnly = false
 
     func run() throws {
@@ -102,8 +116,8 @@ struct FindGenericPassword: ParsableCommand {
 
 struct DeleteGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Delete the generic password that matches; several only with --all.")
-    @Option(name: .customShort("s"), help: "Service (kSecAttrService).") var service: String?
-    @Option(name: .customShort("a"), help: "Account (kSecAttrAccount).") var account: String?
+    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService).", valueName: "service")) var service: String?
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String?
     @Flag(help: "Delete every match, and say how many.") var all = false
 
     func run() throws {

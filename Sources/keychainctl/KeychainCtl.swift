@@ -12,7 +12,8 @@ struct KeychainCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keychainctl",
         abstract: "Manage the keychain: passwords, passcode, lock state.",
-        discussion: "Secrets are read from standard input, or from a hidden prompt on a terminal; never from arguments. Exit status: 0 on success, 44 when an item is not found, 1 for other failures.",
+        discussion: "Secrets are read from standard input, or from a hidden prompt on a terminal; never from arguments. Exit status: 0 on success, 44 when an item is not found, 64 for a usage error, 1 for other failures.",
+        version: "keychainctl 0.1.0 (swift-keychain; keybag format 2, database schema 1)",
         subcommands: [
             Status.self, Lock.self, Unlock.self, Passcode.self,
             AddGenericPassword.self, FindGenericPassword.self, DeleteGenericPassword.self,
@@ -29,6 +30,35 @@ struct KeychainCtl: ParsableCommand {
                 Glibc.exit(64)
             }
         }
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let first = arguments.first, !first.hasPrefix("-"), let hint = unknownCommandHint(first) {
+            FileHandle.standardError.write(Data("keychainctl: error: unknown command '\(first)'\(hint)\nkeychainctl: hint: `keychainctl --help` lists the commands\n".utf8))
+            Glibc.exit(64)
+        }
         main(nil)
+    }
+
+    /// Nil when `name` is a command; otherwise "; did you mean 'X'?" for the closest command
+    /// (at most a third of its letters off), or "".
+    static func unknownCommandHint(_ name: String) -> String? {
+        let commands = configuration.subcommands.map { $0.configuration.commandName ?? $0._commandName } + ["help"]
+        guard !commands.contains(name) else { return nil }
+        let ranked = commands.map { ($0, editDistance($0, name)) }.min { $0.1 < $1.1 }
+        guard let (closest, distance) = ranked, distance <= max(2, closest.count / 3) else { return "" }
+        return "; did you mean '\(closest)'?"
+    }
+
+    /// Levenshtein distance.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 }
