@@ -52,13 +52,13 @@ let package = Package(
             dependencies: ["KeychainProtocol", "KeychainClient", "LocalAuth"],
             swiftSettings: strict),
         // LocalAuthentication: LAContext and the prompt; the rules stay in the Enclave.
-        .target(name: "LocalAuth", dependencies: ["KeychainClient"], swiftSettings: strict),
+        .target(name: "LocalAuth", dependencies: ["KeychainClient", "CKeychainSupport"], swiftSettings: strict),
         .executableTarget(
             name: "keychainctl",
             dependencies: ["Keychain", "LocalAuth", "Enclave", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // The guide's walkthrough app: a chore list where changes need the device owner.
-        .executableTarget(name: "chores", dependencies: ["Keychain"], swiftSettings: strict),
+        .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], swiftSettings: strict),
         .executableTarget(
             name: "keychain-benchmark",
             dependencies: ["Keychain", "LocalAuth", "Enclave", "KeychainServer", .product(name: "GRDB", package: "GRDB.swift")],

@@ -233,7 +233,7 @@ public final class LAContext: Sendable {
             // Biometry-only constraints offer no passcode fallback.
             let hidesFallback = policy == .deviceOwnerAuthenticationWithBiometrics
             if case .failure(let error) = evaluate(policy, reason: shown, passcodeOnly: passcodeOnly, hidesFallback: hidesFallback) {
-                throw Self.keychainError(error)
+                throw Self.keychainError(error, accessControl)
             }
         }
         return state.withLock { $0.grants }
@@ -250,10 +250,14 @@ public final class LAContext: Sendable {
         state.withLock { $0.credentials[type] }
     }
 
-    private static func keychainError(_ error: LAError) -> KeychainError {
+    /// The keychain's code for a failed evaluation. "No prompt could be shown" keeps the access
+    /// control that asked for one, so that callers can tell it from a locked keychain (the same
+    /// errSecInteractionNotAllowed).
+    private static func keychainError(_ error: LAError, _ accessControl: AccessControl) -> KeychainError {
         switch error.code {
         case .userCancel, .appCancel, .systemCancel, .userFallback: KeychainError(.errSecUserCanceled, error.message)
-        case .notInteractive: KeychainError(.errSecInteractionNotAllowed, error.message)
+        case .notInteractive:
+            KeychainError(status: KeychainError.errSecInteractionNotAllowed.status, message: error.message, requiredAuthentication: accessControl)
         case .passcodeNotSet: KeychainError(.errSecNotAvailable, "no device passcode is set, so the owner cannot authenticate")
         default: KeychainError(.errSecAuthFailed, error.message)
         }

@@ -1,17 +1,28 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CKeychainSupport
 import Foundation
 import KeychainProtocol
 
-/// Apple's authentication sheet on the caller's terminal: the program's name, the reason, a
-/// line asking for a touch when biometry is in play, and the buttons — Esc for Cancel, Enter
-/// for the fallback. Passcode entry is hidden. Needs a terminal on standard input and output.
+/// Apple's authentication sheet on the controlling terminal (`/dev/tty`), as `sudo`, `ssh` and
+/// pinentry draw theirs: the program's name, the reason, a line asking for a touch when
+/// biometry is in play, and the buttons — Esc for Cancel, Enter for the fallback. Passcode entry
+/// is hidden. Standard input and output stay the program's, so `… -w | xclip` and `$(…)` work.
+/// A process without a controlling terminal is not interactive.
+///
+/// The terminal's modes are restored when the sheet closes, and also on SIGINT, SIGTERM, SIGHUP,
+/// SIGTSTP and at exit (`kc_terminal_guard_begin`).
 public struct TerminalPrompt: AuthenticationPrompt {
-    /// A prompt on this process's terminal.
+    /// A prompt on this process's controlling terminal.
     public init() {}
 
-    public var isInteractive: Bool { isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 }
+    public var isInteractive: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
 
     public func present(_ sheet: PromptSheet) -> any PromptSession {
         TerminalPromptSession(sheet)
@@ -19,34 +30,45 @@ public struct TerminalPrompt: AuthenticationPrompt {
 }
 
 final class TerminalPromptSession: PromptSession {
-    private var original = termios()
+    private let terminal: Int32
     private var dismissed = false
 
     init(_ sheet: PromptSheet) {
-        tcgetattr(STDIN_FILENO, &original)
-        var raw = original
+        terminal = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard terminal >= 0 else { return }
+        var raw = termios()
+        tcgetattr(terminal, &raw)
         // Key by key, no echo, reads return at once: buttons are single keys.
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         withUnsafeMutableBytes(of: &raw.c_cc) { cc in
             cc[Int(VMIN)] = 0
             cc[Int(VTIME)] = 0
         }
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw)
-        write(Self.render(sheet))
+        if kc_terminal_guard_begin(terminal, &raw, "", "") != 0 {
+            tcsetattr(terminal, TCSAFLUSH, &raw)
+        }
+        var size = winsize()
+        let columns = ioctl(terminal, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
+        write(Self.render(sheet, columns: columns))
     }
 
-    static func render(_ sheet: PromptSheet) -> String {
-        var lines = ["\"\(sheet.programName)\" is trying to authenticate you.", sheet.reason]
-        if sheet.asksForTouch { lines.append("Touch the fingerprint sensor.") }
-        var buttons = "[Esc] \(sheet.cancelTitle)"
-        if let fallback = sheet.fallbackTitle { buttons += "    [Enter] \(fallback)" }
-        lines.append(buttons)
-        let width = lines.map(\.count).max() ?? 0
+    /// The sheet as lines in a box no wider than `columns`: text from callers (the program's
+    /// name, the reason, the titles) loses its control and escape characters and is cut to a
+    /// bounded length, and long lines wrap inside the box.
+    static func render(_ sheet: PromptSheet, columns: Int = 80) -> String {
+        let program = PromptText.clean(sheet.programName, limit: 64)
+        var paragraphs = ["\"\(program)\" is trying to authenticate you.", PromptText.clean(sheet.reason, limit: 200)]
+        if sheet.asksForTouch { paragraphs.append("Touch the fingerprint sensor.") }
+        var buttons = "[Esc] \(PromptText.clean(sheet.cancelTitle, limit: 40))"
+        if let fallback = sheet.fallbackTitle { buttons += "    [Enter] \(PromptText.clean(fallback, limit: 40))" }
+        paragraphs.append(buttons)
+        let widest = paragraphs.map(\.count).max() ?? 0
+        let width = max(8, min(widest, columns - 4))
+        let lines = paragraphs.flatMap { PromptText.wrap($0, width: width) }
         let border = String(repeating: "─", count: width + 2)
         return (["┌\(border)┐"] + lines.map { "│ \($0.padding(toLength: width, withPad: " ", startingAt: 0)) │" } + ["└\(border)┘"])
             .joined(separator: "\r\n") + "\r\n"
     }
-
     func pressedButton() -> PromptButton? {
         while let key = readKey(waitMilliseconds: 0) {
             switch key {
@@ -59,7 +81,7 @@ final class TerminalPromptSession: PromptSession {
     }
 
     func show(_ message: String) {
-        write(message + "\r\n")
+        write(PromptText.clean(message, limit: 400) + "\r\n")
     }
 
     func readPasscode(shouldStop: () -> Bool) -> SecretBytes? {
@@ -85,21 +107,31 @@ final class TerminalPromptSession: PromptSession {
     }
 
     func dismiss() {
-        guard !dismissed else { return }
+        guard !dismissed, terminal >= 0 else { return }
         dismissed = true
-        tcsetattr(STDIN_FILENO, TCSANOW, &original)
+        kc_terminal_guard_end()
+        close(terminal)
     }
 
     deinit { dismiss() }
 
     private func readKey(waitMilliseconds: Int32) -> UInt8? {
-        var poller = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        guard terminal >= 0 else { return 0x1b }
+        var poller = pollfd(fd: terminal, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, waitMilliseconds) > 0 else { return nil }
         var byte: UInt8 = 0
-        return Glibc.read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
+        return Glibc.read(terminal, &byte, 1) == 1 ? byte : nil
     }
 
     private func write(_ text: String) {
-        FileHandle.standardOutput.write(Data(text.utf8))
+        guard terminal >= 0 else { return }
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(terminal, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return }
+            offset += written
+        }
     }
 }

@@ -16,7 +16,7 @@ struct ChoresApp {
         let terminal = Terminal()
         defer { terminal.restore() }
         var screen = ChoresScreen(terminal: terminal)
-        if !screen.ensurePasscode() { return }
+        screen.readOnly = !screen.ensurePasscode()
         screen.run(&list)
     }
 }
@@ -26,6 +26,8 @@ struct ChoresScreen {
     let terminal: Terminal
     var selected = 0
     var status = "Welcome. Anyone can read this list; changing it needs you."
+    /// No passcode is set and the user chose not to set one: the list can be read, not changed.
+    var readOnly = false
 
     init(terminal: Terminal) {
         self.terminal = terminal
@@ -43,9 +45,8 @@ struct ChoresScreen {
     }
 
     func drawList(_ list: ChoreList) {
-        terminal.draw(Self.listLines(list.chores, selected: selected) + [
-            "", "[a] Add a Chore   [Enter] Edit   [x] Done   [d] Delete   [q] Quit", "", status,
-        ])
+        let keys = readOnly ? "[q] Quit   (read-only: no device passcode is set)" : "[a] Add a Chore   [Enter] Edit   [x] Done   [d] Delete   [q] Quit"
+        terminal.draw(Self.listLines(list.chores, selected: selected) + ["", keys, "", status])
     }
 
     mutating func run(_ list: inout ChoreList) {
@@ -57,6 +58,8 @@ struct ChoresScreen {
             case .character("q"), .character("Q"): return
             case .up, .character("k"): selected -= 1
             case .down, .character("j"): selected += 1
+            case let change where readOnly && [.character("a"), .character("A"), .enter, .character("x"), .character("d")].contains(change):
+                status = "Changing chores needs a device passcode. Quit and run chores again to set one."
             case .character("a"), .character("A"):
                 guard authenticate("To add a new chore") else { continue }
                 if let chore = form(Chore(title: "", notes: "", done: false), heading: "New chore") {
@@ -114,40 +117,50 @@ struct ChoresScreen {
         }
     }
 
-    /// First run with no passcode: says why one is needed and offers to set it.
+    /// First run with no passcode: says why one is needed and offers to set it. True when a
+    /// passcode is set; false when the user declines (the list is then read-only). A refused new
+    /// passcode (the two differ, too short) is said on the same screen, which asks again.
     mutating func ensurePasscode() -> Bool {
         guard let state = try? KeychainDevice.status(), !state.passcodeSet else { return true }
-        terminal.draw([
-            "Chores", String(repeating: "─", count: 60),
-            "Only you may change your chores. Chores asks for your fingerprint,",
-            "or for the device passcode when there is no fingerprint, to make sure.",
-            "No device passcode is set yet, so nobody can be asked for one.",
-            "", "Set a device passcode now? [y] Yes   [n] No, quit",
-        ])
-        while let key = terminal.readKey() {
+        var problem: String?
+        while true {
+            terminal.draw([
+                "Chores", String(repeating: "─", count: 60),
+                "Only you may change your chores. Chores asks for your fingerprint,",
+                "or for the device passcode when there is no fingerprint, to make sure.",
+                "No device passcode is set yet, so nobody can be asked for one.",
+                "A passcode has at least \(Self.minimumPasscodeLength) characters.",
+                "", "Set a device passcode now? [y] Yes   [n] No, just read the list",
+            ] + (problem.map { ["", $0] } ?? []))
+            guard let key = terminal.readKey() else { return false }
             switch key {
             case .character("y"), .character("Y"):
                 terminal.write("\r\n")
                 guard let first = terminal.readSecret("New passcode: "),
-                      let second = terminal.readSecret("Confirm new passcode: ") else { return false }
+                      let second = terminal.readSecret("Confirm new passcode: ") else {
+                    problem = "Cancelled: no passcode was set."
+                    continue
+                }
                 guard first.constantTimeEquals(second) else {
-                    status = "The two passcodes differ; none was set."
-                    return ensurePasscode()
+                    problem = "The two passcodes differ; none was set. Try again."
+                    continue
                 }
                 do {
                     try KeychainDevice.setPasscode(current: nil, new: first)
                     status = "Passcode set. Adding and changing chores now asks for it."
                     return true
                 } catch {
-                    terminal.write("\(error.message)\r\n")
-                    return ensurePasscode()
+                    problem = "No passcode was set: \(error.message)."
                 }
             case .character("n"), .character("N"), .character("q"), .escape:
+                status = "No passcode is set, so the list is read-only."
                 return false
             default:
                 continue
             }
         }
-        return false
     }
+
+    /// iOS asks for at least 4 digits; so does the keychain.
+    static let minimumPasscodeLength = 4
 }

@@ -23,12 +23,16 @@ enum Session {
 
     static func printError(_ error: KeychainError) {
         var line = "keychainctl: error: \(error.message) (\(KeychainError.name(of: error.status)), OSStatus \(error.status))\n"
-        if let hint = hint(for: error.status) { line += "keychainctl: hint: \(hint)\n" }
+        if let hint = hint(for: error) { line += "keychainctl: hint: \(hint)\n" }
         FileHandle.standardError.write(Data(line.utf8))
     }
 
-    private static func hint(for status: Int32) -> String? {
-        switch status {
+    private static func hint(for error: KeychainError) -> String? {
+        if error.requiredAuthentication != nil && error.status == KeychainError.errSecInteractionNotAllowed.status {
+            // Not the lock state: the item needs the owner, and there was no terminal to ask on.
+            return "the item needs the device owner to authenticate, and the sheet is drawn on the controlling terminal (/dev/tty); run the command from a terminal (its output may still go to a pipe)"
+        }
+        return switch error.status {
         case KeychainError.errSecInteractionNotAllowed.status: "run `keychainctl status` to see the lock state and any passcode delay"
         case KeychainError.errSecDuplicateItem.status: "add -U to update the existing item instead"
         case KeychainError.errSecAuthFailed.status: "failed attempts are counted; after 5 the keychain imposes growing delays"

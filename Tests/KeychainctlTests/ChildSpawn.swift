@@ -20,19 +20,28 @@ enum ChildSpawn {
     /// Starts `path` with `arguments` and `environment`, its standard input, output and error on
     /// `stdio` (nil: /dev/null), and returns its pid.
     ///
-    /// - Parameter newSession: make the child a session leader (for a pseudo-terminal).
+    /// - Parameter controllingTerminal: a terminal device the child opens as its standard input,
+    ///   output and error in a new session, which makes it the child's controlling terminal
+    ///   (`/dev/tty`), as a login or a terminal emulator does; `stdio` is then ignored.
     static func spawn(
         _ path: String, _ arguments: [String], environment: [String: String],
-        stdio: (input: Int32?, output: Int32?, error: Int32?), newSession: Bool = false
+        stdio: (input: Int32?, output: Int32?, error: Int32?), controllingTerminal: String? = nil
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for (descriptor, target, mode) in [(stdio.input, STDIN_FILENO, O_RDONLY), (stdio.output, STDOUT_FILENO, O_WRONLY), (stdio.error, STDERR_FILENO, O_WRONLY)] {
-            if let descriptor {
-                posix_spawn_file_actions_adddup2(&actions, descriptor, target)
-            } else {
-                posix_spawn_file_actions_addopen(&actions, target, "/dev/null", mode, 0)
+        if let controllingTerminal {
+            // glibc runs setsid before the file actions: this open acquires the terminal.
+            posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, controllingTerminal, O_RDWR, 0)
+            posix_spawn_file_actions_adddup2(&actions, STDIN_FILENO, STDOUT_FILENO)
+            posix_spawn_file_actions_adddup2(&actions, STDIN_FILENO, STDERR_FILENO)
+        } else {
+            for (descriptor, target, mode) in [(stdio.input, STDIN_FILENO, O_RDONLY), (stdio.output, STDOUT_FILENO, O_WRONLY), (stdio.error, STDERR_FILENO, O_WRONLY)] {
+                if let descriptor {
+                    posix_spawn_file_actions_adddup2(&actions, descriptor, target)
+                } else {
+                    posix_spawn_file_actions_addopen(&actions, target, "/dev/null", mode, 0)
+                }
             }
         }
         kc_spawn_file_actions_closefrom(&actions, 3)
@@ -46,7 +55,7 @@ enum ChildSpawn {
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
         // POSIX_SPAWN_SETSID is 0x80 in glibc, hidden behind _GNU_SOURCE.
-        let flags = Int32(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) | (newSession ? 0x80 : 0)
+        let flags = Int32(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) | (controllingTerminal != nil ? 0x80 : 0)
         posix_spawnattr_setflags(&attributes, Int16(flags))
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -11,7 +11,6 @@ final class PseudoTerminal {
     private(set) var screen = ""
     /// The raw wait status, once the program has been reaped.
     private var exitStatus: Int32?
-    private var masterClosed = false
 
     init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
         var master: Int32 = -1
@@ -21,7 +20,8 @@ final class PseudoTerminal {
         _ = fcntl(slave, F_SETFD, FD_CLOEXEC)
         self.master = master
         defer { close(slave) }
-        let child = try ChildSpawn.spawn(executable.path, arguments, environment: environment, stdio: (slave, slave, slave), newSession: true)
+        guard let name = ttyname(slave) else { throw POSIXError(.ENOTTY) }
+        let child = try ChildSpawn.spawn(executable.path, arguments, environment: environment, stdio: (nil, nil, nil), controllingTerminal: String(cString: name))
         pid = child
     }
 
@@ -32,7 +32,7 @@ final class PseudoTerminal {
             var status: Int32 = 0
             waitpid(pid, &status, 0)
         }
-        if !masterClosed { close(master) }
+        close(master)
     }
 
     /// Reads the terminal until `text` appears (or `timeout` passes); true when it did.
@@ -65,6 +65,18 @@ final class PseudoTerminal {
         return false
     }
 
+    /// Sends `signal` to the program.
+    func send(signal: Int32) {
+        kill(pid, signal)
+    }
+
+    /// The terminal's modes now (shared by both sides of the pseudo-terminal).
+    var modes: termios {
+        var modes = termios()
+        tcgetattr(master, &modes)
+        return modes
+    }
+
     /// Types `text` (use "\r" for Enter).
     func type(_ text: String) {
         _ = text.withCString { write(master, $0, strlen($0)) }
@@ -80,8 +92,6 @@ final class PseudoTerminal {
         var status: Int32 = exitStatus ?? 0
         if exitStatus == nil { waitpid(pid, &status, 0) }
         exitStatus = status
-        close(master)
-        masterClosed = true
         // Exit status, or 128 + the signal that ended it (as shells report it).
         let signal = status & 0x7f
         return signal == 0 ? (status >> 8) & 0xff : 128 + signal

@@ -9,19 +9,27 @@ final class TmuxSession {
     let socket: String
     let environment: [String: String]
 
-    init(_ executable: URL, environment: [String: String], width: Int = 200, height: Int = 40) throws {
+    /// Runs `executable` in a new session; `afterExit` is a shell command run in the pane once
+    /// the program ended (to look at the terminal it left behind).
+    init(_ executable: URL, environment: [String: String], width: Int = 200, height: Int = 40, afterExit: String = "") throws {
         socket = "/tmp/tmux-\(UUID().uuidString.prefix(8)).sock"
         var environment = environment
         environment["TERM"] = environment["TERM"] ?? "xterm-256color"
         self.environment = environment
         let assignments = ["XDG_DATA_HOME", "HOME", "PATH", "TERM"].compactMap { name in environment[name].map { "\(name)='\($0)'" } }
-        let command = "env \(assignments.joined(separator: " ")) '\(executable.path)'; echo EXIT=$?; sleep 600"
+        // The pane's shell survives the program's SIGINT, as an interactive shell does.
+        let command = "trap : INT; env \(assignments.joined(separator: " ")) '\(executable.path)'; echo EXIT=$?; \(afterExit.isEmpty ? "" : afterExit + "; ")sleep 600"
         try tmux(["new-session", "-d", "-s", "t", "-x", String(width), "-y", String(height), command])
     }
 
     /// The screen now.
     var screen: String {
         (try? tmux(["capture-pane", "-p", "-t", "t"])) ?? ""
+    }
+
+    /// A tmux format for the pane, such as `#{alternate_on}`.
+    func display(_ format: String) -> String {
+        ((try? tmux(["display-message", "-p", "-t", "t", format])) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Waits until `text` is on the screen; true when it appeared.
@@ -56,12 +64,13 @@ final class TmuxSession {
         guard let program = ChildSpawn.find("tmux") else { throw POSIXError(.ENOENT) }
         let pipe = try ChildSpawn.pipe()
         defer { Glibc.close(pipe.read) }
-        // Only capture-pane's output is read; the server new-session starts gets /dev/null.
+        // Only capture-pane's and display-message's output is read; the server new-session
+        // starts gets /dev/null.
         let pid: pid_t
         do {
             pid = try ChildSpawn.spawn(
                 program, ["-S", socket] + arguments, environment: environment,
-                stdio: (nil, arguments.first == "capture-pane" ? pipe.write : nil, nil))
+                stdio: (nil, ["capture-pane", "display-message"].contains(arguments.first ?? "") ? pipe.write : nil, nil))
         } catch {
             Glibc.close(pipe.write)
             throw error

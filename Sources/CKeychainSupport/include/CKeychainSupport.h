@@ -4,6 +4,7 @@
 #include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <termios.h>
 
 /// Adds (or replaces) a "user" key in the calling user's kernel keyring (@u) and returns its
 /// serial number, or -1 with errno set. The payload never touches the file system.
@@ -33,5 +34,19 @@ int kc_pipe_cloexec(int fds[2]);
 /// Adds "close every descriptor from `lowest` up" to spawn file actions (glibc 2.34 and later),
 /// so that a spawned child holds no descriptor it was not given; 0 or an error number.
 int kc_spawn_file_actions_closefrom(posix_spawn_file_actions_t *actions, int lowest);
+
+/// Puts the terminal `fd` into the modes `active` and writes `enter` (say, the alternate-screen
+/// sequence), remembering how it was. Until the matching end, SIGINT, SIGTERM, SIGHUP and
+/// SIGQUIT restore every guarded terminal and then end the process as the signal would;
+/// SIGTSTP restores them and stops; SIGCONT re-applies the modes and, like SIGWINCH, asks for a
+/// redraw; a normal exit restores them too. Guards nest (up to 4): a sheet over a full-screen
+/// program. `enter` and `leave` hold at most 31 bytes. 0, or -1 with errno set.
+int kc_terminal_guard_begin(int fd, const struct termios *active, const char *enter, const char *leave);
+
+/// Ends the innermost guard: writes its `leave` and restores the modes it found.
+void kc_terminal_guard_end(void);
+
+/// 1 once after SIGCONT or SIGWINCH (the screen needs drawing again), else 0.
+int kc_terminal_guard_take_redraw(void);
 
 #endif

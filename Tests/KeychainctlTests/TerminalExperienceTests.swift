@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// The terminal is left as it was found, whatever ends a program; the sheet is drawn where the
+/// user is and shows only what it should; chores reads what people type (issue: "A terminal
+/// experience people trust").
+@Suite struct TerminalExperienceTests {
+    static let chores = ChoresAppTests.chores
+
+    @Test(arguments: ["C-c", "sheet"])
+    func ctrlCInChoresLeavesTheTerminalAsItWas(_ moment: String) throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let app = try TmuxSession(Self.chores, environment: shell.environment, afterExit: "stty -a | tr ' ;' '\\n\\n' | grep -x -e '-*icanon' -e '-*echo'")
+        defer { app.close() }
+        #expect(app.waitFor("[a] Add a Chore"))
+        #expect(app.display("#{alternate_on}") == "1")
+        if moment == "sheet" {
+            app.send("a")
+            #expect(app.waitFor("Touch the fingerprint sensor."))
+        }
+        app.send("C-c")
+        #expect(app.waitFor("EXIT=130"))
+        #expect(app.display("#{alternate_on}") == "0", "still in the alternate screen")
+        #expect(app.waitFor("icanon"))
+        let lines = app.screen.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(lines.contains("icanon") && lines.contains("echo"), "\(lines.suffix(4))")
+    }
+
+    @Test func sigtermDuringTheSheetRestoresTheTerminal() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let terminal = try PseudoTerminal(CommandRunner.binary, ["authenticate", "--policy", "biometrics", "--reason", "To add a new chore"], environment: shell.environment)
+        #expect(terminal.expect("Touch the fingerprint sensor."))
+        #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == 0, "the sheet reads key by key")
+        terminal.send(signal: SIGTERM)
+        #expect(terminal.wait() == 128 + SIGTERM)
+        #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == tcflag_t(ICANON | ECHO))
+    }
+
+    @Test func textFromCallersCannotDriveTheTerminal() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let reason = "To add\u{1b}[2J a chore\u{1b}]0;owned\u{07} " + String(repeating: "very long ", count: 60)
+        let terminal = try PseudoTerminal(CommandRunner.binary, ["authenticate", "--policy", "biometrics", "--reason", reason], environment: shell.environment)
+        #expect(terminal.expect("Touch the fingerprint sensor."))
+        #expect(!terminal.screen.contains("\u{1b}[2J"))
+        #expect(!terminal.screen.contains("\u{1b}]0;"))
+        #expect(terminal.screen.contains("To add a chore"))
+        #expect(terminal.screen.contains("…"), "a long reason is cut")
+        terminal.type("\u{1b}")
+        #expect(terminal.wait() != 0)
+    }
+
+    @Test func theSheetIsOnTheTerminalAndTheSecretGoesToTheOutput() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        #expect(try shell.run(["add-generic-password", "-s", "SampleService", "-a", "me", "--access-control", "userPresence"], input: "SECRET_PASSWORD_TEXT").status == 0)
+        let output = shell.home.appendingPathComponent("out.txt")
+        let bash = URL(fileURLWithPath: ChildSpawn.find("bash") ?? "/bin/bash")
+        var environment = shell.environment
+        environment["KEYCHAINCTL"] = CommandRunner.binary.path
+        let terminal = try PseudoTerminal(bash, ["-c", "\"$KEYCHAINCTL\" find-generic-password -s SampleService -w | cat > '\(output.path)'"], environment: environment)
+        #expect(terminal.expect("Touch the fingerprint sensor."))
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(terminal.wait() == 0)
+        #expect(try String(contentsOf: output, encoding: .utf8) == "SECRET_PASSWORD_TEXT\n")
+        #expect(!terminal.screen.contains("SECRET_PASSWORD_TEXT"))
+    }
+
+    @Test func withoutATerminalTheHintNamesTheTerminalNotTheLock() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        #expect(try shell.run(["add-generic-password", "-s", "SampleService", "-a", "me", "--access-control", "userPresence"], input: "S").status == 0)
+        let result = try shell.script("setsid -w \"$KEYCHAINCTL\" find-generic-password -s SampleService -w")
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("errSecInteractionNotAllowed"))
+        #expect(result.stderr.contains("controlling terminal"))
+        #expect(!result.stderr.contains("lock state"))
+    }
+
+    @Test func choresTakesUTF8AndEditingKeysAndArrowsDoNotQuit() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let app = try TmuxSession(Self.chores, environment: shell.environment)
+        defer { app.close() }
+        #expect(app.waitFor("[a] Add a Chore"))
+        app.send("Left")
+        app.send("Right")
+        app.send("PageUp")
+        app.send("Down")
+        #expect(app.waitFor("> [ ] Devices"), "Down moved the selection")
+        #expect(!app.screen.contains("EXIT="), "an escape sequence quit the app")
+        app.send("a")
+        #expect(app.waitFor("Touch the fingerprint sensor."))
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(app.waitFor("Title:"))
+        app.send("-l", "afé")
+        app.send("Home")
+        app.send("-l", "C")
+        app.send("End")
+        app.send("-l", " ok!")
+        app.send("Left", "BSpace")
+        app.send("Enter")
+        #expect(app.waitFor("Notes:"))
+        app.send("Enter")
+        #expect(app.waitFor("Added “Café o!”."))
+        #expect(ChoresAppTests().savedTitles(shell).last == "Café o!")
+    }
+
+    @Test func firstRunSaysWhyAPasscodeWasRefusedAndDecliningShowsTheList() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let app = try TmuxSession(Self.chores, environment: shell.environment)
+        defer { app.close() }
+        #expect(app.waitFor("Set a device passcode now?"))
+        app.send("y")
+        #expect(app.waitFor("New passcode:"))
+        app.send("2468", "Enter")
+        #expect(app.waitFor("Confirm new passcode:"))
+        app.send("1357", "Enter")
+        #expect(app.waitFor("The two passcodes differ"))
+        app.send("y")
+        #expect(app.waitFor("New passcode:"))
+        app.send("12", "Enter")
+        #expect(app.waitFor("Confirm new passcode:"))
+        app.send("12", "Enter")
+        #expect(app.waitFor("at least 4 characters"))
+        app.send("n")
+        #expect(app.waitFor("read-only"))
+        #expect(app.screen.contains("Groceries"))
+        app.send("a")
+        #expect(app.waitFor("Changing chores needs a device passcode"))
+        app.send("q")
+        #expect(app.waitFor("EXIT=0"))
+    }
+}
