@@ -21,7 +21,7 @@ struct BiometryState: Codable, Sendable {
     var lastPasscodeUptime: Double?
 
     /// Apple: 5 unsuccessful matches, then the passcode is required.
-    static let lockoutThreshold = 5
+    static let lockoutThreshold = BiometryStatus.lockoutThreshold
     /// Apple: the passcode is required when it has not been used for 48 hours.
     static let passcodeInterval: Double = 48 * 3600
 

@@ -12,6 +12,9 @@ public enum SensorKind: String, Sendable, Codable {
 
 /// The state of biometric authentication, as the Enclave sees it.
 public struct BiometryStatus: Sendable, Hashable {
+    /// Apple: 5 unsuccessful matches in a row, then the passcode is required.
+    public static let lockoutThreshold = 5
+
     /// The sensor in use.
     public var sensor: SensorKind
     /// Names of the enrolled fingers (never templates).

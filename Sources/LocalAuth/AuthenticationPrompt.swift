@@ -42,11 +42,18 @@ public protocol AuthenticationPrompt: Sendable {
 public protocol PromptSession: AnyObject {
     /// A button the user pressed since the last call, without waiting.
     func pressedButton() -> PromptButton?
-    /// A line of feedback ("Not recognized. Try again.").
+    /// A line of feedback ("Not recognized. 2 more tries.").
     func show(_ message: String)
+    /// A line that replaces the previous `update` on the sheet (a countdown).
+    func update(_ message: String)
     /// Asks for the passcode with hidden entry; nil when the user canceled, or when
     /// `shouldStop` became true while waiting.
     func readPasscode(shouldStop: () -> Bool) -> SecretBytes?
     /// Removes the sheet and restores the terminal.
     func dismiss()
+}
+
+extension PromptSession {
+    /// By default an update is a new line of feedback.
+    public func update(_ message: String) { show(message) }
 }

@@ -43,6 +43,10 @@ public final class LAContext: Sendable {
         var credentials: [LACredentialType: SecretBytes] = [:]
         /// Grants from this context's evaluations, for keychain calls that use the context.
         var grants: [AuthenticationGrant] = []
+        /// The last biometric evaluation ended with the user choosing the fallback, or needing
+        /// it (failed matches, lockout): the next deviceOwnerAuthentication asks for the passcode
+        /// directly, once.
+        var passcodeChosen = false
     }
 
     private let state = Mutex(State())
@@ -130,6 +134,12 @@ public final class LAContext: Sendable {
     /// Evaluates `policy`, showing the sheet with `localizedReason`; calls `reply` on another
     /// thread with the outcome.
     ///
+    /// After a biometric evaluation of this context ended with `userFallback` (the user chose
+    /// "Enter Password"), `authenticationFailed` or `biometryLockout`, the next
+    /// `deviceOwnerAuthentication` on it goes straight to the passcode, once, instead of showing
+    /// the fingerprint sheet again: the app's fallback of the guide, reached in one step. (What
+    /// iOS shows there is UNCONFIRMED; apps pass the same context to their fallback.)
+    ///
     /// An empty reason fails with `authenticationFailed` and a message saying so (Apple raises
     /// an exception there; a program here gets an error instead).
     public func evaluatePolicy(_ policy: LAPolicy, localizedReason: String, reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
@@ -197,8 +207,15 @@ public final class LAContext: Sendable {
         var evaluation = PolicyEvaluation(
             policy: policy, reason: reason, settings: settings, prompt: prompt,
             isCancelled: { [self] in self.state.withLock { $0.cancelRequested } })
-        evaluation.passcodeOnly = passcodeOnly
+        evaluation.passcodeOnly = passcodeOnly || state.withLock { state in
+            defer { if policy == .deviceOwnerAuthentication { state.passcodeChosen = false } }
+            return policy == .deviceOwnerAuthentication && state.passcodeChosen
+        }
         let result = evaluation.run()
+        if policy != .deviceOwnerAuthentication, case .failure(let error) = result,
+            [.userFallback, .authenticationFailed, .biometryLockout].contains(error.code) {
+            state.withLock { $0.passcodeChosen = true }
+        }
         record(result.map(\.0), policy: policy, success: true)
         if case .success(let (_, grants)) = result { state.withLock { $0.grants += grants } }
         return result.map { _ in () }

@@ -111,13 +111,20 @@ struct PolicyEvaluation {
                 return .success
             case .notMatched:
                 failures += 1
-                if case .success(let status) = Self.preflight(.deviceOwnerAuthentication), status.isLockedOut {
+                let status = try? Self.preflight(.deviceOwnerAuthentication).get()
+                if status?.isLockedOut == true {
+                    session.show("Not recognized. Too many failed touches: the fingerprint is locked until the passcode is entered.")
                     return biometricsOnly ? .failure(LAError(.biometryLockout)) : .fallBackToPasscode
                 }
                 if failures >= Self.matchesPerEvaluation {
+                    session.show(biometricsOnly ? "Not recognized." : "Not recognized. Enter the passcode instead.")
                     return biometricsOnly ? .failure(LAError(.authenticationFailed)) : .fallBackToPasscode
                 }
-                session.show("Not recognized. Try again.")
+                // Tries left: in this sheet, and before the lockout across sheets.
+                let here = Self.matchesPerEvaluation - failures
+                let beforeLockout = BiometryStatus.lockoutThreshold - (status?.consecutiveFailures ?? 0)
+                let left = min(here, beforeLockout)
+                session.show("Not recognized. \(left) more \(left == 1 ? "try" : "tries")\(beforeLockout <= here ? " before the fingerprint is locked until the passcode is entered" : "").")
             }
         }
     }
@@ -126,6 +133,8 @@ struct PolicyEvaluation {
         let session = prompt.present(sheet(asksForTouch: false, fallbackTitle: nil))
         defer { session.dismiss() }
         while true {
+            // During a delay after failed attempts, say how long, count down, and take no input.
+            if case .cancelled(let code) = waitOutDelay(session) { return .failure(LAError(code)) }
             guard let passcode = session.readPasscode(shouldStop: isCancelled) else {
                 return .failure(LAError(isCancelled() ? .appCancel : .userCancel))
             }
@@ -134,11 +143,34 @@ struct PolicyEvaluation {
                 return .success(())
             } catch KeychainError.errSecAuthFailed {
                 session.show("Wrong passcode. Try again.")
+            } catch KeychainError.errSecInteractionNotAllowed {
+                continue
             } catch {
                 session.show(error.message)
                 return .failure(LAError(.authenticationFailed, message: error.message))
             }
         }
+    }
+
+    private enum DelayOutcome {
+        case ready
+        case cancelled(LAError.Code)
+    }
+
+    /// Counts down a passcode delay on the sheet (Esc still cancels; other keys are ignored).
+    private func waitOutDelay(_ session: any PromptSession) -> DelayOutcome {
+        var waited = false
+        while true {
+            guard case .status(let status)? = try? KeychainServices.perform(.deviceStatus), status.secondsUntilNextAttempt > 0 else { break }
+            if isCancelled() { return .cancelled(.appCancel) }
+            if session.pressedButton() == .cancel { return .cancelled(.userCancel) }
+            let seconds = Int(status.secondsUntilNextAttempt.rounded(.up))
+            session.update("\(status.failedAttempts) wrong passcodes. Try again in \(seconds / 60):\(String(format: "%02d", seconds % 60)).")
+            waited = true
+            usleep(200_000)
+        }
+        if waited { session.show("You can enter the passcode now.") }
+        return .ready
     }
 
     private func sheet(asksForTouch: Bool, fallbackTitle: String?) -> PromptSheet {

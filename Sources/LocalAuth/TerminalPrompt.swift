@@ -81,7 +81,11 @@ final class TerminalPromptSession: PromptSession {
     }
 
     func show(_ message: String) {
-        write(PromptText.clean(message, limit: 400) + "\r\n")
+        write("\r\u{1b}[K" + PromptText.clean(message, limit: 400) + "\r\n")
+    }
+
+    func update(_ message: String) {
+        write("\r\u{1b}[K" + PromptText.clean(message, limit: 400))
     }
 
     func readPasscode(shouldStop: () -> Bool) -> SecretBytes? {

@@ -22,22 +22,36 @@ enum OwnerAuthentication {
             case .userCancel?:
                 return Outcome(granted: false, message: "Cancelled: nothing was changed.")
             case let code?:
-                return fallback(reason, because: code == .userFallback ? "You chose the passcode." : "Fingerprint not recognized (\(code)).")
+                // The same context: it goes straight to the passcode field.
+                return fallback(context, reason, because: words(for: code))
             }
         }
-        let why = error.map { LAError(_nsError: $0).message } ?? "Biometry is not available."
-        return fallback(reason, because: why)
+        return fallback(context, reason, because: error.map { words(for: LAError.Code(rawValue: $0.code) ?? .biometryNotAvailable) } ?? "")
     }
 
-    /// The app's fallback, as the guide asks apps to provide.
-    private static func fallback(_ reason: String, because why: String) -> Outcome {
-        let context = LAContext()
-        context.localizedFallbackTitle = "Enter Passcode"
+    /// The app's fallback, as the guide asks apps to provide: the device passcode.
+    private static func fallback(_ context: LAContext, _ reason: String, because why: String) -> Outcome {
+        let why = why.isEmpty ? "" : why + " "
         switch evaluate(context, .deviceOwnerAuthentication, reason) {
-        case nil: return Outcome(granted: true, message: "\(why) Authenticated with the device passcode.")
-        case .userCancel?: return Outcome(granted: false, message: "\(why) Cancelled: nothing was changed.")
+        case nil: return Outcome(granted: true, message: "\(why)Authenticated with the device passcode.")
+        case .userCancel?: return Outcome(granted: false, message: "\(why)Cancelled: nothing was changed.")
         case .passcodeNotSet?: return Outcome(granted: false, message: "No device passcode is set; restart chores to set one.")
-        case let code?: return Outcome(granted: false, message: "\(why) Authentication failed (\(code)): nothing was changed.")
+        case let code?: return Outcome(granted: false, message: "\(why)\(words(for: code)) Nothing was changed.")
+        }
+    }
+
+    /// What happened, in the user's words (never an enum name, never a command to run).
+    static func words(for code: LAError.Code) -> String {
+        switch code {
+        case .userFallback: "You chose the passcode."
+        case .authenticationFailed: "The fingerprint was not recognized."
+        case .biometryLockout: "Too many failed touches: the fingerprint is locked until the passcode is entered."
+        case .biometryNotEnrolled: "No fingerprint is enrolled."
+        case .biometryNotAvailable: "No fingerprint reader is available."
+        case .passcodeNotSet: "No device passcode is set."
+        case .notInteractive: "Authentication needs a terminal."
+        case .userCancel, .appCancel, .systemCancel: "Cancelled."
+        default: "Authentication did not succeed."
         }
     }
 

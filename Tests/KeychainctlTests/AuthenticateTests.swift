@@ -38,16 +38,17 @@ import Testing
         var terminal = try authenticate(shell, policy: "biometrics")
         for round in 1...3 {
             #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
-            if round < 3 { #expect(terminal.expect("Not recognized. Try again.", times: round)) }
+            if round < 3 { #expect(terminal.expect("Not recognized. \(3 - round) more \(round == 2 ? "try" : "tries")")) }
         }
         #expect(terminal.wait() == 1)
         #expect(terminal.screen.contains("LAError.authenticationFailed (-1)"))
 
         terminal = try authenticate(shell, policy: "biometrics")
         #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
-        #expect(terminal.expect("Not recognized"))
+        #expect(terminal.expect("Not recognized. 1 more try before the fingerprint is locked until the passcode is entered."))
         #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
         #expect(terminal.wait() == 1)
+        #expect(terminal.screen.contains("Too many failed touches: the fingerprint is locked until the passcode is entered."))
         #expect(terminal.screen.contains("LAError.biometryLockout (-8)"))
 
         // Locked out for every later process, until the passcode.

@@ -73,17 +73,34 @@ import Testing
             #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
             usleep(300_000)
         }
-        // The app's own fallback: the device passcode through deviceOwnerAuthentication.
-        #expect(app.waitFor("[Enter] Enter Passcode"))
-        app.send("Enter")
+        // The app's own fallback: the device passcode through deviceOwnerAuthentication on the
+        // same context, straight to the passcode field (no second fingerprint sheet).
+        #expect(app.waitFor("Not recognized. 1 more try"))
         #expect(app.waitFor("Passcode:"))
+        #expect(!app.screen.contains("[Enter] Enter Passcode"))
         app.send("1234", "Enter")
         #expect(app.waitFor("Title:"))
         app.send("Dishes", "Enter")
         #expect(app.waitFor("Notes:"))
         app.send("Enter")
-        #expect(app.waitFor("Authenticated with the device passcode. Added “Dishes”."))
+        #expect(app.waitFor("The fingerprint was not recognized. Authenticated with the device passcode. Added “Dishes”."))
         #expect(savedTitles(shell).last == "Dishes")
+    }
+
+    @Test func choosingTheFallbackGoesStraightToThePasscodeOnce() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let app = try openAddSheet(shell)
+        defer { app.close() }
+        app.send("Enter")
+        #expect(app.waitFor("Passcode:"))
+        #expect(app.screen.components(separatedBy: "is trying to authenticate you").count - 1 == 2, "the fingerprint sheet, then one passcode sheet")
+        #expect(!app.screen.contains("[Enter] Enter Passcode"))
+        print("----- chores: fallback chosen\n\(app.screen)")
+        app.send("1234", "Enter")
+        #expect(app.waitFor("Title:"))
+        app.send("Escape")
+        #expect(app.waitFor("You chose the passcode. Authenticated with the device passcode."))
     }
 
     @Test func withoutAReaderDeletingAsksForThePasscode() throws {

@@ -138,3 +138,59 @@ import Testing
         #expect(app.waitFor("EXIT=0"))
     }
 }
+
+/// What the sheet says while the Enclave refuses: failed touches up to the lockout, and the
+/// passcode delay counting down. Prints the screens, for the record.
+@Suite struct SheetStateTests {
+    @Test func failedTouchesSayHowManyRemainAndTheLockout() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let app = try TmuxSession(ChoresAppTests.chores, environment: shell.environment, width: 100, height: 30)
+        defer { app.close() }
+        #expect(app.waitFor("[a] Add a Chore"))
+        app.send("a")
+        #expect(app.waitFor("Touch the fingerprint sensor."))
+        for _ in 0..<3 {
+            #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
+            usleep(300_000)
+        }
+        #expect(app.waitFor("Passcode:"))
+        app.send("Escape")
+        #expect(app.waitFor("Cancelled: nothing was changed."))
+        app.send("a")
+        #expect(app.waitFor("Touch the fingerprint sensor."))
+        #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
+        #expect(app.waitFor("1 more try before the fingerprint is locked"))
+        #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
+        #expect(app.waitFor("the fingerprint is locked until the passcode is entered."))
+        #expect(app.waitFor("Passcode:"))
+        print("----- chores: lockout\n\(app.screen)")
+        app.send("1234", "Enter")
+        #expect(app.waitFor("Title:"))
+    }
+
+    @Test func aPasscodeDelayCountsDownAndRefusesInput() throws {
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        let app = try TmuxSession(ChoresAppTests.chores, environment: shell.environment, width: 100, height: 30)
+        defer { app.close() }
+        #expect(app.waitFor("[a] Add a Chore"))
+        app.send("d")
+        #expect(app.waitFor("Passcode:"))
+        for wrong in ["1111", "2222", "3333", "4444", "5555"] {
+            app.send(wrong, "Enter")
+            usleep(400_000)
+        }
+        #expect(app.waitFor("5 wrong passcodes. Try again in 0:"))
+        let first = app.screen
+        app.send("1234", "Enter")
+        sleep(2)
+        let later = app.screen
+        print("----- chores: delay countdown\n\(later)")
+        #expect(later != first, "the countdown moves")
+        #expect(!later.contains("Title:") && !later.contains("Deleted"), "input is refused during the delay")
+        #expect(try shell.run(["status"]).stdout.contains("failed passcode attempts: 5"), "the typed passcode was not tried")
+        app.send("Escape")
+        #expect(app.waitFor("Cancelled: nothing was changed."))
+    }
+}
