@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import KeychainProtocol
 
@@ -6,13 +9,15 @@ import KeychainProtocol
 /// from another terminal, or by tests. The sensor hands them to the Enclave unopened; it never
 /// sees a template.
 ///
-/// A touch older than ``freshness`` seconds is stale and thrown away, so a touch made while no
-/// prompt was showing cannot approve a later one.
+/// A touch answers only a prompt that is waiting: a waiting prompt keeps a marker file
+/// (`waiting-PID`) fresh while it waits, a touch with no fresh marker is refused, and a prompt
+/// that ends throws away the touches it did not take. A touch older than ``freshness`` seconds
+/// is stale and thrown away too, so no touch can approve a later prompt.
 public struct SimulatedSensor: BiometricSensor {
     /// Where touches are dropped.
     public let directory: URL
     /// How old a touch may be and still count.
-    public static let freshness: Double = 10
+    public static let freshness: Double = 2
 
     public var kind: SensorKind { .simulated }
 
@@ -22,7 +27,17 @@ public struct SimulatedSensor: BiometricSensor {
     }
 
     /// Drops a touch for the waiting prompt.
+    ///
+    /// - Throws: `errSecBadReq` when no prompt is waiting for a touch (after a second's grace,
+    ///   for a sheet that is just opening).
     public func post(_ sample: Data) throws(KeychainError) {
+        let deadline = Date().addingTimeInterval(1)
+        while !isPromptWaiting() {
+            guard Date() < deadline else {
+                throw KeychainError(.errSecBadReq, "no prompt is waiting for a touch: a touch answers a sheet that is showing now (keychainctl authenticate, or an app's); nothing was sent")
+            }
+            usleep(50_000)
+        }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let name = String(format: "%020llu-%@", UInt64(Date().timeIntervalSince1970 * 1e6), UUID().uuidString)
@@ -35,6 +50,7 @@ public struct SimulatedSensor: BiometricSensor {
     }
 
     public func awaitTouch(timeout: Double) throws(KeychainError) -> SensorReading {
+        markWaiting()
         let deadline = Date().addingTimeInterval(timeout)
         repeat {
             if let sample = takeOldestFreshTouch() { return .sample(sample) }
@@ -43,7 +59,31 @@ public struct SimulatedSensor: BiometricSensor {
         return .none
     }
 
-    public func endWait() {}
+    /// The prompt closed: its marker goes, and so do touches it did not take.
+    public func endWait() {
+        try? FileManager.default.removeItem(at: waitingMarker)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where name.hasSuffix(".touch") {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+    }
+
+    private var waitingMarker: URL { directory.appendingPathComponent("waiting-\(getpid())") }
+
+    /// Says (again) that a prompt of this process waits for a touch now.
+    private func markWaiting() {
+        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = FileManager.default.createFile(atPath: waitingMarker.path, contents: Data(), attributes: [.posixPermissions: 0o600])
+    }
+
+    private func isPromptWaiting() -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.contains { name in
+            guard name.hasPrefix("waiting-") else { return false }
+            let modified = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.modificationDate] as? Date) ?? .distantPast
+            return Date().timeIntervalSince(modified) <= Self.freshness
+        }
+    }
 
     private func takeOldestFreshTouch() -> Data? {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return nil }

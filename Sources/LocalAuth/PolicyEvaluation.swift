@@ -83,6 +83,9 @@ struct PolicyEvaluation {
         case .some(let title): title
         case .none: biometricsOnly ? "Enter Password" : "Enter Passcode"
         }
+        // The sensor learns that a prompt waits before the sheet asks for a touch: a touch
+        // only answers a waiting prompt.
+        _ = try? KeychainServices.perform(.awaitBiometricMatch(timeout: 0))
         let session = prompt.present(sheet(asksForTouch: true, fallbackTitle: fallback))
         defer {
             _ = try? KeychainServices.perform(.endBiometricMatch)

@@ -352,10 +352,11 @@ extension SecItemAPITests {
             let status = try biometryStatus(keychain)
             #expect(status.enrolledFingers == ["thumb"])
             // A touch on the channel is sealed: the file holds no template, and a forged touch
-            // (random bytes) counts as a failed match.
+            // (random bytes) counts as a failed match. A prompt waits first, as a sheet does.
+            _ = try keychain.perform(.awaitBiometricMatch(timeout: 0))
             _ = try keychain.perform(.simulateTouch(matching: true, finger: "thumb"))
             let sensor = keychain.directory.appendingPathComponent("sensor")
-            let files = try FileManager.default.contentsOfDirectory(atPath: sensor.path)
+            let files = try FileManager.default.contentsOfDirectory(atPath: sensor.path).filter { $0.hasSuffix(".touch") }
             #expect(files.count == 1)
             try Data(count: 60).write(to: sensor.appendingPathComponent("99999999999999999999-forged.touch"))
             guard case .match(let first) = try keychain.perform(.awaitBiometricMatch(timeout: 1)) else { throw KeychainError.errSecInternalComponent }
@@ -367,11 +368,24 @@ extension SecItemAPITests {
         @Test func aStaleTouchDoesNotCount() throws {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
+            _ = try keychain.perform(.awaitBiometricMatch(timeout: 0))
             _ = try keychain.perform(.simulateTouch(matching: true, finger: nil))
             let sensor = keychain.directory.appendingPathComponent("sensor")
             for file in try FileManager.default.contentsOfDirectory(atPath: sensor.path) {
                 try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60)], ofItemAtPath: sensor.appendingPathComponent(file).path)
             }
+            guard case .match(let result) = try keychain.perform(.awaitBiometricMatch(timeout: 0.2)) else { throw KeychainError.errSecInternalComponent }
+            #expect(result == .noTouch)
+        }
+
+        @Test func aTouchAnswersOnlyAWaitingPrompt() throws {
+            let keychain = try biometricKeychain()
+            defer { keychain.remove() }
+            #expect(throws: KeychainError.errSecBadReq) { try keychain.perform(.simulateTouch(matching: true, finger: nil)) }
+            _ = try keychain.perform(.awaitBiometricMatch(timeout: 0))
+            _ = try keychain.perform(.simulateTouch(matching: true, finger: nil))
+            // The prompt closes without taking it: the touch goes with it.
+            _ = try keychain.perform(.endBiometricMatch)
             guard case .match(let result) = try keychain.perform(.awaitBiometricMatch(timeout: 0.2)) else { throw KeychainError.errSecInternalComponent }
             #expect(result == .noTouch)
         }

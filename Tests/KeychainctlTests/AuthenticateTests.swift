@@ -102,3 +102,22 @@ import Testing
         #expect(Date().timeIntervalSince(started) < 10)
     }
 }
+
+/// A simulated touch answers exactly a prompt that is waiting (issue 8: before, a touch with no
+/// prompt exited 0 and approved any prompt opened in the next 10 seconds).
+@Suite struct SimulatedTouchTests {
+    @Test func aTouchWithNoWaitingPromptIsRefusedAndApprovesNothingLater() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let early = try shell.run(["biometry", "touch", "--matching"])
+        #expect(early.status == 1)
+        #expect(early.stderr.contains("no prompt is waiting for a touch"))
+        let terminal = try PseudoTerminal(CommandRunner.binary, ["authenticate", "--policy", "biometrics", "--reason", "To add a new chore"], environment: shell.environment)
+        #expect(terminal.expect("Touch the fingerprint sensor."))
+        usleep(1_500_000)
+        #expect(terminal.isRunning, "the early touch approved a later prompt")
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(terminal.wait() == 0)
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 1, "the prompt is gone")
+    }
+}
