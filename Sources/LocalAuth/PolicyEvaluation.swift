@@ -40,7 +40,7 @@ struct PolicyEvaluation {
             guard !status.enrolledFingers.isEmpty else { return .failure(LAError(.biometryNotEnrolled)) }
             guard !status.isLockedOut, !status.passcodeRequired else {
                 return .failure(LAError(.biometryLockout, message: status.isLockedOut
-                    ? "Biometry is locked out after 5 failed matches; enter the passcode (keychainctl unlock)."
+                    ? "Biometry is locked out after 5 failed matches; enter the device passcode to use it again."
                     : "The passcode is required before biometry can be used (after a restart, or 48 hours)."))
             }
             return .success(status)

@@ -30,6 +30,27 @@ import Testing
         #expect(lines.contains("icanon") && lines.contains("echo"), "\(lines.suffix(4))")
     }
 
+    @Test func ctrlZLeavesTheTerminalUsableAndContinuingRedraws() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let app = try TmuxSession(Self.chores, environment: shell.environment)
+        defer { app.close() }
+        #expect(app.waitFor("[a] Add a Chore"))
+        #expect(app.display("#{alternate_on}") == "1")
+        app.send("C-z")
+        let deadline = Date().addingTimeInterval(5)
+        while app.display("#{alternate_on}") != "0" && Date() < deadline { usleep(50_000) }
+        #expect(app.display("#{alternate_on}") == "0", "stopped in the alternate screen")
+        // The pane's shell leads the process group chores is in: continue them both.
+        let group = try #require(Int32(app.display("#{pane_pid}")))
+        kill(-group, SIGCONT)
+        while app.display("#{alternate_on}") != "1" && Date() < deadline.addingTimeInterval(5) { usleep(50_000) }
+        #expect(app.display("#{alternate_on}") == "1")
+        #expect(app.waitFor("[a] Add a Chore"), "redrawn after SIGCONT")
+        app.send("q")
+        #expect(app.waitFor("EXIT=0"))
+    }
+
     @Test func sigtermDuringTheSheetRestoresTheTerminal() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
