@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "LocalAuth", dependencies: ["KeychainClient", "CKeychainSupport"], swiftSettings: strict),
         .executableTarget(
             name: "keychainctl",
-            dependencies: ["Keychain", "LocalAuth", "Enclave", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Keychain", "LocalAuth", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], swiftSettings: strict),

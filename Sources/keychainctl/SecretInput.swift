@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CKeychainSupport
 import Foundation
 import Keychain
 import Synchronization
@@ -118,17 +119,18 @@ enum SecretInput {
         for index in bytes.indices { bytes[index] = 0 }
     }
 
+    /// A line typed at `prompt` with echo off. The terminal's modes come back however the
+    /// program ends (Ctrl-C, SIGTERM, SIGHUP, Ctrl-Z: `kc_terminal_guard_begin`).
     private static func hiddenLine(prompt: String) throws -> SecretBytes {
-        var original = termios()
-        tcgetattr(STDIN_FILENO, &original)
-        var silent = original
+        var silent = termios()
+        tcgetattr(STDIN_FILENO, &silent)
         silent.c_lflag &= ~tcflag_t(ECHO)
         // Echo goes off before the prompt appears, so nothing typed after it is ever shown;
         // TCSAFLUSH drops anything typed before the prompt.
-        tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
+        let guarded = kc_terminal_guard_begin(STDIN_FILENO, &silent, "", "") == 0
         FileHandle.standardError.write(Data(prompt.utf8))
         defer {
-            tcsetattr(STDIN_FILENO, TCSANOW, &original)
+            if guarded { kc_terminal_guard_end() }
             FileHandle.standardError.write(Data("\n".utf8))
         }
         guard let line = try readLine() else { throw KeychainError(.errSecUserCanceled, "no input was given") }

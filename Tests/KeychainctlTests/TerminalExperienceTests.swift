@@ -62,6 +62,18 @@ import Testing
         #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == tcflag_t(ICANON | ECHO))
     }
 
+    @Test func ctrlCAtAHiddenPromptLeavesEchoOn() throws {
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        try shell.run(["lock"])
+        let unlock = try PseudoTerminal(CommandRunner.binary, ["unlock"], environment: shell.environment)
+        #expect(unlock.expect("Passcode: "))
+        #expect(unlock.modes.c_lflag & tcflag_t(ECHO) == 0, "the prompt hides what is typed")
+        unlock.type("12\u{03}")
+        #expect(unlock.wait() == 128 + SIGINT)
+        #expect(unlock.modes.c_lflag & tcflag_t(ECHO) != 0)
+    }
+
     @Test func textFromCallersCannotDriveTheTerminal() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
