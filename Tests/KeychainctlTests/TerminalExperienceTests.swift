@@ -51,15 +51,42 @@ import Testing
         #expect(app.waitFor("EXIT=0"))
     }
 
-    @Test func sigtermDuringTheSheetRestoresTheTerminal() throws {
+    @Test(arguments: [SIGTERM, SIGHUP])
+    func aSignalDuringTheSheetRestoresTheTerminal(_ signal: Int32) throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         let terminal = try PseudoTerminal(CommandRunner.binary, ["authenticate", "--policy", "biometrics", "--reason", "To add a new chore"], environment: shell.environment)
         #expect(terminal.expect("Touch the fingerprint sensor."))
         #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == 0, "the sheet reads key by key")
-        terminal.send(signal: SIGTERM)
-        #expect(terminal.wait() == 128 + SIGTERM)
+        terminal.send(signal: signal)
+        #expect(terminal.wait() == 128 + signal)
         #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == tcflag_t(ICANON | ECHO))
+    }
+
+    @Test func aProgramThatReturnsFromMainWithTheSheetOpenLeavesTheTerminalAsItWas() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let program = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("ReplyClosureWithoutWaiting")
+        let terminal = try PseudoTerminal(program, [], environment: shell.environment)
+        #expect(terminal.expect("Touch the fingerprint sensor."))
+        #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == 0, "the sheet reads key by key")
+        #expect(terminal.wait() == 0)
+        #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == tcflag_t(ICANON | ECHO))
+    }
+
+    @Test func aResizedWindowIsRedrawn() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let app = try TmuxSession(Self.chores, environment: shell.environment)
+        defer { app.close() }
+        #expect(app.waitFor("[a] Add a Chore"))
+        // Reset the pane's screen without telling chores: only a redraw brings the list back.
+        app.send("-R")
+        #expect(!app.screen.contains("[a] Add a Chore"))
+        app.resize(width: 120, height: 30)
+        #expect(app.waitFor("[a] Add a Chore"), "not redrawn after the window changed size")
+        app.send("q")
+        #expect(app.waitFor("EXIT=0"))
     }
 
     @Test func ctrlCAtAHiddenPromptLeavesEchoOn() throws {

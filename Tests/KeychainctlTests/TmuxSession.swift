@@ -48,6 +48,11 @@ final class TmuxSession {
         _ = try? tmux(["send-keys", "-t", "t"] + keys)
     }
 
+    /// Changes the window's size, as a person dragging the terminal's corner does (SIGWINCH).
+    func resize(width: Int, height: Int) {
+        _ = try? tmux(["resize-window", "-t", "t", "-x", String(width), "-y", String(height)])
+    }
+
     /// Ends the tmux server and the program in it.
     func close() {
         _ = try? tmux(["kill-server"])
