@@ -11,11 +11,15 @@ let package = Package(
         .library(name: "LocalAuth", targets: ["LocalAuth"]),
         .executable(name: "keychainctl", targets: ["keychainctl"]),
         .executable(name: "chores", targets: ["chores"]),
+        .executable(name: "keychaind", targets: ["keychaind"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // What Swift cannot call by itself: variadic syscalls (kernel keyring), prctl, and glibc calls behind _GNU_SOURCE (pipe2, closefrom for spawn).
@@ -45,7 +49,23 @@ let package = Package(
             swiftSettings: strict),
         // How a program reaches the keychain: the transport protocol, the embedded transport,
         // device administration.
-        .target(name: "KeychainClient", dependencies: ["KeychainProtocol", "KeychainServer"], swiftSettings: strict),
+        .target(name: "KeychainClient", dependencies: ["KeychainProtocol", "KeychainServer", "CKeychainSupport"], swiftSettings: strict),
+        // keychaind's server side: the socket, the caller's identity from the kernel, one
+        // KeychainServer for every app. Holds the keys; apps never link it.
+        .target(
+            name: "KeychainDaemon",
+            dependencies: [
+                "KeychainProtocol", "KeychainServer", "Enclave", "CKeychainSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "keychaind",
+            dependencies: ["KeychainDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict),
         // The public API: SecItem*, kSec* constants, SecAccessControl, the Keychain facade.
         .target(
             name: "Keychain",
@@ -72,7 +92,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",
-            dependencies: ["keychainctl", "chores", "Biometrics", "CKeychainSupport"],
+            dependencies: ["keychainctl", "chores", "keychaind", "Biometrics", "CKeychainSupport"],
             swiftSettings: strict),
     ]
 )

@@ -115,7 +115,7 @@ extension Enclave {
 
     /// Matches a touch from the simulated sensor against the enrolled templates (constant
     /// time), and counts the result.
-    public func matchSimulatedTouch(_ sealedSample: Data) throws(KeychainError) -> BiometricMatch {
+    public func matchSimulatedTouch(_ sealedSample: Data) throws(KeychainError) -> TouchVerdict {
         guard let box = try? AES.GCM.SealedBox(combined: sealedSample),
             var sample = try? AES.GCM.open(box, using: channelKey(), authenticating: Data("touch".utf8))
         else {
@@ -138,8 +138,8 @@ extension Enclave {
     /// enrolled set `domainState`. A locked-out Enclave, or one that needs the passcode first,
     /// refuses even a matching touch.
     @discardableResult
-    public func recordBiometricResult(matched: Bool, domainState: Data?) throws(KeychainError) -> BiometricMatch {
-        try updateBiometry { (state: inout BiometryState) throws(KeychainError) -> BiometricMatch in
+    public func recordBiometricResult(matched: Bool, domainState: Data?) throws(KeychainError) -> TouchVerdict {
+        try updateBiometry { (state: inout BiometryState) throws(KeychainError) -> TouchVerdict in
             guard !state.isLockedOut else {
                 throw KeychainError(.errSecAuthFailed, "biometry is locked out after \(BiometryState.lockoutThreshold) failed matches; enter the passcode")
             }

@@ -34,7 +34,7 @@ extension KeychainServices {
 }
 
 extension KeychainRequest {
-    /// This request carrying `material` (grants for queries, the app password for all).
+    /// This request carrying `material` (the context for queries, the app password for all).
     func with(_ material: AuthenticationMaterial) -> KeychainRequest {
         switch self {
         case .add(var item):
@@ -47,20 +47,22 @@ extension KeychainRequest {
     }
 }
 
-/// What a request carries to satisfy access control.
+/// What a request carries to satisfy access control: the name of the context whose
+/// evaluations the server may count (never a grant: those stay in the server), and the app's
+/// password.
 struct AuthenticationMaterial {
-    var grants: [AuthenticationGrant] = []
+    var context: AuthenticationContextID?
     var applicationPassword: SecretBytes?
 }
 
 /// Runs a keychain request; when the Enclave answers that an item needs the owner to
 /// authenticate, shows the prompt through the call's context (a new one when the call gave none,
-/// as on iOS) and retries with the grants. The Enclave, not this code, decides whether they
-/// suffice.
+/// as on iOS) and retries naming that context. The server and the Enclave, not this code, decide
+/// whether what it earned suffices.
 enum AuthenticatedCall {
     static func perform(_ options: AuthenticationOptions, _ request: (AuthenticationMaterial) -> KeychainRequest) throws(KeychainError) -> KeychainReply {
         var material = AuthenticationMaterial(
-            grants: options.context?.heldGrants() ?? [], applicationPassword: options.context?.credential(.applicationPassword))
+            context: options.context?.identifier, applicationPassword: options.context?.credential(.applicationPassword))
         var context = options.context
         // Two rounds cover `.and` items whose factors come from separate evaluations.
         for _ in 0..<3 {
@@ -76,7 +78,8 @@ enum AuthenticatedCall {
                 }
                 let authenticating = context ?? LAContext()
                 context = authenticating
-                material.grants = try authenticating.keychainGrants(for: required, reason: options.reason ?? "")
+                try authenticating.authenticate(for: required, reason: options.reason ?? "")
+                material.context = authenticating.identifier
             }
         }
         throw KeychainError(.errSecAuthFailed, "the authentication did not satisfy the item's access control")

@@ -85,7 +85,7 @@ extension ItemQuery {
     /// This query carrying `material`.
     func with(_ material: AuthenticationMaterial) -> ItemQuery {
         var query = self
-        query.grants = material.grants
+        query.authenticationContext = material.context
         query.applicationPassword = material.applicationPassword
         return query
     }

@@ -1,9 +1,12 @@
+import Foundation
 import Synchronization
 
 /// The transport the SecItem functions and ``Keychain`` use.
 ///
 /// By default the first call opens an ``EmbeddedTransport`` on `$XDG_DATA_HOME/keychain` with
-/// the program's name as its access group. Set another before the first call to change that:
+/// the program's name as its access group; with `KEYCHAIN_MODE=daemon` in the environment, a
+/// ``DaemonTransport`` to the user's `keychaind` (started on demand). Set another before the
+/// first call to change that:
 ///
 /// ```swift
 /// KeychainServices.transport = EmbeddedTransport(accessGroups: ["com.example.chores"])
@@ -21,10 +24,21 @@ public enum KeychainServices {
     static func currentTransport() -> any KeychainTransport {
         configured.withLock { transport in
             if let transport { return transport }
-            let opened = EmbeddedTransport()
+            let opened = defaultTransport()
             transport = opened
             return opened
         }
+    }
+
+    /// How this process reaches the keychain when it sets no transport: `KEYCHAIN_MODE=daemon`
+    /// chooses the daemon, anything else the embedded keychain.
+    public static var usesDaemon: Bool {
+        ProcessInfo.processInfo.environment["KEYCHAIN_MODE"] == "daemon"
+    }
+
+    /// The transport ``usesDaemon`` chooses.
+    public static func defaultTransport() -> any KeychainTransport {
+        usesDaemon ? DaemonTransport() : EmbeddedTransport()
     }
 
     /// Performs a request on the current transport.

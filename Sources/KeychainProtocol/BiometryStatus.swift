@@ -50,8 +50,9 @@ public struct BiometryStatus: Sendable, Hashable {
 public enum BiometricMatch: Sendable, Hashable {
     /// No touch within the wait.
     case noTouch
-    /// A touch that matched an enrolled finger, with the Enclave's grant.
-    case matched(AuthenticationGrant)
+    /// A touch that matched an enrolled finger; the server keeps the Enclave's grant under the
+    /// authentication context that waited.
+    case matched
     /// A touch that matched no enrolled finger (counted toward the lockout).
     case notMatched
 }

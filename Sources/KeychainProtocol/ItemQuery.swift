@@ -65,8 +65,9 @@ public struct ItemQuery: Sendable {
     public var limit: MatchLimit
     /// `kSecReturn…` keys.
     public var returns: ReturnSelection
-    /// Proof of authentication for access-controlled items (from `kSecUseAuthenticationContext`).
-    public var grants: [AuthenticationGrant] = []
+    /// The authentication context whose evaluations may open access-controlled items
+    /// (`kSecUseAuthenticationContext`); the server looks up what it earned.
+    public var authenticationContext: AuthenticationContextID?
     /// The app's password for items protected by `applicationPassword`.
     public var applicationPassword: SecretBytes?
     /// `kSecUseAuthenticationUISkip`: leave out items whose data would need authentication.

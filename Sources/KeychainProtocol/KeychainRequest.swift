@@ -30,15 +30,18 @@ public enum KeychainRequest: Sendable {
     case countItems(accessibility: Accessibility?)
     /// Turn "erase all data after 10 failed passcode attempts" on or off.
     case setEraseAfterFailedAttempts(Bool, passcode: SecretBytes)
-    /// Check the device passcode for an authentication (counted like an unlock attempt; does
-    /// not change the lock state).
-    case verifyPasscode(SecretBytes)
+    /// Check the device passcode for an authentication of `context` (counted like an unlock
+    /// attempt; does not change the lock state). The server keeps the grant under the context.
+    case verifyPasscode(SecretBytes, context: AuthenticationContextID)
     /// The state of biometric authentication.
     case biometryStatus
-    /// Wait up to `timeout` seconds for one touch on the sensor and match it.
-    case awaitBiometricMatch(timeout: Double)
+    /// Wait up to `timeout` seconds for one touch on the sensor and match it for `context`
+    /// (a match's grant stays in the server, under the context).
+    case awaitBiometricMatch(timeout: Double, context: AuthenticationContextID)
     /// Stop waiting for touches (the prompt closed).
     case endBiometricMatch
+    /// Forget what `context` earned (`LAContext.invalidate()`).
+    case invalidateContext(AuthenticationContextID)
     /// Enroll a finger (needs the passcode).
     case enrollFinger(name: String, passcode: SecretBytes)
     /// Remove an enrolled finger (needs the passcode).
@@ -48,6 +51,8 @@ public enum KeychainRequest: Sendable {
     /// Touch the simulated sensor: with an enrolled finger (`matching`, optionally which one) or
     /// with an unknown one.
     case simulateTouch(matching: Bool, finger: String?)
+    /// The daemon's own state (only `keychaind` answers it).
+    case daemonStatus
 }
 
 /// What the keychain answers.
@@ -64,6 +69,6 @@ public enum KeychainReply: Sendable {
     case match(BiometricMatch)
     /// How many items a deletion, an erase or a count concerned.
     case count(Int)
-    /// A passcode check succeeded: the Enclave's grant.
-    case granted(AuthenticationGrant)
+    /// The daemon's own state.
+    case daemon(DaemonStatus)
 }

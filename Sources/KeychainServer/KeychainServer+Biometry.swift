@@ -36,17 +36,27 @@ extension KeychainServer {
             domainState: enclave.domainState(enrollments: enrollments), passcodeSet: try enclave.status().passcodeSet)
     }
 
-    func awaitBiometricMatch(timeout: Double) throws(KeychainError) -> BiometricMatch {
+    /// Waits for a touch and matches it; a match's grant is filed under `context` for the
+    /// caller's connection, never returned.
+    func awaitBiometricMatch(timeout: Double, context: AuthenticationContextID, caller: CallerIdentity) throws(KeychainError) -> BiometricMatch {
         guard let sensor = try currentSensor() else {
             throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available")
         }
         guard timeout >= 0, timeout <= 60 else { throw KeychainError(.errSecParam, "a wait for a touch lasts 0 to 60 seconds") }
+        let verdict: TouchVerdict
         switch try sensor.awaitTouch(timeout: timeout) {
         case .none: return .noTouch
-        case .sample(let sample): return try enclave.matchSimulatedTouch(sample)
+        case .sample(let sample): verdict = try enclave.matchSimulatedTouch(sample)
         case .verdict(let matched):
             let fingers = try (sensor as? FprintdSensor)?.enrolledFingers() ?? []
-            return try enclave.recordBiometricResult(matched: matched, domainState: enclave.domainState(enrollments: fingers.map { Data($0.utf8) }))
+            verdict = try enclave.recordBiometricResult(matched: matched, domainState: enclave.domainState(enrollments: fingers.map { Data($0.utf8) }))
+        }
+        switch verdict {
+        case .matched(let grant):
+            contexts.record(grant, context: context, caller: caller)
+            return .matched
+        case .notMatched:
+            return .notMatched
         }
     }
 

@@ -49,7 +49,7 @@ extension KeychainServer {
                 // The old secret is opened when it is kept, and always for an item with an access
                 // control: that is where the Enclave demands the authentication.
                 let authenticates = item.binding.accessControl?.control.requiresAuthentication == true
-                let current = changes.secret == nil || authenticates ? try self.openSecret(item, query) : nil
+                let current = changes.secret == nil || authenticates ? try self.openSecret(item, query, caller: caller) : nil
                 let sealed = try self.seal(record, secret: changes.secret ?? current, itemClass: query.itemClass, identity: item.row.identity,
                                            accessControl: accessControl, applicationPassword: query.applicationPassword)
                 guard let id = item.row.id else { continue }

@@ -30,7 +30,7 @@ extension KeychainServer {
             if query.returns.contains(.data) {
                 // kSecUseAuthenticationUISkip: silently leave out items that need authentication.
                 if query.skipsItemsNeedingAuthentication && item.binding.accessControl?.control.requiresAuthentication == true { continue }
-                result.secret = try openSecret(item, query)
+                result.secret = try openSecret(item, query, caller: caller)
             }
             if query.returns.contains(.persistentRef) {
                 result.persistentRef = PersistentReference.make(itemClass: query.itemClass, identity: item.row.identity)
@@ -41,16 +41,16 @@ extension KeychainServer {
         return results
     }
 
-    /// Opens an item's secret with the query's grants and app password. A biometryCurrentSet
-    /// item whose enrolled set changed is refused at once, without a prompt: no authentication
+    /// Opens an item's secret with what the query's authentication context earned on the
+    /// caller's connection, and the app password. A biometryCurrentSet item whose enrolled set changed is refused at once, without a prompt: no authentication
     /// can ever open it again (errSecAuthFailed; Apple's exact code is UNCONFIRMED).
-    func openSecret(_ item: OpenedItem, _ query: ItemQuery) throws(KeychainError) -> SecretBytes {
+    func openSecret(_ item: OpenedItem, _ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> SecretBytes {
         if let accessControl = item.binding.accessControl, accessControl.control.requiresCurrentBiometrySet,
            try biometryStatus().domainState != accessControl.enrolledState {
             throw KeychainError(.errSecAuthFailed, "the enrolled fingers changed since this biometryCurrentSet item was made; it can never be read again: delete it and add it anew")
         }
         let sealed = SealedItem(metadata: item.row.metadata, wrappedKey: item.row.wrappedKey, secret: item.row.secret)
-        return try enclave.openSecret(sealed, binding: item.binding, grants: query.grants, applicationPassword: query.applicationPassword)
+        return try enclave.openSecret(sealed, binding: item.binding, grants: contexts.grants(query.authenticationContext, caller: caller), applicationPassword: query.applicationPassword)
     }
 
     /// The store filter for a query: class, the caller's groups, synchronizable, accessibility,

@@ -20,7 +20,7 @@ extension KeychainServer {
             return .status(DeviceStatus(
                 passcodeSet: false, unlockedClasses: [.whenUnlocked, .afterFirstUnlock], failedAttempts: 0, secondsUntilNextAttempt: 0,
                 eraseAfterFailedAttempts: false))
-        case .lock, .unlock, .endBiometricMatch:
+        case .lock, .unlock, .endBiometricMatch, .invalidateContext:
             return .done
         case .verifyPasscode:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set")
@@ -28,6 +28,8 @@ extension KeychainServer {
             throw KeychainError(.errSecParam, "no passcode is set")
         case .erase, .countItems:
             return .count(0)
+        case .daemonStatus:
+            throw noDaemon
         case .biometryStatus:
             let fprintd = FprintdSensor.detect()
             return .biometry(BiometryStatus(

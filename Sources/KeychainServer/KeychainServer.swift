@@ -16,6 +16,8 @@ public final class KeychainServer: Sendable {
     let store: KeychainStore
     /// The fprintd sensor once detected; it keeps a verification running between waits.
     let fprintd = Mutex<FprintdSensor?>(nil)
+    /// What each authentication context earned; never sent to a client.
+    let contexts = AuthenticationContexts()
 
     /// Opens the keychain in `directory`: the Enclave's files, then the database
     /// `keychain.db`, admitted only when it belongs with the keybag
@@ -74,15 +76,18 @@ public final class KeychainServer: Sendable {
         case .deviceStatus:
             return .status(try enclave.status())
         case .lock:
+            contexts.revokeAll()
             try enclave.lock()
             return .done
         case .unlock(let passcode):
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.unlock(passcode: passcode) }
             return .done
         case .setPasscode(let current, let new):
+            defer { contexts.revokeAll() }
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.setPasscode(current: current, new: new) }
             return .done
         case .removePasscode(let current):
+            defer { contexts.revokeAll() }
             var deleted = 0
             try afterPasscodeCheck { () throws(KeychainError) in
                 try enclave.removePasscode(current: current) { () throws(KeychainError) in
@@ -102,22 +107,28 @@ public final class KeychainServer: Sendable {
         case .setEraseAfterFailedAttempts(let enabled, let passcode):
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.setEraseAfterFailedAttempts(enabled, passcode: passcode) }
             return .done
-        case .verifyPasscode(let passcode):
+        case .verifyPasscode(let passcode, let context):
             var grant: AuthenticationGrant?
             try afterPasscodeCheck { () throws(KeychainError) in grant = try enclave.verifyPasscode(passcode) }
             guard let grant else { throw KeychainError.errSecInternalComponent }
-            return .granted(grant)
+            contexts.record(grant, context: context, caller: caller)
+            return .done
         case .biometryStatus:
             return .biometry(try biometryStatus())
-        case .awaitBiometricMatch(let timeout):
-            return .match(try awaitBiometricMatch(timeout: timeout))
+        case .awaitBiometricMatch(let timeout, let context):
+            return .match(try awaitBiometricMatch(timeout: timeout, context: context, caller: caller))
+        case .invalidateContext(let context):
+            contexts.invalidate(context, caller: caller)
+            return .done
         case .endBiometricMatch:
             try endBiometricMatch()
             return .done
         case .enrollFinger(let name, let passcode):
+            defer { contexts.revokeAll() }
             try afterPasscodeCheck { () throws(KeychainError) in try enrollFinger(name, passcode: passcode) }
             return .done
         case .removeFinger(let name, let passcode):
+            defer { contexts.revokeAll() }
             try afterPasscodeCheck { () throws(KeychainError) in try removeFinger(name, passcode: passcode) }
             return .done
         case .setSimulatedSensor(let enabled, let passcode):
@@ -126,7 +137,17 @@ public final class KeychainServer: Sendable {
         case .simulateTouch(let matching, let finger):
             try simulateTouch(matching: matching, finger: finger)
             return .done
+        case .daemonStatus:
+            throw Self.noDaemon
         }
+    }
+
+    /// The answer to `daemonStatus` from a keychain in this process.
+    static let noDaemon = KeychainError(.errSecUnimplemented, "this program uses the keychain embedded in it, not keychaind")
+
+    /// Forgets what the authentication contexts of a closed connection earned.
+    public func endConnection(_ connection: UInt64) {
+        contexts.endConnection(connection)
     }
 
     /// Runs a passcode operation; whatever its outcome, finishes an erase it caused (a 10th

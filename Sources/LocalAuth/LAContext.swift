@@ -41,8 +41,6 @@ public final class LAContext: Sendable {
         /// Monotonic time (ns) of the last success, for the reuse window.
         var lastSuccess: UInt64?
         var credentials: [LACredentialType: SecretBytes] = [:]
-        /// Grants from this context's evaluations, for keychain calls that use the context.
-        var grants: [AuthenticationGrant] = []
         /// The last biometric evaluation ended with the user choosing the fallback, or needing
         /// it (failed matches, lockout): the next deviceOwnerAuthentication asks for the passcode
         /// directly, once.
@@ -51,6 +49,10 @@ public final class LAContext: Sendable {
 
     private let state = Mutex(State())
     private let prompt: any AuthenticationPrompt
+    /// This context's name in the keychain server, which keeps what its evaluations earned
+    /// (the Enclave's grants never come to this process). Keychain calls using the context
+    /// send the name.
+    package let identifier = AuthenticationContextID.random()
 
     /// A context that prompts on this process's terminal.
     public convenience init() {
@@ -169,9 +171,10 @@ public final class LAContext: Sendable {
         state.withLock { state in
             state.invalidated = true
             state.lastSuccess = nil
-            state.grants = []
             if state.evaluations > 0 { state.cancelRequested = true }
         }
+        // The server forgets what this context earned; it would anyway when the connection ends.
+        _ = try? KeychainServices.perform(.invalidateContext(identifier))
     }
 
     /// Hands the context a credential (the app's password); nil removes it.
@@ -206,7 +209,7 @@ public final class LAContext: Sendable {
         defer { state.withLock { $0.evaluations -= 1 } }
         var evaluation = PolicyEvaluation(
             policy: policy, reason: reason, settings: settings, prompt: prompt,
-            isCancelled: { [self] in self.state.withLock { $0.cancelRequested } })
+            isCancelled: { [self] in self.state.withLock { $0.cancelRequested } }, context: identifier)
         evaluation.passcodeOnly = passcodeOnly || state.withLock { state in
             defer { if policy == .deviceOwnerAuthentication { state.passcodeChosen = false } }
             return policy == .deviceOwnerAuthentication && state.passcodeChosen
@@ -216,25 +219,25 @@ public final class LAContext: Sendable {
             [.userFallback, .authenticationFailed, .biometryLockout].contains(error.code) {
             state.withLock { $0.passcodeChosen = true }
         }
-        record(result.map(\.0), policy: policy, success: true)
-        if case .success(let (_, grants)) = result { state.withLock { $0.grants += grants } }
+        record(result, policy: policy, success: true)
         return result.map { _ in () }
     }
 
-    /// Grants that satisfy `accessControl` for a keychain call using this context: the ones it
-    /// holds when they do (a context authenticated once is reused, until `invalidate()` and
-    /// within the Enclave's 300-second grant lifetime), otherwise from a new evaluation: biometry
-    /// for biometry-only constraints (no passcode fallback), the passcode for devicePasscode,
-    /// biometry then passcode for `.and`, and the owner policy for userPresence and `.or`.
+    /// Authenticates the device owner as `accessControl` asks, for a keychain call using this
+    /// context (called when the server refused what the context had earned so far, or it had
+    /// earned nothing): biometry for biometry-only constraints (no passcode fallback), the
+    /// passcode for devicePasscode, biometry then passcode for `.and`, and the owner policy for
+    /// userPresence and `.or`. What the evaluations earn stays in the server, under
+    /// ``identifier``, usable until `invalidate()` and within the Enclave's 300-second grant
+    /// lifetime.
     ///
     /// - Throws: errSecUserCanceled (-128) when the user cancels, errSecAuthFailed (-25293) when
     ///   authentication fails or biometry is locked out or missing, errSecNotAvailable when no
     ///   passcode is set, errSecInteractionNotAllowed (-25308) when no prompt may be shown.
-    package func keychainGrants(for accessControl: AccessControl, reason: String) throws(KeychainError) -> [AuthenticationGrant] {
-        let (held, invalidated, interactionNotAllowed, fallbackReason) = state.withLock {
-            ($0.grants, $0.invalidated, $0.settings.interactionNotAllowed, $0.settings.reason)
+    package func authenticate(for accessControl: AccessControl, reason: String) throws(KeychainError) {
+        let (invalidated, interactionNotAllowed, fallbackReason) = state.withLock {
+            ($0.invalidated, $0.settings.interactionNotAllowed, $0.settings.reason)
         }
-        if accessControl.isSatisfied(by: Set(held.map(\.factor))) && !held.isEmpty { return held }
         if invalidated { throw KeychainError(.errSecAuthFailed, "the authentication context was invalidated") }
         if interactionNotAllowed { throw KeychainError(.errSecInteractionNotAllowed, "the item needs authentication and the context forbids interaction") }
         let shown = reason.isEmpty ? (fallbackReason.isEmpty ? "Authenticate to use a keychain item" : fallbackReason) : reason
@@ -244,7 +247,7 @@ public final class LAContext: Sendable {
         case (true, true): steps = all ? [(.deviceOwnerAuthenticationWithBiometrics, false), (.deviceOwnerAuthentication, true)] : [(.deviceOwnerAuthentication, false)]
         case (true, false): steps = [(.deviceOwnerAuthenticationWithBiometrics, false)]
         case (false, true): steps = [(.deviceOwnerAuthentication, true)]
-        case (false, false): return held
+        case (false, false): return
         }
         for (policy, passcodeOnly) in steps {
             // Biometry-only constraints offer no passcode fallback.
@@ -253,13 +256,6 @@ public final class LAContext: Sendable {
                 throw Self.keychainError(error, accessControl)
             }
         }
-        return state.withLock { $0.grants }
-    }
-
-    /// The grants this context holds from earlier evaluations, sent with keychain calls so that
-    /// an authenticated context needs no second round.
-    package func heldGrants() -> [AuthenticationGrant] {
-        state.withLock { $0.grants }
     }
 
     /// The credential set with `setCredential(_:type:)`, for keychain calls.

@@ -10,10 +10,10 @@ struct PolicyEvaluation {
     let settings: LAContext.Settings
     let prompt: any AuthenticationPrompt
     let isCancelled: () -> Bool
+    /// The context evaluating: the server files what a match or a passcode earns under it.
+    let context: AuthenticationContextID
     /// Skip biometry and ask for the passcode (items whose access control is devicePasscode).
     var passcodeOnly = false
-    /// Grants the Enclave issued during this evaluation.
-    var grants: [AuthenticationGrant] = []
 
     /// Apple: within one evaluation, 3 failed matches end it.
     static let matchesPerEvaluation = 3
@@ -47,9 +47,9 @@ struct PolicyEvaluation {
         }
     }
 
-    /// Runs the evaluation; on success returns the biometry status it ran with and the grants
-    /// the Enclave issued.
-    mutating func run() -> Result<(BiometryStatus, [AuthenticationGrant]), LAError> {
+    /// Runs the evaluation; on success returns the biometry status it ran with. What the
+    /// Enclave granted stays in the server, under ``context``.
+    func run() -> Result<BiometryStatus, LAError> {
         let status: BiometryStatus
         switch Self.preflight(passcodeOnly ? .deviceOwnerAuthentication : policy) {
         case .failure(let error): return .failure(error)
@@ -61,12 +61,12 @@ struct PolicyEvaluation {
         let biometryUsable = status.sensor != .none && !status.enrolledFingers.isEmpty && !status.isLockedOut && !status.passcodeRequired
         if biometryUsable && !passcodeOnly {
             switch biometricPhase() {
-            case .success: return .success((status, grants))
+            case .success: return .success(status)
             case .failure(let error): return .failure(error)
             case .fallBackToPasscode: break
             }
         }
-        return passcodePhase().map { (status, grants) }
+        return passcodePhase().map { status }
     }
 
     private enum BiometricOutcome {
@@ -77,7 +77,7 @@ struct PolicyEvaluation {
 
     private var biometricsOnly: Bool { policy != .deviceOwnerAuthentication }
 
-    private mutating func biometricPhase() -> BiometricOutcome {
+    private func biometricPhase() -> BiometricOutcome {
         let fallback: String? = switch settings.fallbackTitle {
         case .some(""): nil
         case .some(let title): title
@@ -85,7 +85,7 @@ struct PolicyEvaluation {
         }
         // The sensor learns that a prompt waits before the sheet asks for a touch: a touch
         // only answers a waiting prompt.
-        _ = try? KeychainServices.perform(.awaitBiometricMatch(timeout: 0))
+        _ = try? KeychainServices.perform(.awaitBiometricMatch(timeout: 0, context: context))
         let session = prompt.present(sheet(asksForTouch: true, fallbackTitle: fallback))
         defer {
             _ = try? KeychainServices.perform(.endBiometricMatch)
@@ -101,7 +101,7 @@ struct PolicyEvaluation {
             }
             let match: BiometricMatch
             do {
-                guard case .match(let reply) = try KeychainServices.perform(.awaitBiometricMatch(timeout: 0.1)) else { continue }
+                guard case .match(let reply) = try KeychainServices.perform(.awaitBiometricMatch(timeout: 0.1, context: context)) else { continue }
                 match = reply
             } catch {
                 // The Enclave refuses matches once locked out.
@@ -109,8 +109,7 @@ struct PolicyEvaluation {
             }
             switch match {
             case .noTouch: continue
-            case .matched(let grant):
-                grants.append(grant)
+            case .matched:
                 return .success
             case .notMatched:
                 failures += 1
@@ -132,7 +131,7 @@ struct PolicyEvaluation {
         }
     }
 
-    private mutating func passcodePhase() -> Result<Void, LAError> {
+    private func passcodePhase() -> Result<Void, LAError> {
         let session = prompt.present(sheet(asksForTouch: false, fallbackTitle: nil))
         defer { session.dismiss() }
         while true {
@@ -142,7 +141,7 @@ struct PolicyEvaluation {
                 return .failure(LAError(isCancelled() ? .appCancel : .userCancel))
             }
             do {
-                if case .granted(let grant) = try KeychainServices.perform(.verifyPasscode(passcode)) { grants.append(grant) }
+                _ = try KeychainServices.perform(.verifyPasscode(passcode, context: context))
                 return .success(())
             } catch KeychainError.errSecAuthFailed {
                 session.show("Wrong passcode. Try again.")

@@ -13,7 +13,8 @@ enum Session {
     static func run(_ body: () throws -> Void) throws {
         ProcessHardening.apply()
         do {
-            KeychainServices.transport = EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
+            // Through keychaind, keychainctl is an app like any other: its own items only.
+            KeychainServices.transport = KeychainServices.usesDaemon ? DaemonTransport() : EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
             try body()
         } catch let error as KeychainError {
             printError(error)

@@ -78,12 +78,22 @@ extension SecItemAPITests {
             // Through the API without a prompt…
             #expect(readProtected(nil, extra: [kSecUseAuthenticationUI as String: kSecUseAuthenticationUIFail]).0 == errSecInteractionNotAllowed)
             #expect(readProtected(nil).0 == errSecInteractionNotAllowed)  // no terminal here: a fresh context cannot prompt
-            // …and straight to the server, with nothing or with a forged grant.
-            let query = ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("SampleService")], returns: .data)
+            // …and straight to the server: with no context, with a context that never
+            // authenticated, and naming a context that authenticated on another connection.
+            var query = ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("SampleService")], returns: .data)
             #expect(throws: KeychainError.errSecInteractionNotAllowed) { try keychain.perform(.copyMatching(query)) }
-            var forged = query
-            forged.grants = [AuthenticationGrant(factor: .biometry, domainState: nil, bootID: keychain.clock.bootID, issuedAt: keychain.clock.uptime(), nonce: Data(count: 16), tag: Data(count: 32))]
-            #expect(throws: KeychainError.errSecInteractionNotAllowed) { try keychain.perform(.copyMatching(forged)) }
+            query.authenticationContext = .random()
+            #expect(throws: KeychainError.errSecInteractionNotAllowed) { try keychain.perform(.copyMatching(query)) }
+            let owners = AuthenticationContextID.random()
+            _ = try keychain.perform(.verifyPasscode(SecretBytes(utf8: "1234"), context: owners), connection: 1)
+            query.authenticationContext = owners
+            #expect(throws: KeychainError.errSecInteractionNotAllowed) { try keychain.perform(.copyMatching(query), connection: 2) }
+            guard case .items(let items) = try keychain.perform(.copyMatching(query), connection: 1) else { throw KeychainError.errSecInternalComponent }
+            #expect(items.first?.secret?.copyData() == Data("SECRET_PASSWORD_TEXT".utf8))
+            // Lock forgets what every context earned.
+            try keychain.lock()
+            try keychain.unlock("1234")
+            #expect(throws: KeychainError.errSecInteractionNotAllowed) { try keychain.perform(.copyMatching(query), connection: 1) }
             // Attributes and existence need no authentication.
             let (status, result) = copyMatching([kSecClass as String: kSecClassGenericPassword, kSecReturnAttributes as String: true])
             #expect(status == errSecSuccess)

@@ -333,6 +333,8 @@ extension SecItemAPITests {
     }
 
     @Suite struct SimulatedSensorTests {
+        static let context = AuthenticationContextID.random()
+
         @Test func theSensorIsOffUntilTheOwnerTurnsItOnWithThePasscode() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
@@ -353,14 +355,14 @@ extension SecItemAPITests {
             #expect(status.enrolledFingers == ["thumb"])
             // A touch on the channel is sealed: the file holds no template, and a forged touch
             // (random bytes) counts as a failed match. A prompt waits first, as a sheet does.
-            _ = try keychain.perform(.awaitBiometricMatch(timeout: 0))
+            _ = try keychain.perform(.awaitBiometricMatch(timeout: 0, context: Self.context))
             _ = try keychain.perform(.simulateTouch(matching: true, finger: "thumb"))
             let sensor = keychain.directory.appendingPathComponent("sensor")
             let files = try FileManager.default.contentsOfDirectory(atPath: sensor.path).filter { $0.hasSuffix(".touch") }
             #expect(files.count == 1)
             try Data(count: 60).write(to: sensor.appendingPathComponent("99999999999999999999-forged.touch"))
-            guard case .match(let first) = try keychain.perform(.awaitBiometricMatch(timeout: 1)) else { throw KeychainError.errSecInternalComponent }
-            guard case .match(let second) = try keychain.perform(.awaitBiometricMatch(timeout: 1)) else { throw KeychainError.errSecInternalComponent }
+            guard case .match(let first) = try keychain.perform(.awaitBiometricMatch(timeout: 1, context: Self.context)) else { throw KeychainError.errSecInternalComponent }
+            guard case .match(let second) = try keychain.perform(.awaitBiometricMatch(timeout: 1, context: Self.context)) else { throw KeychainError.errSecInternalComponent }
             if case .matched = first {} else { Issue.record("the enrolled finger's touch did not match") }
             #expect(second == .notMatched)
         }
@@ -368,13 +370,13 @@ extension SecItemAPITests {
         @Test func aStaleTouchDoesNotCount() throws {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
-            _ = try keychain.perform(.awaitBiometricMatch(timeout: 0))
+            _ = try keychain.perform(.awaitBiometricMatch(timeout: 0, context: Self.context))
             _ = try keychain.perform(.simulateTouch(matching: true, finger: nil))
             let sensor = keychain.directory.appendingPathComponent("sensor")
             for file in try FileManager.default.contentsOfDirectory(atPath: sensor.path) {
                 try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60)], ofItemAtPath: sensor.appendingPathComponent(file).path)
             }
-            guard case .match(let result) = try keychain.perform(.awaitBiometricMatch(timeout: 0.2)) else { throw KeychainError.errSecInternalComponent }
+            guard case .match(let result) = try keychain.perform(.awaitBiometricMatch(timeout: 0.2, context: Self.context)) else { throw KeychainError.errSecInternalComponent }
             #expect(result == .noTouch)
         }
 
@@ -382,11 +384,11 @@ extension SecItemAPITests {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
             #expect(throws: KeychainError.errSecBadReq) { try keychain.perform(.simulateTouch(matching: true, finger: nil)) }
-            _ = try keychain.perform(.awaitBiometricMatch(timeout: 0))
+            _ = try keychain.perform(.awaitBiometricMatch(timeout: 0, context: Self.context))
             _ = try keychain.perform(.simulateTouch(matching: true, finger: nil))
             // The prompt closes without taking it: the touch goes with it.
             _ = try keychain.perform(.endBiometricMatch)
-            guard case .match(let result) = try keychain.perform(.awaitBiometricMatch(timeout: 0.2)) else { throw KeychainError.errSecInternalComponent }
+            guard case .match(let result) = try keychain.perform(.awaitBiometricMatch(timeout: 0.2, context: Self.context)) else { throw KeychainError.errSecInternalComponent }
             #expect(result == .noTouch)
         }
     }

@@ -14,7 +14,7 @@ import Testing
     func ctrlCInChoresLeavesTheTerminalAsItWas(_ moment: String) throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
-        let app = try TmuxSession(Self.chores, environment: shell.environment, afterExit: "stty -a | tr ' ;' '\\n\\n' | grep -x -e '-*icanon' -e '-*echo'")
+        let app = try TmuxSession(Self.chores, environment: shell.environment, afterExit: "stty -a | tr ' ;' '\\n\\n' | grep -x -e '-*icanon' -e '-*echo'; echo MODES-READ")
         defer { app.close() }
         #expect(app.waitFor("[a] Add a Chore"))
         #expect(app.display("#{alternate_on}") == "1")
@@ -25,7 +25,8 @@ import Testing
         app.send("C-c")
         #expect(app.waitFor("EXIT=130"))
         #expect(app.display("#{alternate_on}") == "0", "still in the alternate screen")
-        #expect(app.waitFor("icanon"))
+        // Both modes are printed before the marker: read the screen once it is there.
+        #expect(app.waitFor("MODES-READ"))
         let lines = app.screen.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(lines.contains("icanon") && lines.contains("echo"), "\(lines.suffix(4))")
     }

@@ -41,6 +41,10 @@ int kc_spawn_file_actions_closefrom(posix_spawn_file_actions_t *actions, int low
 /// SIGTSTP restores them and stops; SIGCONT re-applies the modes and, like SIGWINCH, asks for a
 /// redraw; a normal exit restores them too. Guards nest (up to 4): a sheet over a full-screen
 /// program. `enter` and `leave` hold at most 31 bytes. 0, or -1 with errno set.
+/// `POSIX_SPAWN_SETSID` (glibc declares it only under `_GNU_SOURCE`): the child starts a
+/// session of its own.
+short kc_spawn_setsid_flag(void);
+
 int kc_terminal_guard_begin(int fd, const struct termios *active, const char *enter, const char *leave);
 
 /// Ends the innermost guard: writes its `leave` and restores the modes it found.
@@ -48,5 +52,12 @@ void kc_terminal_guard_end(void);
 
 /// 1 once after SIGCONT or SIGWINCH (the screen needs drawing again), else 0.
 int kc_terminal_guard_take_redraw(void);
+
+/// The process on the other end of a connected Unix socket, as the kernel recorded it
+/// (`SO_PEERCRED`, whose `struct ucred` Swift cannot import): 0, or -1 with errno.
+int kc_peer_credentials(int socket, int32_t *pid, uint32_t *uid);
+
+/// 1 while the process behind `pidfd` is alive (it cannot have been replaced), else 0.
+int kc_pidfd_is_alive(int pidfd);
 
 #endif

@@ -41,61 +41,16 @@ public struct EmbeddedTransport: KeychainTransport {
     }
 
     public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
-        guard let server = try keychain.server(creating: KeychainServer.createsKeychain(request)) else {
-            guard let reply = try KeychainServer.replyWithoutKeychain(request) else { throw KeychainError.errSecInternalComponent }
-            return reply
-        }
-        return try server.handle(request, caller: caller)
+        try keychain.perform(request, caller: caller)
     }
 
     /// `$XDG_DATA_HOME/keychain`, or `~/.local/share/keychain` when `XDG_DATA_HOME` is unset.
     public static func defaultDirectory() -> URL {
-        let environment = ProcessInfo.processInfo.environment
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
-            return URL(fileURLWithPath: data).appendingPathComponent("keychain")
-        }
-        let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
-        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/keychain")
+        KeychainPaths.keychainDirectory()
     }
 
     /// The program's name, as its default access group.
     public static func defaultAccessGroup() -> String {
         ProcessInfo.processInfo.processName
-    }
-}
-
-/// The server of one keychain directory, opened on first use and created only when asked.
-private final class OnDemandKeychain: Sendable {
-    private let directory: URL?
-    private let cache: (any ClassKeyCache)?
-    private let opened: Mutex<KeychainServer?>
-
-    init(directory: URL, cache: any ClassKeyCache) {
-        self.directory = directory
-        self.cache = cache
-        opened = Mutex(nil)
-    }
-
-    init(server: KeychainServer) {
-        directory = nil
-        cache = nil
-        opened = Mutex(server)
-    }
-
-    /// The server; nil when no keychain exists and `creating` is false.
-    func server(creating: Bool) throws(KeychainError) -> KeychainServer? {
-        let result: Result<KeychainServer?, KeychainError> = opened.withLock { opened in
-            if let opened { return .success(opened) }
-            guard let directory, let cache else { return .success(nil) }
-            do throws(KeychainError) {
-                opened = try KeychainServer(directory: directory, cache: cache, creating: creating)
-                return .success(opened)
-            } catch KeychainError.errSecNoSuchKeychain where !creating {
-                return .success(nil)
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
     }
 }

@@ -56,8 +56,8 @@ struct TestKeychain {
         return self
     }
 
-    func perform(_ request: KeychainRequest, groups: [String] = ["com.example.app"], owner: Bool = false) throws(KeychainError) -> KeychainReply {
-        try server.handle(request, caller: CallerIdentity(accessGroups: groups, isOwnerTool: owner))
+    func perform(_ request: KeychainRequest, groups: [String] = ["com.example.app"], owner: Bool = false, connection: UInt64 = 0) throws(KeychainError) -> KeychainReply {
+        try server.handle(request, caller: CallerIdentity(accessGroups: groups, isOwnerTool: owner, connection: connection))
     }
 
     func setPasscode(_ passcode: String) throws {

@@ -1,9 +1,14 @@
 import Foundation
+import KeychainProtocol
 
 /// Proof, issued by the Enclave, that the device owner just authenticated with one factor.
-/// Keychain calls present grants to read items whose access control asks for that factor; the
-/// Enclave checks the tag, the boot and the age (at most 300 s) before it unwraps anything. A
-/// client that skipped the prompt has no grant and gets no secret.
+///
+/// Grants never leave the keychain server: it keeps them under the authentication context the
+/// evaluation named (``KeychainProtocol/AuthenticationContextID``), bound to the caller's
+/// connection, and presents them to the Enclave when a request names that context. The Enclave
+/// checks the tag, the boot and the age (at most 300 s) before it unwraps anything. A client
+/// that skipped the prompt has no grant and gets no secret (DESIGN.md, "keys, grants and
+/// touches never leave it").
 public struct AuthenticationGrant: Sendable, Hashable, Codable {
     /// What was proven.
     public let factor: AuthenticationFactor

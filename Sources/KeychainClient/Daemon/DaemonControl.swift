@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import KeychainProtocol
+
+/// `keychainctl daemon start|stop|status`: the per-user daemon seen from outside.
+public enum DaemonControl {
+    /// The running daemon's status; nil when none runs and `starting` is false.
+    ///
+    /// - Throws: `errSecIO` when a daemon cannot be started or does not answer.
+    public static func status(starting: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeychainError) -> DaemonStatus? {
+        if !starting {
+            let socket = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(KeychainPaths.socketName).path
+            guard try DaemonConnection(path: socket) != nil else { return nil }
+        }
+        guard case .daemon(let status) = try DaemonTransport(environment: environment).perform(.daemonStatus) else {
+            throw KeychainError(.errSecInternalComponent, "keychaind answered a status request with something else")
+        }
+        return status
+    }
+
+    /// Stops the running daemon with SIGTERM (it finishes the requests under way) and waits up
+    /// to 10 s for it to go: until its lock on `daemon.lock` is free, which happens when its
+    /// process has ended. Returns the pid it stopped, or nil when none ran.
+    ///
+    /// - Throws: `errSecIO` when it does not stop in time.
+    public static func stop(environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeychainError) -> Int32? {
+        guard let running = try status(starting: false, environment: environment) else { return nil }
+        let lockPath = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(KeychainPaths.daemonLockName).path
+        let lock = open(lockPath, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard lock >= 0 else { throw KeychainError(.errSecIO, "cannot open \(lockPath)") }
+        defer { close(lock) }
+        kill(running.pid, SIGTERM)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if flock(lock, LOCK_EX | LOCK_NB) == 0 {
+                flock(lock, LOCK_UN)
+                return running.pid
+            }
+            usleep(20_000)
+        }
+        throw KeychainError(.errSecIO, "keychaind (pid \(running.pid)) did not stop within 10 s")
+    }
+}

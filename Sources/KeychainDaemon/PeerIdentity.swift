@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CKeychainSupport
+import Foundation
+import NIOCore
+
+/// Who is on the other end of a connection, as the kernel says: never taken from a request.
+///
+/// `SO_PEERCRED` gives the uid and pid recorded when the client connected; `SO_PEERPIDFD` gives
+/// a pidfd for that very process. The executable is read from `/proc/PID/exe`, and the pidfd is
+/// checked afterwards: had the client exited and its pid gone to another process in between,
+/// the pidfd would be dead and the connection is refused (a recycled pid cannot take over an
+/// identity). The pidfd stays open for the connection's life.
+struct PeerIdentity: Sendable {
+    /// `struct ucred`, which Swift cannot import (it needs `_GNU_SOURCE`): same layout.
+    private struct Credentials: Sendable {
+        var pid: Int32 = 0
+        var uid: UInt32 = 0
+        var gid: UInt32 = 0
+    }
+
+    /// Why a connection was refused.
+    struct Refusal: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let pid: Int32
+    let uid: UInt32
+    /// The peer's pidfd; closed by ``close()``.
+    let pidfd: Int32
+    /// The executable's path when the client connected: the app's identity.
+    let executable: String
+
+    /// Linux's `SO_PEERPIDFD`.
+    private static let peerPidfdOption: Int32 = 77
+
+    /// The identity behind `channel`, or a ``Refusal``.
+    static func of(_ channel: any Channel) -> EventLoopFuture<PeerIdentity> {
+        guard let socket = channel as? any SocketOptionProvider else {
+            return channel.eventLoop.makeFailedFuture(Refusal(description: "not a socket"))
+        }
+        let level = SocketOptionLevel(SOL_SOCKET)
+        let credentials: EventLoopFuture<Credentials> = socket.unsafeGetSocketOption(level: level, name: SocketOptionName(SO_PEERCRED))
+        let pidfd: EventLoopFuture<Int32> = socket.unsafeGetSocketOption(level: level, name: SocketOptionName(peerPidfdOption))
+        return credentials.and(pidfd).flatMapThrowing { credentials, pidfd in
+            guard pidfd >= 0 else { throw Refusal(description: "the kernel gave no pidfd for the peer") }
+            guard let executable = executable(of: credentials.pid), kc_pidfd_is_alive(pidfd) == 1 else {
+                Glibc.close(pidfd)
+                throw Refusal(description: "the peer (pid \(credentials.pid)) exited before its executable could be read")
+            }
+            return PeerIdentity(pid: credentials.pid, uid: credentials.uid, pidfd: pidfd, executable: executable)
+        }
+    }
+
+    private static func executable(of pid: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Closes the pidfd.
+    func close() {
+        Glibc.close(pidfd)
+    }
+}

@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Where the keychain keeps its files (XDG, DESIGN.md "Conventions").
+///
+/// - The keychain: `$XDG_DATA_HOME/keychain`, or `~/.local/share/keychain`.
+/// - The per-user `keychaind`'s socket: `$XDG_RUNTIME_DIR/keychain/socket`, in a directory only
+///   the user can enter (checked and made 0700 like the keychain directory). Without
+///   `XDG_RUNTIME_DIR` (no login session: a cron job, a container) it is
+///   `/tmp/keychain-runtime-<uid>/`, which the same checks refuse when another user made it.
+public enum KeychainPaths {
+    /// `$XDG_DATA_HOME/keychain`, or `~/.local/share/keychain` when `XDG_DATA_HOME` is unset.
+    public static func keychainDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return URL(fileURLWithPath: data).appendingPathComponent("keychain")
+        }
+        let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
+        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/keychain")
+    }
+
+    /// The directory of the socket and the daemon's lock.
+    public static func runtimeDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return URL(fileURLWithPath: runtime).appendingPathComponent("keychain")
+        }
+        return URL(fileURLWithPath: "/tmp/keychain-runtime-\(getuid())")
+    }
+
+    /// The socket's file name in ``runtimeDirectory(environment:)``.
+    public static let socketName = "socket"
+    /// Held by the running daemon for its whole life: at most one daemon per directory.
+    public static let daemonLockName = "daemon.lock"
+    /// Held by a client while it starts a daemon: racing clients start one.
+    public static let startLockName = "start.lock"
+}

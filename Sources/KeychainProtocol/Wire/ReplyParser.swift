@@ -1,0 +1,144 @@
+import Foundation
+
+/// The one place where bytes from the daemon become a reply (or an error), and back.
+///
+/// A reply body is the version byte, then 0 and a ``KeychainReply``, or 1 and a
+/// ``KeychainError``.
+public enum ReplyParser {
+    /// Parses one reply body.
+    ///
+    /// - Throws: ``WireError`` when the bytes are not a reply of this version.
+    public static func parse(_ body: [UInt8]) throws(WireError) -> Result<KeychainReply, KeychainError> {
+        var reader = WireReader(body)
+        try WireFrame.readVersion(&reader)
+        let result: Result<KeychainReply, KeychainError>
+        switch try reader.u8() {
+        case 0: result = .success(try read(&reader))
+        case 1: result = .failure(try error(&reader))
+        default: throw WireError("a reply that is neither a result nor an error")
+        }
+        try reader.finish()
+        return result
+    }
+
+    /// The body of `result`. It may hold a secret: wipe it once sent.
+    public static func encode(_ result: Result<KeychainReply, KeychainError>) -> [UInt8] {
+        var writer = WireWriter()
+        writer.u8(WireFrame.version)
+        switch result {
+        case .success(let reply): writer.u8(0); write(reply, to: &writer)
+        case .failure(let error):
+            writer.u8(1)
+            writer.i64(Int64(error.status))
+            // At most 1,024 scalars of at most 4 bytes each: within the reader's limit.
+            writer.string(String(String.UnicodeScalarView(error.message.unicodeScalars.prefix(WireValues.maximumMessage / 4))))
+            writer.optional(error.requiredAuthentication) { WireValues.write($1, to: &$0) }
+        }
+        return writer.finish()
+    }
+
+    private static func error(_ reader: inout WireReader) throws(WireError) -> KeychainError {
+        let status = try reader.int(in: Int(Int32.min)...Int(Int32.max))
+        let message = try reader.string(max: WireValues.maximumMessage)
+        let required = try reader.optional(WireValues.accessControl)
+        return KeychainError(status: Int32(status), message: message, requiredAuthentication: required)
+    }
+
+    private static func read(_ reader: inout WireReader) throws(WireError) -> KeychainReply {
+        switch try reader.u8() {
+        case 1: return .done
+        case 2: return .items(try reader.array(max: WireValues.maximumItems, item))
+        case 3: return .status(try deviceStatus(&reader))
+        case 4:
+            return .biometry(BiometryStatus(
+                sensor: try WireValues.token(&reader, SensorKind.self),
+                enrolledFingers: try reader.array(max: WireValues.maximumFingers) { (reader: inout WireReader) throws(WireError) in try reader.string(max: WireValues.maximumToken) },
+                isLockedOut: try reader.bool(), passcodeRequired: try reader.bool(), consecutiveFailures: try reader.int(in: 0...Int(Int32.max)),
+                domainState: try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.data(max: WireValues.maximumReference) },
+                passcodeSet: try reader.bool()))
+        case 5:
+            switch try reader.u8() {
+            case 0: return .match(.noTouch)
+            case 1: return .match(.matched)
+            case 2: return .match(.notMatched)
+            default: throw WireError("an unknown match")
+            }
+        case 6: return .count(try reader.int(in: 0...Int.max))
+        case 7:
+            return .daemon(DaemonStatus(
+                mode: try reader.string(max: WireValues.maximumToken), pid: Int32(try reader.int(in: 0...Int(Int32.max))),
+                uptime: try reader.double(), connectedClients: try reader.int(in: 0...Int(Int32.max)),
+                idleLockSeconds: try reader.double(), device: try deviceStatus(&reader)))
+        case let tag: throw WireError("an unknown reply (tag \(tag))")
+        }
+    }
+
+    private static func deviceStatus(_ reader: inout WireReader) throws(WireError) -> DeviceStatus {
+        let classes = try reader.array(max: ProtectionClass.allCases.count) { (reader: inout WireReader) throws(WireError) in
+            try WireValues.token(&reader, ProtectionClass.self)
+        }
+        return DeviceStatus(
+            passcodeSet: try reader.bool(), unlockedClasses: Set(classes), failedAttempts: try reader.int(in: 0...Int(Int32.max)),
+            secondsUntilNextAttempt: try reader.double(), eraseAfterFailedAttempts: try reader.bool())
+    }
+
+    private static func write(_ status: DeviceStatus, to writer: inout WireWriter) {
+        writer.array(status.unlockedClasses.map(\.rawValue).sorted()) { $0.string($1) }
+        writer.bool(status.passcodeSet)
+        writer.int(status.failedAttempts)
+        writer.double(status.secondsUntilNextAttempt)
+        writer.bool(status.eraseAfterFailedAttempts)
+    }
+
+    private static func item(_ reader: inout WireReader) throws(WireError) -> ItemResult {
+        var item = ItemResult(itemClass: try WireValues.token(&reader, ItemClass.self))
+        item.attributes = try reader.optional(WireValues.attributes)
+        item.secret = try reader.optional(WireValues.secret)
+        item.persistentRef = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.data(max: WireValues.maximumReference) }
+        item.accessControl = try reader.optional(WireValues.accessControl)
+        return item
+    }
+
+    private static func write(_ reply: KeychainReply, to writer: inout WireWriter) {
+        switch reply {
+        case .done: writer.u8(1)
+        case .items(let items):
+            writer.u8(2)
+            writer.array(items) { writer, item in
+                writer.string(item.itemClass.rawValue)
+                writer.optional(item.attributes) { WireValues.write($1, to: &$0) }
+                writer.optional(item.secret) { $0.secret($1) }
+                writer.optional(item.persistentRef) { $0.data($1) }
+                writer.optional(item.accessControl) { WireValues.write($1, to: &$0) }
+            }
+        case .status(let status):
+            writer.u8(3)
+            write(status, to: &writer)
+        case .biometry(let status):
+            writer.u8(4)
+            writer.string(status.sensor.rawValue)
+            writer.array(status.enrolledFingers) { $0.string($1) }
+            writer.bool(status.isLockedOut)
+            writer.bool(status.passcodeRequired)
+            writer.int(status.consecutiveFailures)
+            writer.optional(status.domainState) { $0.data($1) }
+            writer.bool(status.passcodeSet)
+        case .match(let match):
+            writer.u8(5)
+            switch match {
+            case .noTouch: writer.u8(0)
+            case .matched: writer.u8(1)
+            case .notMatched: writer.u8(2)
+            }
+        case .count(let count): writer.u8(6); writer.int(count)
+        case .daemon(let status):
+            writer.u8(7)
+            writer.string(status.mode)
+            writer.int(Int(status.pid))
+            writer.double(status.uptime)
+            writer.int(status.connectedClients)
+            writer.double(status.idleLockSeconds)
+            write(status.device, to: &writer)
+        }
+    }
+}

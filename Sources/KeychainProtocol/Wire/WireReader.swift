@@ -1,0 +1,107 @@
+import Foundation
+
+/// Reads a message in the keychain's wire format (see ``WireWriter``), trusting nothing: every
+/// length is checked against what remains and against a limit before anything is allocated,
+/// text must be UTF-8, tags must be known, and a message must be read to its last byte.
+public struct WireReader {
+    private let bytes: [UInt8]
+    private var position = 0
+
+    /// A reader over `bytes`.
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// How many bytes are left.
+    public var remaining: Int { bytes.count - position }
+
+    private mutating func take(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
+        guard count >= 0, count <= remaining else { throw WireError("truncated: \(count) bytes needed, \(remaining) left") }
+        defer { position += count }
+        return bytes[position..<position + count]
+    }
+
+    public mutating func u8() throws(WireError) -> UInt8 { try take(1).first! }
+
+    public mutating func bool() throws(WireError) -> Bool {
+        switch try u8() {
+        case 0: return false
+        case 1: return true
+        default: throw WireError("a flag that is neither 0 nor 1")
+        }
+    }
+
+    public mutating func u32() throws(WireError) -> UInt32 {
+        try take(4).reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    public mutating func u64() throws(WireError) -> UInt64 {
+        try take(8).reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    public mutating func i64() throws(WireError) -> Int64 { Int64(bitPattern: try u64()) }
+
+    /// An integer that must lie in `range`.
+    public mutating func int(in range: ClosedRange<Int>) throws(WireError) -> Int {
+        let value = try i64()
+        guard value >= Int64(range.lowerBound), value <= Int64(range.upperBound) else {
+            throw WireError("a number outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        return Int(value)
+    }
+
+    /// A finite number.
+    public mutating func double() throws(WireError) -> Double {
+        let value = Double(bitPattern: try u64())
+        guard value.isFinite else { throw WireError("a number that is not finite") }
+        return value
+    }
+
+    private mutating func length(max: Int) throws(WireError) -> Int {
+        let count = Int(try u32())
+        guard count <= max else { throw WireError("a field of \(count) bytes, more than the \(max) allowed") }
+        return count
+    }
+
+    /// A byte string of at most `max` bytes.
+    public mutating func data(max: Int) throws(WireError) -> Data {
+        Data(try take(length(max: max)))
+    }
+
+    /// UTF-8 text of at most `max` bytes.
+    public mutating func string(max: Int) throws(WireError) -> String {
+        let slice = try take(length(max: max))
+        guard let text = String(validating: slice, as: UTF8.self) else { throw WireError("text that is not UTF-8") }
+        return text
+    }
+
+    /// A secret of at most `max` bytes, copied straight into protected memory.
+    public mutating func secret(max: Int) throws(WireError) -> SecretBytes {
+        SecretBytes(try take(length(max: max)))
+    }
+
+    /// An optional written by ``WireWriter/optional(_:_:)``.
+    public mutating func optional<Value>(_ read: (inout WireReader) throws(WireError) -> Value) throws(WireError) -> Value? {
+        switch try u8() {
+        case 0: return nil
+        case 1: return try read(&self)
+        default: throw WireError("an optional's tag that is neither 0 nor 1")
+        }
+    }
+
+    /// An array of at most `max` elements. Each element takes at least one byte, so a count
+    /// larger than what remains is refused before anything is allocated.
+    public mutating func array<Element>(max: Int, _ read: (inout WireReader) throws(WireError) -> Element) throws(WireError) -> [Element] {
+        let count = Int(try u32())
+        guard count <= max, count <= remaining else { throw WireError("a list of \(count) elements, more than allowed or than the message holds") }
+        var elements: [Element] = []
+        elements.reserveCapacity(count)
+        for _ in 0..<count { elements.append(try read(&self)) }
+        return elements
+    }
+
+    /// Checks that the whole message was read.
+    public func finish() throws(WireError) {
+        guard remaining == 0 else { throw WireError("\(remaining) bytes after the end of the message") }
+    }
+}

@@ -1,0 +1,61 @@
+import Enclave
+import Foundation
+import KeychainProtocol
+import Synchronization
+
+/// The server of one keychain directory, opened on first use and created only by a request
+/// that writes (adding an item, setting a passcode): until then, requests that only look get
+/// the answers of an empty keychain and nothing is written
+/// (``KeychainServer/replyWithoutKeychain(_:)``). Embedded programs and `keychaind` both serve
+/// their callers through one.
+public final class OnDemandKeychain: Sendable {
+    private let directory: URL?
+    private let cache: (any ClassKeyCache)?
+    private let opened: Mutex<KeychainServer?>
+
+    /// The keychain in `directory`, not opened yet; unlocked class keys go to `cache`.
+    public init(directory: URL, cache: any ClassKeyCache) {
+        self.directory = directory
+        self.cache = cache
+        opened = Mutex(nil)
+    }
+
+    /// An already open server.
+    public init(server: KeychainServer) {
+        directory = nil
+        cache = nil
+        opened = Mutex(server)
+    }
+
+    /// Carries out `request` for `caller`, opening (or, for a writing request, creating) the
+    /// keychain first.
+    public func perform(_ request: KeychainRequest, caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
+        guard let server = try server(creating: KeychainServer.createsKeychain(request)) else {
+            guard let reply = try KeychainServer.replyWithoutKeychain(request) else { throw KeychainError.errSecInternalComponent }
+            return reply
+        }
+        return try server.handle(request, caller: caller)
+    }
+
+    /// The server when the keychain is open.
+    public var openedServer: KeychainServer? {
+        opened.withLock { $0 }
+    }
+
+    /// The server; nil when no keychain exists and `creating` is false.
+    private func server(creating: Bool) throws(KeychainError) -> KeychainServer? {
+        let result: Result<KeychainServer?, KeychainError> = opened.withLock { opened in
+            if let opened { return .success(opened) }
+            guard let directory, let cache else { return .success(nil) }
+            do throws(KeychainError) {
+                opened = try KeychainServer(directory: directory, cache: cache, creating: creating)
+                return .success(opened)
+            } catch KeychainError.errSecNoSuchKeychain where !creating {
+                return .success(nil)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+}

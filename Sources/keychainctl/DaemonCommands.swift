@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import Keychain
+
+struct Daemon: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start, stop or look at keychaind, the per-user keychain daemon.",
+        subcommands: [DaemonStart.self, DaemonStop.self, DaemonStatusCommand.self])
+}
+
+struct DaemonStart: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "start", abstract: "Start keychaind unless it runs.")
+
+    func run() throws {
+        try Session.run {
+            guard let status = try DaemonControl.status(starting: true) else { return }
+            print("keychaind is running (pid \(status.pid))")
+        }
+    }
+}
+
+struct DaemonStop: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop keychaind: requests under way finish first.")
+
+    func run() throws {
+        try Session.run {
+            if let pid = try DaemonControl.stop() {
+                print("keychaind (pid \(pid)) stopped")
+            } else {
+                print("keychaind is not running")
+            }
+        }
+    }
+}
+
+struct DaemonStatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show keychaind's pid, uptime, mode, clients and lock state.")
+
+    func run() throws {
+        try Session.run {
+            guard let status = try DaemonControl.status(starting: false) else {
+                print("keychaind is not running (it starts on the first request of a program that uses it)")
+                return
+            }
+            let lock = !status.device.passcodeSet ? "unlocked (no passcode is set)" : status.device.isUnlocked ? "unlocked" : "locked"
+            print("""
+                keychaind: running
+                pid: \(status.pid)
+                uptime: \(Int(status.uptime)) s
+                mode: \(status.mode)
+                connected clients: \(status.connectedClients)
+                keychain: \(lock)
+                locks after: \(status.idleLockSeconds > 0 ? "\(Int(status.idleLockSeconds)) s without a request" : "never (idle lock off)")
+                """)
+        }
+    }
+}
