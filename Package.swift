@@ -92,7 +92,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",
-            dependencies: ["keychainctl", "chores", "keychaind", "Biometrics", "CKeychainSupport"],
+            dependencies: ["keychainctl", "chores", "keychaind", "Biometrics", "CKeychainSupport", "KeychainProtocol"],
             swiftSettings: strict),
     ]
 )

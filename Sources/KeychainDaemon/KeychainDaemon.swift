@@ -113,7 +113,9 @@ public final class KeychainDaemon: Service {
     }
 
     private func bind(_ runtime: URL) async throws -> NIOAsyncChannel<Connection, Never> {
+        // A client that ends its stream inside a message is still told why (remote half-closure).
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
         let admit: @Sendable (any Channel) -> EventLoopFuture<Connection> = { channel in
             PeerIdentity.of(channel).flatMapThrowing { identity -> Connection in
                 // Same user only: another uid never reaches the keychain (DESIGN.md).

@@ -5,15 +5,19 @@ import Keychain
 struct Daemon: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Start, stop or look at keychaind, the per-user keychain daemon.",
-        subcommands: [DaemonStart.self, DaemonStop.self, DaemonStatusCommand.self])
+        subcommands: [DaemonStart.self, DaemonStop.self, DaemonStatusCommand.self, DaemonInstall.self])
 }
 
 struct DaemonStart: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "start", abstract: "Start keychaind unless it runs.")
 
+    @Option(name: .customLong("idle-lock"), help: ArgumentHelp("Lock after this many seconds without a request, 0 never (when it starts one; default 300).", valueName: "seconds"))
+    var idleLockSeconds: Double?
+
     func run() throws {
         try Session.run {
-            guard let status = try DaemonControl.status(starting: true) else { return }
+            let arguments = idleLockSeconds.map { ["--idle-lock", String($0)] } ?? []
+            guard let status = try DaemonControl.status(starting: true, daemonArguments: arguments) else { return }
             print("keychaind is running (pid \(status.pid))")
         }
     }

@@ -8,13 +8,14 @@ import KeychainProtocol
 public enum DaemonControl {
     /// The running daemon's status; nil when none runs and `starting` is false.
     ///
+    /// - Parameter daemonArguments: `keychaind`'s arguments, should it be started.
     /// - Throws: `errSecIO` when a daemon cannot be started or does not answer.
-    public static func status(starting: Bool, environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeychainError) -> DaemonStatus? {
+    public static func status(starting: Bool, daemonArguments: [String] = [], environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeychainError) -> DaemonStatus? {
         if !starting {
             let socket = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(KeychainPaths.socketName).path
             guard try DaemonConnection(path: socket) != nil else { return nil }
         }
-        guard case .daemon(let status) = try DaemonTransport(environment: environment).perform(.daemonStatus) else {
+        guard case .daemon(let status) = try DaemonTransport(environment: environment, daemonArguments: daemonArguments).perform(.daemonStatus) else {
             throw KeychainError(.errSecInternalComponent, "keychaind answered a status request with something else")
         }
         return status

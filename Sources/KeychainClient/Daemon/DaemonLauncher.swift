@@ -17,7 +17,8 @@ enum DaemonLauncher {
     ///
     /// - Throws: `errSecIO` when no daemon can be started (the message names its log file);
     ///   `errSecInvalidKeychain` when the runtime directory could be changed by another user.
-    static func connect(environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeychainError) -> DaemonConnection {
+    /// - Parameter arguments: `keychaind`'s arguments, should it be started.
+    static func connect(environment: [String: String], arguments: [String]) throws(KeychainError) -> DaemonConnection {
         let runtime = KeychainPaths.runtimeDirectory(environment: environment)
         let socket = runtime.appendingPathComponent(KeychainPaths.socketName).path
         if let connection = try DaemonConnection(path: socket) { return connection }
@@ -28,7 +29,7 @@ enum DaemonLauncher {
         flock(lock, LOCK_EX)
         if let connection = try DaemonConnection(path: socket) { return connection }
         let log = directory.url.appendingPathComponent("keychaind.log").path
-        try start(daemon(), log: log)
+        try start(DaemonLocation.keychaind(), arguments: arguments, log: log)
         let deadline = Date().addingTimeInterval(startTimeout)
         while Date() < deadline {
             if let connection = try DaemonConnection(path: socket) { return connection }
@@ -37,22 +38,11 @@ enum DaemonLauncher {
         throw KeychainError(.errSecIO, "keychaind did not start within \(Int(startTimeout)) s; its log is \(log)")
     }
 
-    /// `keychaind` beside this program (as the package builds them), else on `PATH`.
-    static func daemon() throws(KeychainError) -> String {
-        let beside = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("keychaind").path
-        if access(beside, X_OK) == 0 { return beside }
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") where directory.hasPrefix("/") {
-            let candidate = "\(directory)/keychaind"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        throw KeychainError(.errSecIO, "keychaind was not found beside this program or on PATH; install it, or start it with `keychainctl daemon start`")
-    }
-
     /// Starts `daemon` detached: in a session of its own (a Ctrl-C at this terminal does not
     /// reach it), with the default signal mask and dispositions, no descriptor of ours, and its
     /// log appended to `log`. A shell in between exits at once, so the daemon is nobody's child
     /// here and this program is not left with a zombie when it stops.
-    private static func start(_ daemon: String, log: String) throws(KeychainError) {
+    private static func start(_ daemon: String, arguments daemonArguments: [String], log: String) throws(KeychainError) {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -67,7 +57,7 @@ enum DaemonLauncher {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         _ = kc_spawn_file_actions_closefrom(&actions, 3)
-        let arguments = ["/bin/sh", "-c", "\"$0\" </dev/null >/dev/null 2>>\"$1\" &", daemon, log]
+        let arguments = ["/bin/sh", "-c", "log=$1; shift; \"$0\" \"$@\" </dev/null >/dev/null 2>>\"$log\" &", daemon, log] + daemonArguments
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0

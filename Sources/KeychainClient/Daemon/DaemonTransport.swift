@@ -13,10 +13,14 @@ import Synchronization
 public final class DaemonTransport: KeychainTransport {
     private let connection = Mutex<DaemonConnection?>(nil)
     private let environment: [String: String]
+    private let daemonArguments: [String]
 
     /// A transport to the daemon of this user (`$XDG_RUNTIME_DIR/keychain/socket`).
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+    ///
+    /// - Parameter daemonArguments: `keychaind`'s arguments, should this transport start it.
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment, daemonArguments: [String] = []) {
         self.environment = environment
+        self.daemonArguments = daemonArguments
     }
 
     public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
@@ -43,7 +47,7 @@ public final class DaemonTransport: KeychainTransport {
                     open = connection
                 } else {
                     do throws(KeychainError) {
-                        open = try DaemonLauncher.connect(environment: environment)
+                        open = try DaemonLauncher.connect(environment: environment, arguments: daemonArguments)
                     } catch {
                         return .failure(error)
                     }

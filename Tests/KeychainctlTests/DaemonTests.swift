@@ -1,0 +1,251 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import KeychainProtocol
+import Testing
+
+/// keychaind: the keys in a process of their own, each app seeing its own items, the caller
+/// known from the kernel (issue: "keychaind: the Secure Enclave in its own process").
+@Suite(.serialized) struct DaemonTests {
+    @Test func twoExecutablesCannotSeeEachOthersItems() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        let first = try daemon.copyOfKeychainctl(named: "app-one")
+        let second = try daemon.copyOfKeychainctl(named: "app-two")
+        #expect(try daemon.run(first, ["add-generic-password", "-s", "svc", "-a", "alice"], input: "secret of one").status == 0)
+        let own = try daemon.run(first, ["find-generic-password", "-s", "svc", "-w"])
+        #expect(own.status == 0)
+        #expect(own.stdout == "secret of one\n")
+        let other = try daemon.run(second, ["find-generic-password", "-s", "svc", "-w"])
+        #expect(other.status == 44, "another executable saw the item: \(other.stdout)")
+        // The same service and account in the second app is another item, not a duplicate.
+        #expect(try daemon.run(second, ["add-generic-password", "-s", "svc", "-a", "alice"], input: "secret of two").status == 0)
+        #expect(try daemon.run(second, ["find-generic-password", "-s", "svc", "-w"]).stdout == "secret of two\n")
+        #expect(try daemon.run(first, ["find-generic-password", "-s", "svc", "-w"]).stdout == "secret of one\n")
+    }
+
+    @Test func aGroupTheAppIsNotEntitledToIsErrSecMissingEntitlement() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        _ = try daemon.shell.run(["daemon", "start"])
+        let client = try RawDaemonClient(socket: daemon.socket)
+        var item = NewItem(itemClass: .genericPassword, attributes: ["svce": .string("s"), "acct": .string("a")], secret: SecretBytes(utf8: "x"))
+        item.accessGroup = "com.example.someone-else"
+        #expect(client.exchange(.add(item)).map(status) == KeychainError.errSecMissingEntitlement.status)
+        var query = ItemQuery(itemClass: .genericPassword, returns: .data)
+        query.accessGroup = "keychainctl"
+        #expect(client.exchange(.copyMatching(query)).map(status) == KeychainError.errSecMissingEntitlement.status)
+    }
+
+    @Test func racingClientsStartExactlyOneDaemon() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        let racers = try (0..<12).map { _ in try daemon.shell.launch(["daemon", "start"]) }
+        for racer in racers { try racer.stdin.fileHandleForWriting.close() }
+        let outputs = racers.map { $0.finish() }
+        #expect(outputs.allSatisfy { $0.status == 0 }, "\(outputs.map(\.stderr))")
+        let pids = Set(outputs.map(\.stdout))
+        #expect(pids.count == 1, "\(pids)")
+        let pid = try #require(try daemon.daemonPID())
+        #expect(outputs.first?.stdout == "keychaind is running (pid \(pid))\n")
+    }
+
+    @Test func aStaleSocketIsReplaced() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        _ = try daemon.shell.run(["daemon", "start"])
+        let first = try #require(try daemon.daemonPID())
+        // A daemon killed outright leaves its socket file behind.
+        kill(first, SIGKILL)
+        usleep(100_000)
+        #expect(FileManager.default.fileExists(atPath: daemon.socket))
+        #expect(try daemon.shell.run(["add-generic-password", "-s", "s", "-a", "a"], input: "x").status == 0)
+        let second = try #require(try daemon.daemonPID())
+        #expect(second != first)
+    }
+
+    @Test func aProcessOfAnotherUserIsRefused() throws {
+        try #require(getuid() == 0, "needs root to run a client as another user (CI runs as root)")
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        _ = try daemon.shell.run(["daemon", "start"])
+        // Let the other user reach the socket file: only the daemon's own check stands.
+        chmod(daemon.runtime.path, 0o755)
+        chmod(daemon.runtime.appendingPathComponent("keychain").path, 0o755)
+        chmod(daemon.socket, 0o666)
+        let request = RequestParser.encode(.deviceStatus)
+        let frame = (WireFrame.header(request.count) + request).map { String($0) }.joined(separator: ",")
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
+            try:
+                s.sendall(bytes([\(frame)])); print("reply" if s.recv(4) else "closed")
+            except OSError as error:
+                print("closed")
+            """
+        let result = try daemon.shell.script("setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '\(script)' '\(daemon.socket)'")
+        #expect(result.stdout == "closed\n", "\(result.stdout) \(result.stderr)")
+        // The daemon goes on serving its own user.
+        #expect(try RawDaemonClient(socket: daemon.socket).exchange(.deviceStatus).map(status) == 0)
+    }
+
+    @Test func malformedOversizedAndTruncatedMessagesCloseOnlyTheirConnection() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        _ = try daemon.shell.run(["daemon", "start"])
+        let wellBehaved = try RawDaemonClient(socket: daemon.socket)
+        #expect(wellBehaved.exchange(.deviceStatus).map(status) == 0)
+        // An unknown request, a wrong version, and bytes that are no frame at all.
+        for body: [UInt8] in [[WireFrame.version, 250], [9, 5], [WireFrame.version, 2, 0xff, 0xff]] {
+            let client = try RawDaemonClient(socket: daemon.socket)
+            client.send(WireFrame.header(body.count) + body)
+            #expect(client.replyStatus() == KeychainError.errSecDecode.status)
+            #expect(client.isClosedByDaemon)
+        }
+        // A length over the limit: refused before its bytes come.
+        let oversized = try RawDaemonClient(socket: daemon.socket)
+        oversized.send(WireFrame.header(WireFrame.maximumRequest + 1))
+        #expect(oversized.replyStatus() == KeychainError.errSecDecode.status)
+        #expect(oversized.isClosedByDaemon)
+        // A frame cut short by the end of the stream.
+        let truncated = try RawDaemonClient(socket: daemon.socket)
+        truncated.send(WireFrame.header(100) + [WireFrame.version, 5])
+        truncated.finishSending()
+        #expect(truncated.replyStatus() == KeychainError.errSecDecode.status)
+        // A client that sends half a header and stalls holds up nobody.
+        let stalled = try RawDaemonClient(socket: daemon.socket)
+        stalled.send([0, 0])
+        #expect(wellBehaved.exchange(.deviceStatus).map(status) == 0)
+        _ = stalled
+    }
+
+    @Test func aSecretNeedsAnEvaluationTheDaemonPerformedOnThatConnection() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        let client = try RawDaemonClient(socket: daemon.socket)
+        let control = try AccessControl(protection: .whenPasscodeSetThisDeviceOnly, flags: .devicePasscode)
+        var item = NewItem(itemClass: .genericPassword, attributes: ["svce": .string("guarded"), "acct": .string("a")], secret: SecretBytes(utf8: "GUARDED"))
+        item.accessControl = control
+        #expect(client.exchange(.add(item)).map(status) == 0)
+        var query = ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("guarded")], returns: .data)
+        // No context, and a context that never authenticated.
+        #expect(client.exchange(.copyMatching(query)).map(status) == KeychainError.errSecInteractionNotAllowed.status)
+        let context = AuthenticationContextID.random()
+        query.authenticationContext = context
+        #expect(client.exchange(.copyMatching(query)).map(status) == KeychainError.errSecInteractionNotAllowed.status)
+        // The daemon checks the passcode for the context: this connection may read…
+        #expect(client.exchange(.verifyPasscode(SecretBytes(utf8: "1234"), context: context)).map(status) == 0)
+        guard case .success(.items(let items))? = client.exchange(.copyMatching(query)) else {
+            Issue.record("the authenticated context did not read the item")
+            return
+        }
+        #expect(items.first?.secret?.copyData() == Data("GUARDED".utf8))
+        // …another connection naming the same context, or replaying the same request, may not.
+        let other = try RawDaemonClient(socket: daemon.socket)
+        #expect(other.exchange(.copyMatching(query)).map(status) == KeychainError.errSecInteractionNotAllowed.status)
+        // Once the context is invalidated, not even its own connection.
+        #expect(client.exchange(.invalidateContext(context)).map(status) == 0)
+        #expect(client.exchange(.copyMatching(query)).map(status) == KeychainError.errSecInteractionNotAllowed.status)
+    }
+
+    @Test func sigtermStopsTheDaemonCleanlyAndNothingIsLost() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["add-generic-password", "-s", "kept", "-a", "a"], input: "still here").status == 0)
+        let pid = try #require(try daemon.daemonPID())
+        let stopped = try daemon.shell.run(["daemon", "stop"])
+        #expect(stopped.stdout == "keychaind (pid \(pid)) stopped\n")
+        let log = try String(contentsOf: daemon.runtime.appendingPathComponent("keychain/keychaind.log"), encoding: .utf8)
+        #expect(log.contains("keychaind stopped"))
+        #expect(try daemon.shell.run(["daemon", "status"]).stdout.hasPrefix("keychaind is not running"))
+        // The next request starts a new daemon, which has the item.
+        #expect(try daemon.shell.run(["find-generic-password", "-s", "kept", "-w"]).stdout == "still here\n")
+        #expect(try daemon.daemonPID() != pid)
+    }
+
+    @Test func theDaemonLocksAfterItsIdleTime() throws {
+        let daemon = try DaemonHarness(idleLock: 1)
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        #expect(try daemon.shell.run(["status"]).stdout.contains("state: unlocked"))
+        sleep(2)
+        let status = try daemon.shell.run(["status"]).stdout
+        #expect(status.contains("state: locked"), "\(status)")
+        #expect(try daemon.shell.run(["daemon", "status"]).stdout.contains("locks after: 1 s without a request"))
+    }
+
+    @Test func statusShowsPidUptimeModeClientsAndLockState() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["daemon", "status"]).stdout.hasPrefix("keychaind is not running"))
+        _ = try daemon.shell.run(["daemon", "start"])
+        let held = try RawDaemonClient(socket: daemon.socket)
+        _ = held.exchange(.deviceStatus)
+        let status = try daemon.shell.run(["daemon", "status"]).stdout
+        let pid = try #require(try daemon.daemonPID())
+        for line in ["keychaind: running", "pid: \(pid)", "mode: per-user", "connected clients: 2", "keychain: unlocked (no passcode is set)"] {
+            #expect(status.contains(line), "\(line) missing from:\n\(status)")
+        }
+        #expect(status.contains("uptime: "))
+    }
+
+    private func status(_ result: Result<KeychainReply, KeychainError>) -> Int32 {
+        switch result {
+        case .success: 0
+        case .failure(let error): error.status
+        }
+    }
+}
+
+/// keychaind under systemd: the user units keychainctl installs, and the socket systemd hands
+/// over (`LISTEN_FDS`).
+@Suite struct DaemonUnderSystemdTests {
+    @Test func installWritesUserUnitsForSocketActivation() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        let config = daemon.shell.home.appendingPathComponent("config")
+        let result = try daemon.shell.script("XDG_CONFIG_HOME='\(config.path)' \"$KEYCHAINCTL\" daemon install --user")
+        #expect(result.status == 0, "\(result.stderr)")
+        let units = config.appendingPathComponent("systemd/user")
+        let socket = try String(contentsOf: units.appendingPathComponent("keychaind.socket"), encoding: .utf8)
+        let service = try String(contentsOf: units.appendingPathComponent("keychaind.service"), encoding: .utf8)
+        #expect(socket.contains("ListenStream=%t/keychain/socket"))
+        #expect(socket.contains("SocketMode=0600"))
+        let keychaind = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("keychaind").resolvingSymlinksInPath().path
+        #expect(service.contains("ExecStart=\(keychaind)"))
+        #expect(try daemon.shell.run(["daemon", "install"]).status == 1, "--user is required")
+    }
+
+    @Test func aSocketHandedOverBySystemdIsServed() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        let directory = daemon.runtime.appendingPathComponent("keychain")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        chmod(daemon.runtime.path, 0o700)
+        let keychaind = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("keychaind").path
+        guard let activate = ChildSpawn.find("systemd-socket-activate") else {
+            Issue.record("systemd-socket-activate is not installed (Debian's systemd package)")
+            return
+        }
+        let activator = try ChildSpawn.spawn(activate, ["-l", daemon.socket, keychaind], environment: daemon.environment, stdio: (nil, nil, nil))
+        defer {
+            kill(activator, SIGKILL)
+            var status: Int32 = 0
+            waitpid(activator, &status, 0)
+        }
+        var client: RawDaemonClient?
+        for _ in 0..<100 where client == nil {
+            client = try? RawDaemonClient(socket: daemon.socket)
+            if client == nil { usleep(20_000) }
+        }
+        let connected = try #require(client)
+        guard case .success(.daemon(let status))? = connected.exchange(.daemonStatus) else {
+            Issue.record("the activated daemon did not answer")
+            return
+        }
+        // systemd-socket-activate runs keychaind in its own process (exec): the daemon is it.
+        #expect(status.pid == activator)
+    }
+}
