@@ -191,6 +191,62 @@ import Testing
         #expect(status.contains("uptime: "))
     }
 
+    @Test func theAttemptCounterSurvivesDeletingItsFileAndARestart() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        for wrong in 1...5 {
+            #expect(try daemon.shell.run(["unlock"], input: "000\(wrong)\n").status == 1)
+        }
+        #expect(try daemon.shell.run(["status"]).stdout.contains("failed passcode attempts: 5"))
+        // Deleting the counter while the daemon runs resets nothing: it is not believed, and
+        // the keychain counts the worst case instead.
+        try FileManager.default.removeItem(at: daemon.shell.keychainDirectory.appendingPathComponent("attempts"))
+        let afterDeleting = try daemon.shell.run(["status"]).stdout
+        #expect(!afterDeleting.contains("failed passcode attempts: 0"), "\(afterDeleting)")
+        #expect(!afterDeleting.contains("next passcode attempt allowed: now"), "\(afterDeleting)")
+        _ = try daemon.shell.run(["daemon", "stop"])
+        let afterRestart = try daemon.shell.run(["status"]).stdout
+        #expect(!afterRestart.contains("failed passcode attempts: 0"), "\(afterRestart)")
+        #expect(!afterRestart.contains("next passcode attempt allowed: now"), "\(afterRestart)")
+        // The right passcode still has to wait.
+        #expect(try daemon.shell.run(["unlock"], input: "1234\n").status == 1)
+    }
+
+    @Test func killingTheDaemonDuringSixteenWritersLosesNoAcknowledgedWrite() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        _ = try daemon.shell.run(["daemon", "start"])
+        let killed = try #require(try daemon.daemonPID())
+        let log = daemon.shell.home.appendingPathComponent("acknowledged")
+        try FileManager.default.createDirectory(at: log, withIntermediateDirectories: true)
+        // 16 writers, each adding items and noting every add the keychain acknowledged; the
+        // daemon is killed outright while they run, and the next request starts a new one.
+        let writers = """
+            for w in $(seq 1 16); do
+              ( for i in $(seq 1 12); do
+                  printf 'secret-%s-%s' $w $i | "$KEYCHAINCTL" add-generic-password -s writer$w -a item$i 2>/dev/null && echo $i >> '\(log.path)'/$w
+                done ) &
+            done
+            sleep 0.5
+            kill -KILL \(killed)
+            wait
+            """
+        let run = try daemon.shell.script(writers)
+        #expect(run.status == 0, "\(run.stderr)")
+        var acknowledged = 0
+        for writer in 1...16 {
+            let noted = (try? String(contentsOf: log.appendingPathComponent(String(writer)), encoding: .utf8)) ?? ""
+            for item in noted.split(separator: "\n") {
+                acknowledged += 1
+                let found = try daemon.shell.run(["find-generic-password", "-s", "writer\(writer)", "-a", "item\(item)", "-w"])
+                #expect(found.stdout == "secret-\(writer)-\(item)\n", "acknowledged add writer\(writer)/item\(item) was lost")
+            }
+        }
+        #expect(acknowledged > 16, "the writers barely ran: \(acknowledged) acknowledged adds")
+        #expect(try daemon.daemonPID() != killed, "the daemon was not killed during the writes")
+    }
+
     private func status(_ result: Result<KeychainReply, KeychainError>) -> Int32 {
         switch result {
         case .success: 0
