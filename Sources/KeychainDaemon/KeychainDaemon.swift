@@ -63,6 +63,8 @@ public final class KeychainDaemon: Service {
     private let connectionNumbers = Atomic<UInt64>(1)
     private let connected = Atomic<Int>(0)
     private let activity = Mutex(Activity())
+    /// A flood of bad messages is logged once a second, with how many went unlogged.
+    private let malformedLog = LogRateLimit()
 
     private struct Activity {
         var last = ContinuousClock.now
@@ -153,7 +155,7 @@ public final class KeychainDaemon: Service {
                 keychain.openedServer?.endConnection(number)
             }
             let caller = CallerIdentity(accessGroups: [identity.executable], connection: number)
-            audit.info("connection", metadata: ["app": "\(identity.executable)", "pid": "\(identity.pid)", "connection": "\(number)"])
+            audit.debug("connection", metadata: ["app": "\(identity.executable)", "pid": "\(identity.pid)", "connection": "\(number)"])
             try? await channel.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
                     let (reply, keepOpen) = await answer(frame, caller, pool)
@@ -180,7 +182,9 @@ public final class KeychainDaemon: Service {
             do throws(WireError) {
                 request = try RequestParser.parse(body)
             } catch {
-                audit.warning("malformed request", metadata: ["app": "\(caller.defaultAccessGroup)", "reason": "\(error.reason)"])
+                if let suppressed = malformedLog.admit() {
+                    audit.warning("malformed request", metadata: ["app": "\(caller.defaultAccessGroup)", "reason": "\(error.reason)", "unlogged since the last": "\(suppressed)"])
+                }
                 return (ReplyParser.encode(.failure(error.keychainError)), false)
             }
         }

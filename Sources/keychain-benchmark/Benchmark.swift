@@ -5,9 +5,10 @@ import KeychainServer
 
 /// Measures the passcode KDF, the latency of `SecItemAdd` and `SecItemCopyMatching` on a
 /// 1,000-item keychain in process against plain SQLite in the same run, and the time from a
-/// touch to the `evaluatePolicy` reply. Run it in release:
+/// touch to the `evaluatePolicy` reply, and keychaind's round trip and write throughput against
+/// the embedded keychain. Run it in release (keychaind is started from beside it):
 ///
-///     swift run -c release keychain-benchmark [items]
+///     swift build -c release && .build/release/keychain-benchmark [items]
 @main
 struct Benchmark {
     static func main() throws {
@@ -91,5 +92,8 @@ struct Benchmark {
         print("touch to evaluatePolicy reply (simulated sensor): median \(format(touch.median)) (p90 \(format(touch.percentile(0.9))), n=\(touch.samples.count))")
         let (protected, plain) = try protectedReads(rounds: 201)
         print(line("userPresence item read, authenticated context reused", protected, plain).replacingOccurrences(of: "plain SQLite", with: "same item without access control"))
+
+        // 4. keychaind: the round trip, and durable adds with concurrent clients.
+        try daemonFigures(scratch: scratch, rounds: 2000)
     }
 }

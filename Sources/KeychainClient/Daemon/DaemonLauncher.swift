@@ -29,7 +29,7 @@ enum DaemonLauncher {
         flock(lock, LOCK_EX)
         if let connection = try DaemonConnection(path: socket) { return connection }
         let log = directory.url.appendingPathComponent("keychaind.log").path
-        try start(DaemonLocation.keychaind(), arguments: arguments, log: log)
+        try start(DaemonLocation.keychaind(), arguments: arguments, environment: environment, log: log)
         let deadline = Date().addingTimeInterval(startTimeout)
         while Date() < deadline {
             if let connection = try DaemonConnection(path: socket) { return connection }
@@ -42,7 +42,7 @@ enum DaemonLauncher {
     /// reach it), with the default signal mask and dispositions, no descriptor of ours, and its
     /// log appended to `log`. A shell in between exits at once, so the daemon is nobody's child
     /// here and this program is not left with a zombie when it stops.
-    private static func start(_ daemon: String, arguments daemonArguments: [String], log: String) throws(KeychainError) {
+    private static func start(_ daemon: String, arguments daemonArguments: [String], environment: [String: String], log: String) throws(KeychainError) {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -59,9 +59,11 @@ enum DaemonLauncher {
         _ = kc_spawn_file_actions_closefrom(&actions, 3)
         let arguments = ["/bin/sh", "-c", "log=$1; shift; \"$0\" \"$@\" </dev/null >/dev/null 2>>\"$log\" &", daemon, log] + daemonArguments
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
+        // The daemon gets the environment its paths were computed from.
+        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for argument in argv + envp { free(argument) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, environ)
+        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, &envp)
         guard spawned == 0 else { throw KeychainError(.errSecIO, "cannot start keychaind: \(String(cString: strerror(spawned)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
