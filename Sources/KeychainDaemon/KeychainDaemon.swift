@@ -63,6 +63,7 @@ public final class KeychainDaemon: Service {
     private let connectionNumbers = Atomic<UInt64>(1)
     private let connected = Atomic<Int>(0)
     private let activity = Mutex(Activity())
+    private let owners = OwnerSessions()
     /// A flood of bad messages is logged once a second, with how many went unlogged.
     private let malformedLog = LogRateLimit()
 
@@ -154,11 +155,10 @@ public final class KeychainDaemon: Service {
                 identity.close()
                 keychain.openedServer?.endConnection(number)
             }
-            let caller = CallerIdentity(accessGroups: [identity.executable], connection: number)
             audit.debug("connection", metadata: ["app": "\(identity.executable)", "pid": "\(identity.pid)", "connection": "\(number)"])
             try? await channel.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
-                    let (reply, keepOpen) = await answer(frame, caller, pool)
+                    let (reply, keepOpen) = await answer(frame, identity, number, pool)
                     var buffer = channel.channel.allocator.buffer(capacity: WireFrame.headerSize + reply.count)
                     buffer.writeBytes(WireFrame.header(reply.count))
                     buffer.writeBytes(reply)
@@ -169,8 +169,18 @@ public final class KeychainDaemon: Service {
         }
     }
 
+    /// Who is calling, for one request: the app's own group and the shared ones the owner
+    /// granted it, and whether its owner session is open. Recomputed for every request, so a
+    /// grant, a revocation or a session's end takes effect at once.
+    private func caller(_ identity: PeerIdentity, _ connection: UInt64) -> CallerIdentity {
+        let groups = keychain.openedServer?.accessGroups(forApp: identity.executable) ?? [identity.executable]
+        let owner = owners.isOpen(OwnerSessions.Key(executable: identity.executable, session: identity.session))
+        return CallerIdentity(accessGroups: groups, isOwnerTool: owner, connection: connection)
+    }
+
     /// The reply to one frame, and whether the connection stays open.
-    private func answer(_ frame: InboundFrame, _ caller: CallerIdentity, _ pool: NIOThreadPool) async -> ([UInt8], Bool) {
+    private func answer(_ frame: InboundFrame, _ identity: PeerIdentity, _ connection: UInt64, _ pool: NIOThreadPool) async -> ([UInt8], Bool) {
+        let caller = caller(identity, connection)
         let request: KeychainRequest
         switch frame {
         case .oversized(let length):
@@ -191,14 +201,31 @@ public final class KeychainDaemon: Service {
         noteActivity()
         let result = await perform(request, caller, pool)
         record(request, result, caller)
+        if case .success = result {
+            let session = OwnerSessions.Key(executable: identity.executable, session: identity.session)
+            switch request {
+            case .openOwnerSession: owners.open(session)
+            case .closeOwnerSession: owners.close(session)
+            // Lock and a new passcode end every owner session, as they forget every grant.
+            case .lock, .setPasscode, .removePasscode: owners.closeAll()
+            default: break
+            }
+        }
         return (ReplyParser.encode(result), true)
     }
 
     private func perform(_ request: KeychainRequest, _ caller: CallerIdentity, _ pool: NIOThreadPool) async -> Result<KeychainReply, KeychainError> {
         do {
             return .success(try await pool.runIfActive { [keychain] () throws -> KeychainReply in
-                if case .daemonStatus = request { return .daemon(try self.status()) }
-                return try keychain.perform(request, caller: caller)
+                switch request {
+                case .daemonStatus:
+                    return .daemon(try self.status())
+                case .simulateTouch where !caller.isOwnerTool:
+                    // The simulated sensor is the owner's finger: only the owner's channel touches it.
+                    throw KeychainError(.errSecMissingEntitlement, "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")
+                default:
+                    return try keychain.perform(request, caller: caller)
+                }
             })
         } catch let error as KeychainError {
             return .failure(error)
@@ -236,6 +263,12 @@ public final class KeychainDaemon: Service {
             audit.info(query.returns.contains(.data) ? "read" : "search", metadata: metadata)
         case .unlock, .verifyPasscode, .setPasscode, .removePasscode, .erase, .setEraseAfterFailedAttempts, .enrollFinger, .removeFinger, .setSimulatedSensor:
             audit.notice("passcode check", metadata: metadata)
+        case .openOwnerSession, .closeOwnerSession:
+            audit.notice(request.isOpeningOwnerSession ? "opening an owner session" : "closing an owner session", metadata: metadata)
+        case .setEntitlement(let app, let group, let granted):
+            metadata["target"] = "\(app)"
+            metadata["group"] = "\(group)"
+            audit.notice(granted ? "entitlement granted" : "entitlement revoked", metadata: metadata)
         default:
             break
         }
@@ -259,5 +292,11 @@ public final class KeychainDaemon: Service {
             _ = try? server.handle(.lock, caller: CallerIdentity(accessGroups: ["keychaind"]))
             logger.info("locked after \(configuration.idleLockSeconds) s without a request")
         }
+    }
+}
+
+extension KeychainRequest {
+    fileprivate var isOpeningOwnerSession: Bool {
+        if case .openOwnerSession = self { true } else { false }
     }
 }

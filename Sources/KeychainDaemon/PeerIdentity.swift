@@ -31,6 +31,8 @@ struct PeerIdentity: Sendable {
     let pidfd: Int32
     /// The executable's path when the client connected: the app's identity.
     let executable: String
+    /// The login session (`setsid`) the client runs in: owner sessions are kept per session.
+    let session: Int32
 
     /// Linux's `SO_PEERPIDFD`.
     private static let peerPidfdOption: Int32 = 77
@@ -45,11 +47,11 @@ struct PeerIdentity: Sendable {
         let pidfd: EventLoopFuture<Int32> = socket.unsafeGetSocketOption(level: level, name: SocketOptionName(peerPidfdOption))
         return credentials.and(pidfd).flatMapThrowing { credentials, pidfd in
             guard pidfd >= 0 else { throw Refusal(description: "the kernel gave no pidfd for the peer") }
-            guard let executable = executable(of: credentials.pid), kc_pidfd_is_alive(pidfd) == 1 else {
+            guard let executable = executable(of: credentials.pid), let session = session(of: credentials.pid), kc_pidfd_is_alive(pidfd) == 1 else {
                 Glibc.close(pidfd)
                 throw Refusal(description: "the peer (pid \(credentials.pid)) exited before its executable could be read")
             }
-            return PeerIdentity(pid: credentials.pid, uid: credentials.uid, pidfd: pidfd, executable: executable)
+            return PeerIdentity(pid: credentials.pid, uid: credentials.uid, pidfd: pidfd, executable: executable, session: session)
         }
     }
 
@@ -58,6 +60,14 @@ struct PeerIdentity: Sendable {
         let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The session id, the fourth field after the command name in `/proc/PID/stat` (the name
+    /// is in parentheses and may hold anything, so fields are counted from its closing one).
+    private static func session(of pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        return fields.count > 3 ? Int32(fields[3]) : nil
     }
 
     /// Closes the pidfd.

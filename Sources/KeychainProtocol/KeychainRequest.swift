@@ -53,6 +53,15 @@ public enum KeychainRequest: Sendable {
     case simulateTouch(matching: Bool, finger: String?)
     /// The daemon's own state (only `keychaind` answers it).
     case daemonStatus
+    /// Open an owner session with the passcode: for a while, this app in this login session
+    /// sees every access group (keychaind; the embedded keychain only checks the passcode).
+    case openOwnerSession(passcode: SecretBytes)
+    /// End this app's owner session.
+    case closeOwnerSession
+    /// Let `app` use the shared access group `group`, or no longer (the owner only).
+    case setEntitlement(app: String, group: String, granted: Bool)
+    /// The shared groups granted to each app (the owner only).
+    case listEntitlements
 }
 
 /// What the keychain answers.
@@ -71,4 +80,6 @@ public enum KeychainReply: Sendable {
     case count(Int)
     /// The daemon's own state.
     case daemon(DaemonStatus)
+    /// App identity → the shared access groups it may use.
+    case entitlements([String: [String]])
 }

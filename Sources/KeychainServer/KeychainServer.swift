@@ -139,11 +139,31 @@ public final class KeychainServer: Sendable {
             return .done
         case .daemonStatus:
             throw Self.noDaemon
+        case .openOwnerSession(let passcode):
+            // In this process the program states its own powers; only keychaind keeps sessions.
+            try afterPasscodeCheck { () throws(KeychainError) in try enclave.verifyPasscode(passcode) }
+            return .done
+        case .closeOwnerSession:
+            return .done
+        case .setEntitlement(let app, let group, let granted):
+            try requireOwner(caller)
+            try RequestValidation.checkEntitlement(app: app, group: group)
+            try enclave.setEntitlement(app: app, group: group, granted: granted)
+            return .done
+        case .listEntitlements:
+            try requireOwner(caller)
+            return .entitlements(try enclave.entitlements())
         }
     }
 
     /// The answer to `daemonStatus` from a keychain in this process.
     static let noDaemon = KeychainError(.errSecUnimplemented, "this program uses the keychain embedded in it, not keychaind")
+
+    /// The access groups of `app`: its own (its identity), then the shared ones the owner
+    /// granted it. A damaged entitlements file grants nothing (the error shows in `apps list`).
+    public func accessGroups(forApp app: String) -> [String] {
+        [app] + ((try? enclave.entitlements()[app]) ?? []).filter { $0 != app }
+    }
 
     /// Forgets what the authentication contexts of a closed connection earned.
     public func endConnection(_ connection: UInt64) {
@@ -170,7 +190,7 @@ public final class KeychainServer: Sendable {
 
     private func requireOwner(_ caller: CallerIdentity) throws(KeychainError) {
         guard caller.isOwnerTool else {
-            throw KeychainError(.errSecMissingEntitlement, "only the device owner's tool may count or erase the whole keychain")
+            throw KeychainError(.errSecMissingEntitlement, "only the device owner may do this: open an owner session first (`keychainctl owner login`, with the passcode)")
         }
     }
 }

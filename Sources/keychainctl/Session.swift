@@ -37,6 +37,7 @@ enum Session {
         case KeychainError.errSecInteractionNotAllowed.status: "run `keychainctl status` to see the lock state and any passcode delay"
         case KeychainError.errSecDuplicateItem.status: "add -U to update the existing item instead"
         case KeychainError.errSecAuthFailed.status: "failed attempts are counted; after 5 the keychain imposes growing delays"
+        case KeychainError.errSecMissingEntitlement.status: "through keychaind this needs an owner session: `keychainctl owner login` (the passcode), then run it again"
         case KeychainError.errSecDecode.status: "the keychain's files were altered, damaged or mixed up; restore them as they were together, or start over with `keychainctl erase`"
         default: nil
         }

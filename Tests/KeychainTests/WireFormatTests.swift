@@ -27,6 +27,7 @@ import Testing
             .verifyPasscode(passcode, context: context), .biometryStatus, .awaitBiometricMatch(timeout: 0.1, context: context), .endBiometricMatch,
             .invalidateContext(context), .enrollFinger(name: "thumb", passcode: passcode), .removeFinger(name: "thumb", passcode: passcode),
             .setSimulatedSensor(false, passcode: passcode), .simulateTouch(matching: true, finger: nil), .simulateTouch(matching: false, finger: "index"), .daemonStatus,
+            .openOwnerSession(passcode: passcode), .closeOwnerSession, .setEntitlement(app: "/usr/bin/a", group: "shared", granted: true), .listEntitlements,
         ]
     }
 
@@ -39,6 +40,7 @@ import Testing
             .success(.biometry(BiometryStatus(sensor: .simulated, enrolledFingers: ["thumb"], isLockedOut: true, passcodeRequired: false, consecutiveFailures: 5, domainState: Data([7]), passcodeSet: true))),
             .success(.match(.noTouch)), .success(.match(.matched)), .success(.match(.notMatched)), .success(.count(42)),
             .success(.daemon(DaemonStatus(mode: "per-user", pid: 42, uptime: 1.5, connectedClients: 3, idleLockSeconds: 300, device: DeviceStatus(passcodeSet: false, unlockedClasses: [], failedAttempts: 0, secondsUntilNextAttempt: 0, eraseAfterFailedAttempts: false)))),
+            .success(.entitlements(["/usr/bin/a": ["one", "two"], "/usr/bin/b": []])),
             .failure(KeychainError(status: -25308, message: "é needs a prompt", requiredAuthentication: control)),
             .failure(KeychainError(.errSecItemNotFound, "nothing")),
         ]

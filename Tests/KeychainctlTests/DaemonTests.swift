@@ -247,6 +247,98 @@ import Testing
         #expect(try daemon.daemonPID() != killed, "the daemon was not killed during the writes")
     }
 
+    @Test func anOwnerSessionSeesEveryGroupInItsLoginSessionUntilLogout() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        let app = try daemon.copyOfKeychainctl(named: "some-app")
+        #expect(try daemon.run(app, ["add-generic-password", "-s", "app-secret", "-a", "a"], input: "APP SECRET").status == 0)
+        // keychainctl is an app like any other: the item is not there for it…
+        #expect(try daemon.shell.run(["find-generic-password", "-s", "app-secret", "-w"]).status == 44)
+        #expect(try daemon.shell.run(["owner", "login"], input: "0000\n").status == 1)
+        #expect(try daemon.shell.run(["find-generic-password", "-s", "app-secret", "-w"]).status == 44)
+        // …until the owner gives the passcode: then, in this login session, it is.
+        #expect(try daemon.shell.run(["owner", "login"], input: "1234\n").status == 0)
+        #expect(try daemon.shell.run(["find-generic-password", "-s", "app-secret", "-w"]).stdout == "APP SECRET\n")
+        #expect(try daemon.shell.run(["dump-keychain"]).stdout.contains("app-secret"))
+        // Another login session (setsid) has no owner session.
+        #expect(try daemon.shell.script("setsid -w \"$KEYCHAINCTL\" find-generic-password -s app-secret -w").status == 44)
+        // Nor does another program in this one.
+        #expect(try daemon.run(try daemon.copyOfKeychainctl(named: "other-app"), ["find-generic-password", "-s", "app-secret", "-w"]).status == 44)
+        #expect(try daemon.shell.run(["owner", "logout"]).status == 0)
+        #expect(try daemon.shell.run(["find-generic-password", "-s", "app-secret", "-w"]).status == 44)
+        // Lock ends every owner session.
+        #expect(try daemon.shell.run(["owner", "login"], input: "1234\n").status == 0)
+        #expect(try daemon.shell.run(["lock"]).status == 0)
+        #expect(try daemon.shell.run(["unlock"], input: "1234\n").status == 0)
+        #expect(try daemon.shell.run(["find-generic-password", "-s", "app-secret", "-w"]).status == 44)
+    }
+
+    @Test func sharedGroupsAreGrantedAndRevokedByTheOwnerOnly() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        let reader = try daemon.copyOfKeychainctl(named: "reader")
+        let writer = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path  // this test process, through a raw client
+        // Granting needs an owner session.
+        let refused = try daemon.shell.run(["apps", "grant", reader.path, "com.example.shared"])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("OSStatus -34018"))
+        #expect(try daemon.shell.run(["owner", "login"], input: "1234\n").status == 0)
+        #expect(try daemon.shell.run(["apps", "grant", reader.path, "/usr/bin/another-app"]).status == 1, "an app's own group is not shared")
+        #expect(try daemon.shell.run(["apps", "grant", reader.path, "com.example.shared"]).status == 0)
+        #expect(try daemon.shell.run(["apps", "grant", writer, "com.example.shared"]).status == 0)
+        #expect(try daemon.shell.run(["apps", "list"]).stdout.contains("\(reader.path): com.example.shared"))
+        // The writer puts an item in the shared group; the reader finds it there.
+        let client = try RawDaemonClient(socket: daemon.socket)
+        var item = NewItem(itemClass: .genericPassword, attributes: ["svce": .string("shared"), "acct": .string("a")], secret: SecretBytes(utf8: "SHARED"))
+        item.accessGroup = "com.example.shared"
+        #expect(client.exchange(.add(item)).map(status) == 0)
+        #expect(try daemon.run(reader, ["find-generic-password", "-s", "shared", "-w"]).stdout == "SHARED\n")
+        // Revoked: gone for the reader at once, and writing there is errSecMissingEntitlement.
+        #expect(try daemon.shell.run(["apps", "revoke", reader.path, "com.example.shared"]).status == 0)
+        #expect(try daemon.run(reader, ["find-generic-password", "-s", "shared", "-w"]).status == 44)
+        #expect(try daemon.shell.run(["apps", "revoke", writer, "com.example.shared"]).status == 0)
+        item.attributes["acct"] = .string("b")
+        #expect(client.exchange(.add(item)).map(status) == KeychainError.errSecMissingEntitlement.status)
+    }
+
+    @Test func onlyTheOwnersChannelTouchesTheSimulatedSensor() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        for (arguments, input) in [(["passcode", "set"], "1234\n"), (["biometry", "simulate", "on"], "1234\n"), (["biometry", "enroll", "--finger", "thumb"], "1234\n")] {
+            #expect(try daemon.shell.run(arguments, input: input).status == 0)
+        }
+        let touch = try daemon.shell.run(["biometry", "touch", "--matching"])
+        #expect(touch.status == 1)
+        #expect(touch.stderr.contains("OSStatus -34018"), "\(touch.stderr)")
+        #expect(try daemon.shell.run(["owner", "login"], input: "1234\n").status == 0)
+        // In an owner session the touch is taken, and answers only a waiting prompt.
+        #expect(try daemon.shell.run(["biometry", "touch", "--matching"]).stderr.contains("OSStatus -909"))
+    }
+
+    @Test func anEvaluationThroughTheDaemonReadsAProtectedItemOnATerminal() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        for (arguments, input) in [(["passcode", "set"], "1234\n"), (["biometry", "simulate", "on"], "1234\n"), (["biometry", "enroll", "--finger", "thumb"], "1234\n"), (["owner", "login"], "1234\n")] {
+            #expect(try daemon.shell.run(arguments, input: input).status == 0)
+        }
+        #expect(try daemon.shell.run(["add-generic-password", "-s", "guarded", "-a", "me", "--access-control", "userPresence"], input: "TOUCH TO READ").status == 0)
+        // The sheet on the terminal; the daemon waits for the touch and keeps the grant.
+        let find = try PseudoTerminal(CommandRunner.binary, ["find-generic-password", "-s", "guarded", "-w"], environment: daemon.environment)
+        #expect(find.expect("Touch the fingerprint sensor."), "\(find.screen)")
+        #expect(try daemon.shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(find.expect("TOUCH TO READ"))
+        #expect(find.wait() == 0)
+        // A passcode typed into the sheet goes to the daemon, which checks it.
+        let byPasscode = try PseudoTerminal(CommandRunner.binary, ["authenticate", "--policy", "owner", "--reason", "To add a new chore"], environment: daemon.environment)
+        #expect(byPasscode.expect("Touch the fingerprint sensor."))
+        byPasscode.type("\r")
+        #expect(byPasscode.expect("Passcode: "))
+        byPasscode.type("1234\r")
+        #expect(byPasscode.wait() == 0)
+    }
+
     private func status(_ result: Result<KeychainReply, KeychainError>) -> Int32 {
         switch result {
         case .success: 0

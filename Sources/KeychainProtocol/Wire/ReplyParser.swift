@@ -69,6 +69,12 @@ public enum ReplyParser {
                 mode: try reader.string(max: WireValues.maximumToken), pid: Int32(try reader.int(in: 0...Int(Int32.max))),
                 uptime: try reader.double(), connectedClients: try reader.int(in: 0...Int(Int32.max)),
                 idleLockSeconds: try reader.double(), device: try deviceStatus(&reader)))
+        case 8:
+            let entries = try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in
+                (try reader.string(max: KeychainLimits.maximumAttributeSize),
+                 try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in try reader.string(max: KeychainLimits.maximumAttributeSize) })
+            }
+            return .entitlements(Dictionary(entries, uniquingKeysWith: { first, _ in first }))
         case let tag: throw WireError("an unknown reply (tag \(tag))")
         }
     }
@@ -131,6 +137,12 @@ public enum ReplyParser {
             case .notMatched: writer.u8(2)
             }
         case .count(let count): writer.u8(6); writer.int(count)
+        case .entitlements(let entitlements):
+            writer.u8(8)
+            writer.array(entitlements.sorted { $0.key < $1.key }) { writer, entry in
+                writer.string(entry.key)
+                writer.array(entry.value) { $0.string($1) }
+            }
         case .daemon(let status):
             writer.u8(7)
             writer.string(status.mode)

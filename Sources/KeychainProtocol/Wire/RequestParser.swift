@@ -51,6 +51,13 @@ public enum RequestParser {
         case 20: return .setSimulatedSensor(try reader.bool(), passcode: try secret(&reader))
         case 21: return .simulateTouch(matching: try reader.bool(), finger: try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.string(max: WireValues.maximumToken) })
         case 22: return .daemonStatus
+        case 23: return .openOwnerSession(passcode: try secret(&reader))
+        case 24: return .closeOwnerSession
+        case 25:
+            return .setEntitlement(
+                app: try reader.string(max: KeychainLimits.maximumAttributeSize), group: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                granted: try reader.bool())
+        case 26: return .listEntitlements
         case let tag: throw WireError("an unknown request (tag \(tag))")
         }
     }
@@ -79,6 +86,10 @@ public enum RequestParser {
         case .setSimulatedSensor(let enabled, let passcode): writer.u8(20); writer.bool(enabled); writer.secret(passcode)
         case .simulateTouch(let matching, let finger): writer.u8(21); writer.bool(matching); writer.optional(finger) { $0.string($1) }
         case .daemonStatus: writer.u8(22)
+        case .openOwnerSession(let passcode): writer.u8(23); writer.secret(passcode)
+        case .closeOwnerSession: writer.u8(24)
+        case .setEntitlement(let app, let group, let granted): writer.u8(25); writer.string(app); writer.string(group); writer.bool(granted)
+        case .listEntitlements: writer.u8(26)
         }
     }
 }

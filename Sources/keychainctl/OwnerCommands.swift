@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import Keychain
+
+/// `keychainctl owner login|logout`: through keychaind, keychainctl is an app like any other
+/// until the owner proves themselves with the passcode; then, for 5 minutes, in this login
+/// session, it sees every access group.
+struct Owner: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open or close an owner session: every app's items, for 5 minutes, in this login session (keychaind).",
+        subcommands: [Login.self, Logout.self])
+
+    struct Login: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Open an owner session with the passcode (standard input or a hidden prompt).")
+
+        func run() throws {
+            try Session.run {
+                _ = try KeychainServices.perform(.openOwnerSession(passcode: try SecretInput.line(prompt: "Passcode: ")))
+                Session.note("owner session open for 5 minutes in this login session")
+            }
+        }
+    }
+
+    struct Logout: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Close the owner session now.")
+
+        func run() throws {
+            try Session.run { _ = try KeychainServices.perform(.closeOwnerSession) }
+        }
+    }
+}
+
+/// `keychainctl apps grant|revoke|list`: shared access groups, the owner's entitlements list.
+struct Apps: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Let apps share access groups (needs an owner session).",
+        discussion: "An app is named by the absolute path of its executable; a shared group by a name such as com.example.shared.",
+        subcommands: [Grant.self, Revoke.self, List.self])
+
+    struct Grant: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Let an app use a shared access group.")
+        @Argument(help: ArgumentHelp("The app's executable (absolute path).", valueName: "executable")) var app: String
+        @Argument(help: ArgumentHelp("The shared group.", valueName: "group")) var group: String
+
+        func run() throws {
+            try Session.run { _ = try KeychainServices.perform(.setEntitlement(app: app, group: group, granted: true)) }
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop an app from using a shared access group.")
+        @Argument(help: ArgumentHelp("The app's executable (absolute path).", valueName: "executable")) var app: String
+        @Argument(help: ArgumentHelp("The shared group.", valueName: "group")) var group: String
+
+        func run() throws {
+            try Session.run { _ = try KeychainServices.perform(.setEntitlement(app: app, group: group, granted: false)) }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show each app's shared access groups.")
+
+        func run() throws {
+            try Session.run {
+                guard case .entitlements(let entitlements) = try KeychainServices.perform(.listEntitlements) else {
+                    throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
+                }
+                if entitlements.isEmpty { Session.note("no app has a shared access group") }
+                for (app, groups) in entitlements.sorted(by: { $0.key < $1.key }) {
+                    print("\(app): \(groups.joined(separator: ", "))")
+                }
+            }
+        }
+    }
+}
