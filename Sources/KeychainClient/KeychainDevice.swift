@@ -70,7 +70,10 @@ extension KeychainDevice {
     /// Removes the files of a keychain that cannot be opened (its files do not belong together,
     /// or one is missing or altered): the way out the errors name besides restoring the files.
     /// Returns how many items the database held, when it could tell.
-    public static func eraseUnopenableKeychain(in directory: URL = EmbeddedTransport.defaultDirectory()) throws(KeychainError) -> Int? {
-        try KeychainServer.eraseFiles(in: directory)
+    ///
+    /// - Throws: `errSecParam` when the keychain opens (erase it with ``erase(passcode:)``).
+    public static func eraseUnopenableKeychain() throws(KeychainError) -> Int? {
+        if case .count(let count) = try KeychainServices.perform(.eraseUnopenableKeychain) { return count }
+        return nil
     }
 }

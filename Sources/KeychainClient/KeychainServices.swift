@@ -3,10 +3,11 @@ import Synchronization
 
 /// The transport the SecItem functions and ``Keychain`` use.
 ///
-/// By default the first call opens an ``EmbeddedTransport`` on `$XDG_DATA_HOME/keychain` with
-/// the program's name as its access group; with `KEYCHAIN_MODE=daemon` in the environment, a
-/// ``DaemonTransport`` to the user's `keychaind` (started on demand). Set another before the
-/// first call to change that:
+/// By default the first call opens a ``DaemonTransport`` to the user's `keychaind` (started on
+/// demand), where the app's identity comes from the kernel; with `KEYCHAIN_MODE=embedded` in the
+/// environment, an ``EmbeddedTransport`` on `$XDG_DATA_HOME/keychain` with the program's name as
+/// its access group (none of the daemon's protections). Set another before the first call to
+/// change that:
 ///
 /// ```swift
 /// KeychainServices.transport = EmbeddedTransport(accessGroups: ["com.example.chores"])
@@ -30,10 +31,10 @@ public enum KeychainServices {
         }
     }
 
-    /// How this process reaches the keychain when it sets no transport: `KEYCHAIN_MODE=daemon`
-    /// chooses the daemon, anything else the embedded keychain.
+    /// How this process reaches the keychain when it sets no transport: the daemon, unless
+    /// `KEYCHAIN_MODE=embedded`.
     public static var usesDaemon: Bool {
-        ProcessInfo.processInfo.environment["KEYCHAIN_MODE"] == "daemon"
+        ProcessInfo.processInfo.environment["KEYCHAIN_MODE"] != "embedded"
     }
 
     /// The transport ``usesDaemon`` chooses.

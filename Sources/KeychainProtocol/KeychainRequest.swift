@@ -62,6 +62,11 @@ public enum KeychainRequest: Sendable {
     case setEntitlement(app: String, group: String, granted: Bool)
     /// The shared groups granted to each app (the owner only).
     case listEntitlements
+    /// Remove the files of a keychain that cannot be opened (they do not belong together, or
+    /// one is missing or altered): the way out besides restoring them. Refused while the
+    /// keychain opens. Answered with how many items the database held (`count`), or `done`
+    /// when it could not tell.
+    case eraseUnopenableKeychain
 }
 
 /// What the keychain answers.

@@ -30,11 +30,37 @@ public final class OnDemandKeychain: Sendable {
     /// Carries out `request` for `caller`, opening (or, for a writing request, creating) the
     /// keychain first.
     public func perform(_ request: KeychainRequest, caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
+        if case .eraseUnopenableKeychain = request { return try eraseUnopenable(caller) }
         guard let server = try server(creating: KeychainServer.createsKeychain(request)) else {
             guard let reply = try KeychainServer.replyWithoutKeychain(request) else { throw KeychainError.errSecInternalComponent }
             return reply
         }
         return try server.handle(request, caller: caller)
+    }
+
+    /// Removes the files of a keychain that cannot be opened, after closing the server that
+    /// had them open (a long-lived process, keychaind, would otherwise go on with files that
+    /// are gone). Refused while the keychain opens and answers.
+    private func eraseUnopenable(_ caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
+        let result: Result<KeychainReply, KeychainError> = opened.withLock { opened in
+            guard let directory else { return .failure(KeychainError(.errSecParam, "this keychain was opened by its caller, which erases it")) }
+            do throws(KeychainError) {
+                let server: KeychainServer
+                if let opened { server = opened } else { server = try KeychainServer(directory: directory, cache: cache ?? ProcessClassKeyCache(), creating: false) }
+                // Answers errSecParam when the keychain opens, errSecDecode when it does not.
+                return .success(try server.handle(.eraseUnopenableKeychain, caller: caller))
+            } catch where [KeychainError.errSecDecode.status, KeychainError.errSecNotAvailable.status].contains(error.status) {
+                opened = nil
+                do throws(KeychainError) {
+                    return .success(try KeychainServer.eraseFiles(in: directory).map { .count($0) } ?? .done)
+                } catch {
+                    return .failure(error)
+                }
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     /// The server when the keychain is open.

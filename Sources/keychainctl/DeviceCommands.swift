@@ -136,15 +136,17 @@ struct Erase: ParsableCommand {
     func run() throws {
         try Session.run {
             let count: Int
+            let passcodeSet: Bool
             do {
                 count = try KeychainDevice.itemCount()
+                passcodeSet = try KeychainDevice.status().passcodeSet
             } catch let error as KeychainError where [errSecDecode, errSecNotAvailable].contains(error.status) {
                 try eraseUnopenable(error)
                 return
             }
             Session.note("erasing the keychain deletes \(count) item\(count == 1 ? "" : "s") and every key; this cannot be undone")
             var passcode: SecretBytes?
-            if try KeychainDevice.status().passcodeSet {
+            if passcodeSet {
                 passcode = try SecretInput.line(prompt: "Passcode: ")
             } else {
                 try Session.confirm("Erase the keychain?", yes: yes, refusal: "no passcode is set; run again with --yes to erase \(count) items")

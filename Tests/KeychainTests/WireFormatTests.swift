@@ -27,7 +27,7 @@ import Testing
             .verifyPasscode(passcode, context: context), .biometryStatus, .awaitBiometricMatch(timeout: 0.1, context: context), .endBiometricMatch,
             .invalidateContext(context), .enrollFinger(name: "thumb", passcode: passcode), .removeFinger(name: "thumb", passcode: passcode),
             .setSimulatedSensor(false, passcode: passcode), .simulateTouch(matching: true, finger: nil), .simulateTouch(matching: false, finger: "index"), .daemonStatus,
-            .openOwnerSession(passcode: passcode), .closeOwnerSession, .setEntitlement(app: "/usr/bin/a", group: "shared", granted: true), .listEntitlements,
+            .openOwnerSession(passcode: passcode), .closeOwnerSession, .setEntitlement(app: "/usr/bin/a", group: "shared", granted: true), .listEntitlements, .eraseUnopenableKeychain,
         ]
     }
 

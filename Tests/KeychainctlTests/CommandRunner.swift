@@ -5,10 +5,13 @@ import Foundation
 import Testing
 
 /// Runs the built `keychainctl` against a keychain of its own (`XDG_DATA_HOME` in a temporary
-/// directory), the way a user runs it from a shell.
+/// directory) and a keychaind of its own (`XDG_RUNTIME_DIR` there too), the way a user runs it
+/// from a shell. ``cleanUp()`` stops the daemon the test's programs started.
 struct CommandRunner {
     let home: URL
     let baseEnvironment: [String: String]
+    /// `XDG_RUNTIME_DIR`: where this keychain's daemon listens.
+    let runtime: URL
 
     struct Output {
         var status: Int32
@@ -16,9 +19,10 @@ struct CommandRunner {
         var stderr: String
     }
 
-    init(environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    init(environment: [String: String] = ProcessInfo.processInfo.environment, runtime: URL? = nil) throws {
         baseEnvironment = environment
         home = FileManager.default.temporaryDirectory.appendingPathComponent("keychainctl-e2e-\(UUID().uuidString)")
+        self.runtime = runtime ?? home.appendingPathComponent("run")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
     }
 
@@ -36,6 +40,7 @@ struct CommandRunner {
     var environment: [String: String] {
         var environment = baseEnvironment
         environment["XDG_DATA_HOME"] = home.path
+        environment["XDG_RUNTIME_DIR"] = runtime.path
         return environment
     }
 
@@ -93,8 +98,9 @@ struct CommandRunner {
     /// enrolled: the state most end-to-end tests start from.
     static func withPasscode(simulator: Bool = true) throws -> CommandRunner {
         let shell = try CommandRunner()
+        // The owner session lets `biometry touch` reach the simulated sensor through keychaind.
         for (arguments, input) in [(["passcode", "set"], "1234\n")] + (simulator ? [
-            (["biometry", "simulate", "on"], "1234\n"), (["biometry", "enroll", "--finger", "thumb"], "1234\n"),
+            (["biometry", "simulate", "on"], "1234\n"), (["biometry", "enroll", "--finger", "thumb"], "1234\n"), (["owner", "login"], "1234\n"),
         ] : []) {
             let result = try shell.run(arguments, input: input)
             guard result.status == 0 else { throw POSIXError(.EIO) }
@@ -102,7 +108,20 @@ struct CommandRunner {
         return shell
     }
 
+    /// The running daemon's pid, from its status.
+    func daemonPID() throws -> Int32? {
+        let status = try run(["daemon", "status"])
+        guard let line = status.stdout.split(separator: "\n").first(where: { $0.hasPrefix("pid: ") }) else { return nil }
+        return Int32(line.dropFirst(5))
+    }
+
+    /// Stops the daemon (SIGTERM, then SIGKILL by pid if it lingers) and removes the files.
     func cleanUp() {
+        if let pid = try? daemonPID() {
+            _ = try? run(["daemon", "stop"])
+            kill(pid, SIGKILL)
+        }
         try? FileManager.default.removeItem(at: home)
+        try? FileManager.default.removeItem(at: runtime)
     }
 }

@@ -16,10 +16,9 @@ final class DaemonHarness {
         runtime = URL(fileURLWithPath: "/tmp/kcd-\(UUID().uuidString.prefix(8))")
         var environment = ProcessInfo.processInfo.environment
         environment["KEYCHAIN_MODE"] = "daemon"
-        environment["XDG_RUNTIME_DIR"] = runtime.path
         // keychaind is found on PATH by programs that are not beside it (copies of keychainctl).
         environment["PATH"] = CommandRunner.binary.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
-        shell = try CommandRunner(environment: environment)
+        shell = try CommandRunner(environment: environment, runtime: runtime)
         if let idleLock {
             let started = try shell.run(["daemon", "start", "--idle-lock", String(idleLock)])
             guard started.status == 0 else { throw POSIXError(.EIO) }
@@ -31,9 +30,7 @@ final class DaemonHarness {
 
     /// The running daemon's pid, from its status.
     func daemonPID() throws -> Int32? {
-        let status = try shell.run(["daemon", "status"])
-        guard let line = status.stdout.split(separator: "\n").first(where: { $0.hasPrefix("pid: ") }) else { return nil }
-        return Int32(line.dropFirst(5))
+        try shell.daemonPID()
     }
 
     /// A copy of keychainctl at another path: another app, as the daemon sees it.
@@ -49,14 +46,9 @@ final class DaemonHarness {
         return try shell.script("printf %s '\(input)' | \(quoted)")
     }
 
-    /// Stops the daemon (SIGTERM, then SIGKILL by pid if it lingers) and removes the files.
+    /// Stops the daemon and removes the files.
     func cleanUp() {
-        if let pid = try? daemonPID() {
-            _ = try? shell.run(["daemon", "stop"])
-            kill(pid, SIGKILL)
-        }
         shell.cleanUp()
-        try? FileManager.default.removeItem(at: runtime)
     }
 }
 

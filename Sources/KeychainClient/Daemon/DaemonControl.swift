@@ -11,11 +11,13 @@ public enum DaemonControl {
     /// - Parameter daemonArguments: `keychaind`'s arguments, should it be started.
     /// - Throws: `errSecIO` when a daemon cannot be started or does not answer.
     public static func status(starting: Bool, daemonArguments: [String] = [], environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeychainError) -> DaemonStatus? {
+        var transport = DaemonTransport(environment: environment, daemonArguments: daemonArguments)
         if !starting {
             let socket = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(KeychainPaths.socketName).path
-            guard try DaemonConnection(path: socket) != nil else { return nil }
+            guard let running = try DaemonConnection(path: socket) else { return nil }
+            transport = DaemonTransport(connection: running, environment: environment)
         }
-        guard case .daemon(let status) = try DaemonTransport(environment: environment, daemonArguments: daemonArguments).perform(.daemonStatus) else {
+        guard case .daemon(let status) = try transport.perform(.daemonStatus) else {
             throw KeychainError(.errSecInternalComponent, "keychaind answered a status request with something else")
         }
         return status

@@ -11,7 +11,7 @@ import Synchronization
 /// request reconnects; an authentication context's earlier success does not carry over (the
 /// daemon forgot it with the connection).
 public final class DaemonTransport: KeychainTransport {
-    private let connection = Mutex<DaemonConnection?>(nil)
+    private let connection: Mutex<DaemonConnection?>
     private let environment: [String: String]
     private let daemonArguments: [String]
 
@@ -21,6 +21,14 @@ public final class DaemonTransport: KeychainTransport {
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, daemonArguments: [String] = []) {
         self.environment = environment
         self.daemonArguments = daemonArguments
+        connection = Mutex(nil)
+    }
+
+    /// A transport on a connection already open.
+    init(connection: sending DaemonConnection, environment: [String: String]) {
+        self.environment = environment
+        daemonArguments = []
+        self.connection = Mutex(connection)
     }
 
     public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {

@@ -58,6 +58,7 @@ public enum RequestParser {
                 app: try reader.string(max: KeychainLimits.maximumAttributeSize), group: try reader.string(max: KeychainLimits.maximumAttributeSize),
                 granted: try reader.bool())
         case 26: return .listEntitlements
+        case 27: return .eraseUnopenableKeychain
         case let tag: throw WireError("an unknown request (tag \(tag))")
         }
     }
@@ -90,6 +91,7 @@ public enum RequestParser {
         case .closeOwnerSession: writer.u8(24)
         case .setEntitlement(let app, let group, let granted): writer.u8(25); writer.string(app); writer.string(group); writer.bool(granted)
         case .listEntitlements: writer.u8(26)
+        case .eraseUnopenableKeychain: writer.u8(27)
         }
     }
 }
