@@ -18,6 +18,10 @@ public final class KeychainServer: Sendable {
     let fprintd = Mutex<FprintdSensor?>(nil)
     /// What each authentication context earned; never sent to a client.
     let contexts = AuthenticationContexts()
+    /// The owner's entitlements list as last read or written here: asked on every request of
+    /// keychaind, so kept in memory (an edit of the file behind the server's back grants
+    /// nothing; the file is authenticated when read).
+    private let entitlements = Mutex<[String: [String]]?>(nil)
 
     /// Opens the keychain in `directory`: the Enclave's files, then the database
     /// `keychain.db`, admitted only when it belongs with the keybag
@@ -151,10 +155,11 @@ public final class KeychainServer: Sendable {
             try requireOwner(caller)
             try RequestValidation.checkEntitlement(app: app, group: group)
             try enclave.setEntitlement(app: app, group: group, granted: granted)
+            entitlements.withLock { $0 = nil }
             return .done
         case .listEntitlements:
             try requireOwner(caller)
-            return .entitlements(try enclave.entitlements())
+            return .entitlements(try currentEntitlements())
         case .eraseUnopenableKeychain:
             // An open keychain is erased with its passcode; OnDemandKeychain handles the rest.
             _ = try enclave.status()
@@ -168,7 +173,14 @@ public final class KeychainServer: Sendable {
     /// The access groups of `app`: its own (its identity), then the shared ones the owner
     /// granted it. A damaged entitlements file grants nothing (the error shows in `apps list`).
     public func accessGroups(forApp app: String) -> [String] {
-        [app] + ((try? enclave.entitlements()[app]) ?? []).filter { $0 != app }
+        [app] + ((try? currentEntitlements()[app]) ?? []).filter { $0 != app }
+    }
+
+    private func currentEntitlements() throws(KeychainError) -> [String: [String]] {
+        if let known = entitlements.withLock({ $0 }) { return known }
+        let loaded = try enclave.entitlements()
+        entitlements.withLock { $0 = loaded }
+        return loaded
     }
 
     /// Forgets what the authentication contexts of a closed connection earned.

@@ -18,6 +18,8 @@ import KeychainProtocol
 public final class KeychainStore: Sendable {
     private let pool: DatabasePool
     private let committed: @Sendable (UInt64) -> Void
+    /// Concurrent writes share a transaction and its fsync.
+    private let groupCommit = GroupCommit()
     /// The database file.
     public let url: URL
 
@@ -160,26 +162,57 @@ public final class KeychainStore: Sendable {
         }
     }
 
-    /// Writes in one transaction: every change in `body` lands, or none does. The transaction
-    /// raises the generation, which is reported once it is committed.
+    /// Writes atomically: every change in `body` lands, or none does, and this returns only once
+    /// they are durable. Writes from other threads waiting at the same moment share the
+    /// transaction and its fsync (``GroupCommit``), each in a savepoint of its own; the
+    /// transaction raises the generation, which is reported once it is committed.
     ///
     /// - Parameter purging: after the commit, checkpoint the write-ahead log into the database
     ///   and truncate it, so that what `body` deleted or replaced is gone from both files (with
     ///   `secure_delete`, freed content is zeroed) before this returns.
-    public func write<Result>(purging: Bool = false, _ body: (StoreTransaction) throws -> Result) throws(KeychainError) -> Result {
+    public func write<Value>(purging: Bool = false, _ body: (StoreTransaction) throws -> Value) throws(KeychainError) -> Value {
+        // The caller waits until its write is done, so its closure is only borrowed.
+        let outcome: Result<Value, any Error> = withoutActuallyEscaping(body) { body in
+            var result: Value?
+            let write = GroupCommit.Write(purging: purging) { db in result = try body(StoreTransaction(db: db)) }
+            groupCommit.submit(write) { group in commitGroup(group) }
+            if let error = write.error { return .failure(error) }
+            guard let result else { return .failure(KeychainError(.errSecInternalComponent, "a write finished without a result")) }
+            return .success(result)
+        }
+        switch outcome {
+        case .success(let result): return result
+        case .failure(let error as KeychainError): throw error
+        case .failure(let error as DatabaseError): throw Self.map(error, url: url)
+        case .failure(let error): throw KeychainError(.errSecIO, "a write to the keychain database failed: \(error)")
+        }
+    }
+
+    /// Commits one group of writes in one transaction that raises the generation once; each
+    /// write in a savepoint of its own. A write that failed, or whose transaction did, gets its
+    /// error.
+    private func commitGroup(_ group: [GroupCommit.Write]) {
         do {
-            let (result, generation) = try pool.write { db in
-                let result = try body(StoreTransaction(db: db))
+            let generation = try pool.write { db in
+                for write in group {
+                    do {
+                        try db.inSavepoint {
+                            try write.body(db)
+                            return .commit
+                        }
+                    } catch {
+                        write.error = error
+                    }
+                }
                 try db.execute(sql: "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-                return (result, try StoreTransaction(db: db).generation())
+                return try StoreTransaction(db: db).generation()
             }
             committed(generation)
-            if purging {
+            if group.contains(where: { $0.purging && $0.error == nil }) {
                 try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
             }
-            return result
         } catch {
-            throw Self.map(error, url: url)
+            for write in group where write.error == nil { write.error = error }
         }
     }
 
