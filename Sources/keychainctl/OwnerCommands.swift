@@ -37,24 +37,28 @@ struct Apps: ParsableCommand {
         discussion: "An app is named by the absolute path of its executable; a shared group by a name such as com.example.shared.",
         subcommands: [Grant.self, Revoke.self, List.self])
 
-    struct Grant: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Let an app use a shared access group.")
+    /// The app and the group a grant or a revocation is about.
+    struct Entitlement: ParsableArguments {
         @Argument(help: ArgumentHelp("The app's executable (absolute path).", valueName: "executable")) var app: String
         @Argument(help: ArgumentHelp("The shared group.", valueName: "group")) var group: String
 
-        func run() throws {
-            try Session.run { _ = try KeychainServices.perform(.setEntitlement(app: app, group: group, granted: true)) }
+        func set(granted: Bool) throws {
+            try Session.run { _ = try KeychainServices.perform(.setEntitlement(app: app, group: group, granted: granted)) }
         }
+    }
+
+    struct Grant: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Let an app use a shared access group.")
+        @OptionGroup var entitlement: Entitlement
+
+        func run() throws { try entitlement.set(granted: true) }
     }
 
     struct Revoke: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Stop an app from using a shared access group.")
-        @Argument(help: ArgumentHelp("The app's executable (absolute path).", valueName: "executable")) var app: String
-        @Argument(help: ArgumentHelp("The shared group.", valueName: "group")) var group: String
+        @OptionGroup var entitlement: Entitlement
 
-        func run() throws {
-            try Session.run { _ = try KeychainServices.perform(.setEntitlement(app: app, group: group, granted: false)) }
-        }
+        func run() throws { try entitlement.set(granted: false) }
     }
 
     struct List: ParsableCommand {
