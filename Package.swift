@@ -24,6 +24,8 @@ let package = Package(
     targets: [
         // What Swift cannot call by itself: variadic syscalls (kernel keyring), prctl, and glibc calls behind _GNU_SOURCE (pipe2, closefrom for spawn).
         .target(name: "CKeychainSupport"),
+        // libdbus: keychaind follows logind's session locks on the system bus.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Typed requests, replies, attribute values and errors shared by client and server.
         .target(name: "KeychainProtocol", swiftSettings: strict),
         // The only code that touches key material.
@@ -55,7 +57,7 @@ let package = Package(
         .target(
             name: "KeychainDaemon",
             dependencies: [
-                "KeychainProtocol", "KeychainServer", "Enclave", "CKeychainSupport",
+                "KeychainProtocol", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -96,6 +96,11 @@ public final class KeychainDaemon: Service {
         pool.start()
         let server = try await bind(runtime.url)
         logger.info("keychaind listening", metadata: ["socket": "\(runtime.url.appendingPathComponent(KeychainPaths.socketName).path)", "pid": "\(getpid())"])
+        let sessionLocks = SessionLockWatcher(logger: logger) { [self] session in
+            lockKeychain(because: "logind reports the login session \(session) locked")
+        }
+        sessionLocks.start()
+        defer { sessionLocks.stop() }
         try await withGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { group in
                 group.addTask { await self.lockWhenIdle() }
@@ -288,10 +293,17 @@ public final class KeychainDaemon: Service {
                 activity.lockedForIdleness = true
                 return true
             }
-            guard due, let server = keychain.openedServer else { continue }
-            _ = try? server.handle(.lock, caller: CallerIdentity(accessGroups: ["keychaind"]))
-            logger.info("locked after \(configuration.idleLockSeconds) s without a request")
+            if due { lockKeychain(because: "\(configuration.idleLockSeconds) s without a request") }
         }
+    }
+
+    /// Locks the keychain as `keychainctl lock` does: the unlocked class keys are dropped, every
+    /// grant is forgotten and every owner session ends.
+    private func lockKeychain(because reason: String) {
+        owners.closeAll()
+        guard let server = keychain.openedServer else { return }
+        _ = try? server.handle(.lock, caller: CallerIdentity(accessGroups: ["keychaind"]))
+        logger.info("locked", metadata: ["because": "\(reason)"])
     }
 }
 

@@ -12,9 +12,11 @@ final class DaemonHarness {
     let shell: CommandRunner
     let runtime: URL
 
-    init(idleLock: Double? = nil) throws {
+    /// A keychain whose programs run in this process's environment plus `extra`; with
+    /// `idleLock`, its daemon is started at once with that idle time.
+    init(idleLock: Double? = nil, extra: [String: String] = [:]) throws {
         runtime = URL(fileURLWithPath: "/tmp/kcd-\(UUID().uuidString.prefix(8))")
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
         environment["KEYCHAIN_MODE"] = "daemon"
         // keychaind is found on PATH by programs that are not beside it (copies of keychainctl).
         environment["PATH"] = CommandRunner.binary.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")

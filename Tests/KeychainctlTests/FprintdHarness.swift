@@ -7,55 +7,35 @@ import Foundation
 /// mocked to allow everything (reference/environment.md has the recipe). Nothing outside a
 /// temporary directory is touched. `scan(_:)` puts a finger on the virtual reader.
 final class FprintdHarness {
-    let directory: URL
-    private var processes: [Process] = []
+    private let bus: PrivateSystemBus
 
+    var directory: URL { bus.directory }
     var socket: URL { directory.appendingPathComponent("fp.sock") }
-    var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=\(directory.appendingPathComponent("bus").path)"
-        return environment
-    }
+    var environment: [String: String] { bus.environment }
 
     init() throws {
-        directory = URL(fileURLWithPath: "/tmp/fprintd-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("state"), withIntermediateDirectories: true)
-        let configuration = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig><type>system</type><listen>unix:path=\(directory.appendingPathComponent("bus").path)</listen><auth>EXTERNAL</auth>
-            <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/><allow user="*"/></policy></busconfig>
-            """
-        try configuration.write(to: directory.appendingPathComponent("bus.conf"), atomically: true, encoding: .utf8)
+        bus = try PrivateSystemBus(prefix: "fprintd")
         do {
-            try start()
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("state"), withIntermediateDirectories: true)
+            try bus.startMock(template: "polkitd", answering: [
+                "--dest=org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority", "org.freedesktop.DBus.Mock.AllowUnknown", "boolean:true",
+            ])
+            try bus.launchService(bus.program("fprintd", daemon: true), ["--no-timeout"], extra: [
+                "FP_VIRTUAL_DEVICE": socket.path, "STATE_DIRECTORY": directory.appendingPathComponent("state").path,
+            ])
+            try bus.retry("fprintd") { try bus.run(bus.program("fprintd-list"), [Self.user]) }
         } catch {
             // What was started before the failure is ended here: nothing outlives the test.
-            stop()
+            bus.stop()
             throw error
         }
-    }
-
-    private func start() throws {
-        processes.append(try launch(program("dbus-daemon"), ["--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork"], extra: [:]))
-        try retry("the private bus") {
-            guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("bus").path) else { throw POSIXError(.ENOENT) }
-        }
-        processes.append(try launch(try pythonWithDBusMock(), ["-m", "dbusmock", "--system", "--template", "polkitd"], extra: [:]))
-        try retry("polkit mock") {
-            try run(program("dbus-send"), ["--system", "--print-reply", "--dest=org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
-                                           "org.freedesktop.DBus.Mock.AllowUnknown", "boolean:true"])
-        }
-        processes.append(try launch(program("fprintd", daemon: true), ["--no-timeout"], extra: [
-            "FP_VIRTUAL_DEVICE": socket.path, "STATE_DIRECTORY": directory.appendingPathComponent("state").path,
-        ]))
-        try retry("fprintd") { try run(program("fprintd-list"), [Self.user]) }
     }
 
     static var user: String { ProcessInfo.processInfo.environment["USER"] ?? (getuid() == 0 ? "root" : String(getuid())) }
 
     /// Enrolls `finger` with the print `print` (5 scans).
     func enroll(_ finger: String, print: String) throws {
-        let enroll = try launch(try program("fprintd-enroll"), ["-f", finger, Self.user], extra: [:])
+        let enroll = try bus.launch(try bus.program("fprintd-enroll"), ["-f", finger, Self.user])
         scanUntilExit(enroll, print)
         guard enroll.terminationStatus == 0 else { throw POSIXError(.EIO) }
     }
@@ -119,62 +99,6 @@ final class FprintdHarness {
     }
 
     func stop() {
-        for process in processes.reversed() where process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        for process in processes { process.waitUntilExit() }
-        try? FileManager.default.removeItem(at: directory)
+        bus.stop()
     }
-
-    @discardableResult
-    private func run(_ path: String, _ arguments: [String]) throws -> String {
-        let process = try launch(path, arguments, extra: [:])
-        let output = (process.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw POSIXError(.EIO) }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    private func launch(_ path: String, _ arguments: [String], extra: [String: String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = environment.merging(extra) { _, new in new }
-        process.standardOutput = Pipe()
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
-    /// `name` on `PATH`; a daemon (fprintd) also in the directories distributions keep daemons
-    /// in, which are never on `PATH`.
-    private func program(_ name: String, daemon: Bool = false) throws -> String {
-        let path = (environment["PATH"] ?? "/usr/bin:/bin") + (daemon ? ":/usr/libexec:/usr/lib/fprintd" : "")
-        guard let found = ChildSpawn.find(name, path: path) else {
-            throw MissingProgram(description: "\(name) is not installed (on PATH); .ci/run installs it")
-        }
-        return found
-    }
-
-    /// The first python3 on `PATH` that has dbusmock (Debian's carries python3-dbusmock; a
-    /// pyenv one first on PATH may not).
-    private func pythonWithDBusMock() throws -> String {
-        for directory in (environment["PATH"] ?? "/usr/bin").split(separator: ":") {
-            let candidate = "\(directory)/python3"
-            guard access(candidate, X_OK) == 0 else { continue }
-            if (try? run(candidate, ["-c", "import dbusmock"])) != nil { return candidate }
-        }
-        throw MissingProgram(description: "no python3 on PATH has dbusmock; .ci/run installs python3-dbusmock")
-    }
-
-    private func retry(_ what: String, _ body: () throws -> Void) throws {
-        for _ in 0..<100 {
-            if (try? body()) != nil { return }
-            usleep(100_000)
-        }
-        try body()
-    }
-}
-
-/// A program a test needs is not installed.
-struct MissingProgram: Error, CustomStringConvertible {
-    let description: String
 }
