@@ -81,6 +81,9 @@ let package = Package(
             swiftSettings: strict),
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], swiftSettings: strict),
+        // The wire decoders under libFuzzer (README, "Fuzzing the wire decoders"); without it,
+        // a replayer of saved inputs.
+        .executableTarget(name: "wire-fuzzer", dependencies: ["KeychainProtocol"], swiftSettings: strict),
         .executableTarget(
             name: "keychain-benchmark",
             dependencies: ["Keychain", "LocalAuth", "Enclave", "KeychainServer", .product(name: "GRDB", package: "GRDB.swift")],

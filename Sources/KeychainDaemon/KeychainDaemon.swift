@@ -163,10 +163,15 @@ public final class KeychainDaemon: Service {
             audit.debug("connection", metadata: ["app": "\(identity.executable)", "pid": "\(identity.pid)", "connection": "\(number)"])
             try? await channel.executeThenClose { inbound, outbound in
                 for try await frame in inbound {
-                    let (reply, keepOpen) = await answer(frame, identity, number, pool)
+                    var (reply, keepOpen) = await answer(frame, identity, number, pool)
                     var buffer = channel.channel.allocator.buffer(capacity: WireFrame.headerSize + reply.count)
                     buffer.writeBytes(WireFrame.header(reply.count))
                     buffer.writeBytes(reply)
+                    // A reply may carry a secret: the encoded copy is wiped once it is in NIO's
+                    // buffer. NIO frees its buffers without wiping them (its allocator takes no
+                    // hooks from outside), so the bytes stay in this process's heap until reused;
+                    // the process is not dumpable and has no core file.
+                    reply.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
                     try await outbound.write(buffer)
                     guard keepOpen else { return }
                 }
@@ -210,6 +215,7 @@ public final class KeychainDaemon: Service {
             let session = OwnerSessions.Key(executable: identity.executable, session: identity.session)
             switch request {
             case .openOwnerSession: owners.open(session)
+            case .openOwnerSessionByBiometry: if case .success(.match(.matched)) = result { owners.open(session) }
             case .closeOwnerSession: owners.close(session)
             // Lock and a new passcode end every owner session, as they forget every grant.
             case .lock, .setPasscode, .removePasscode: owners.closeAll()
@@ -268,6 +274,12 @@ public final class KeychainDaemon: Service {
             audit.info(query.returns.contains(.data) ? "read" : "search", metadata: metadata)
         case .unlock, .verifyPasscode, .setPasscode, .removePasscode, .erase, .setEraseAfterFailedAttempts, .enrollFinger, .removeFinger, .setSimulatedSensor:
             audit.notice("passcode check", metadata: metadata)
+        case .openOwnerSessionByBiometry:
+            // Polled every tenth of a second while the user is asked to touch: only touches are
+            // worth a line.
+            guard case .success(.match(let match)) = result, match != .noTouch else { break }
+            metadata["match"] = "\(match)"
+            audit.notice("opening an owner session with a fingerprint", metadata: metadata)
         case .openOwnerSession, .closeOwnerSession:
             audit.notice(request.isOpeningOwnerSession ? "opening an owner session" : "closing an owner session", metadata: metadata)
         case .setEntitlement(let app, let group, let granted):

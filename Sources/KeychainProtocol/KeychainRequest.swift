@@ -56,6 +56,12 @@ public enum KeychainRequest: Sendable {
     /// Open an owner session with the passcode: for a while, this app in this login session
     /// sees every access group (keychaind; the embedded keychain only checks the passcode).
     case openOwnerSession(passcode: SecretBytes)
+    /// Open an owner session with a fingerprint: the daemon waits up to `timeout` seconds
+    /// (0 to 60) for a touch of a real sensor (fprintd) and answers `match`; on a match, the
+    /// session opens. The touch is asked for this purpose alone: no grant an app earned
+    /// elsewhere opens a session. The simulated sensor cannot open one (its touches come from an
+    /// owner session).
+    case openOwnerSessionByBiometry(timeout: Double)
     /// End this app's owner session.
     case closeOwnerSession
     /// Let `app` use the shared access group `group`, or no longer (the owner only).

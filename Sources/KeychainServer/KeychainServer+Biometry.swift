@@ -60,6 +60,21 @@ extension KeychainServer {
         }
     }
 
+    /// A touch asked for an owner session (``KeychainRequest/openOwnerSessionByBiometry(timeout:)``):
+    /// matched and counted like any other, under a context of its own that is forgotten at once,
+    /// so the grant serves nothing else. keychaind opens the session on `matched`.
+    func ownerMatch(timeout: Double, caller: CallerIdentity) throws(KeychainError) -> BiometricMatch {
+        guard try enclave.status().passcodeSet else {
+            throw KeychainError(.errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
+        }
+        guard !(try currentSensor() is SimulatedSensor) else {
+            throw KeychainError(.errSecNotAvailable, "the simulated sensor is touched from an owner session, so it cannot open one: use the passcode")
+        }
+        let context = AuthenticationContextID.random()
+        defer { contexts.invalidate(context, caller: caller) }
+        return try awaitBiometricMatch(timeout: timeout, context: context, caller: caller)
+    }
+
     func endBiometricMatch() throws(KeychainError) {
         try currentSensor()?.endWait()
     }

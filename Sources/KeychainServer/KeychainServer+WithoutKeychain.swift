@@ -30,7 +30,7 @@ extension KeychainServer {
             return .count(0)
         case .daemonStatus:
             throw noDaemon
-        case .openOwnerSession, .setEntitlement:
+        case .openOwnerSession, .openOwnerSessionByBiometry, .setEntitlement:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
         case .closeOwnerSession:
             return .done

@@ -149,6 +149,8 @@ public final class KeychainServer: Sendable {
             // In this process the program states its own powers; only keychaind keeps sessions.
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.verifyPasscode(passcode) }
             return .done
+        case .openOwnerSessionByBiometry(let timeout):
+            return .match(try ownerMatch(timeout: timeout, caller: caller))
         case .closeOwnerSession:
             return .done
         case .setEntitlement(let app, let group, let granted):

@@ -11,13 +11,49 @@ struct Owner: ParsableCommand {
         subcommands: [Login.self, Logout.self])
 
     struct Login: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Open an owner session with the passcode (standard input or a hidden prompt).")
+        static let configuration = CommandConfiguration(
+            abstract: "Open an owner session with the passcode (standard input or a hidden prompt), or with a fingerprint.")
+
+        @Flag(help: "Touch the fingerprint reader (fprintd) instead of typing the passcode.")
+        var fingerprint = false
+
+        /// How long to wait for a touch, and how many misses end the attempt (as in one sheet).
+        static let touchSeconds: Double = 30
+        static let missesAllowed = 3
 
         func run() throws {
             try Session.run {
-                _ = try KeychainServices.perform(.openOwnerSession(passcode: try SecretInput.line(prompt: "Passcode: ")))
+                if fingerprint {
+                    try loginWithFingerprint()
+                } else {
+                    _ = try KeychainServices.perform(.openOwnerSession(passcode: try SecretInput.line(prompt: "Passcode: ")))
+                }
                 Session.note("owner session open for 5 minutes in this login session")
             }
+        }
+
+        /// Asks keychaind to wait for a touch for this session, a short wait at a time.
+        private func loginWithFingerprint() throws {
+            Session.note("Touch the fingerprint sensor.")
+            defer { _ = try? KeychainServices.perform(.endBiometricMatch) }
+            let deadline = Date().addingTimeInterval(Self.touchSeconds)
+            var misses = 0
+            while Date() < deadline {
+                guard case .match(let match) = try KeychainServices.perform(.openOwnerSessionByBiometry(timeout: 0.5)) else {
+                    throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
+                }
+                switch match {
+                case .noTouch:
+                    continue
+                case .matched:
+                    return
+                case .notMatched:
+                    misses += 1
+                    guard misses < Self.missesAllowed else { throw KeychainError(.errSecAuthFailed, "the fingerprint was not recognized") }
+                    Session.note("Not recognized. Try again.")
+                }
+            }
+            throw KeychainError(.errSecAuthFailed, "no touch within \(Int(Self.touchSeconds)) seconds")
         }
     }
 

@@ -316,6 +316,10 @@ import Testing
         let touch = try daemon.shell.run(["biometry", "touch", "--matching"])
         #expect(touch.status == 1)
         #expect(touch.stderr.contains("OSStatus -34018"), "\(touch.stderr)")
+        // Nor can the simulated sensor open an owner session: its touches would come from one.
+        let byTouch = try daemon.shell.run(["owner", "login", "--fingerprint"])
+        #expect(byTouch.status == 1)
+        #expect(byTouch.stderr.contains("the simulated sensor is touched from an owner session"), "\(byTouch.stderr)")
         #expect(try daemon.shell.run(["owner", "login"], input: "1234\n").status == 0)
         // In an owner session the touch is taken, and answers only a waiting prompt.
         #expect(try daemon.shell.run(["biometry", "touch", "--matching"]).stderr.contains("OSStatus -909"))

@@ -50,4 +50,30 @@ import Testing
         #expect(terminal.screen.contains("LAError.authenticationFailed (-1)"))
         #expect(try shell.run(["biometry", "status"]).stdout.contains("consecutive failed matches: 3"))
     }
+
+    @Test func anOwnerSessionOpensWithTheOwnersFingerprintOnly() throws {
+        let harness = try FprintdHarness()
+        defer { harness.stop() }
+        try harness.enroll("right-index-finger", print: "fingerA")
+        let daemon = try DaemonHarness(extra: ["DBUS_SYSTEM_BUS_ADDRESS": harness.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""])
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+
+        // Another finger: three misses end the attempt, and no session opens. (The owner session
+        // belongs to the login session, so keychainctl runs in the test's own, not on a pty.)
+        var login = try daemon.shell.launch(["owner", "login", "--fingerprint"])
+        harness.scanEachVerification("fingerB") { login.process.isRunning }
+        var result = login.finish()
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("Touch the fingerprint sensor."), "\(result.stderr)")
+        #expect(result.stderr.contains("the fingerprint was not recognized"), "\(result.stderr)")
+        #expect(try daemon.shell.run(["apps", "list"]).stderr.contains("OSStatus -34018"))
+
+        // The owner's finger: the session is open.
+        login = try daemon.shell.launch(["owner", "login", "--fingerprint"])
+        harness.scanEachVerification("fingerA") { login.process.isRunning }
+        result = login.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try daemon.shell.run(["apps", "list"]).status == 0)
+    }
 }

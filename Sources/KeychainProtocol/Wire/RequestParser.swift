@@ -59,6 +59,7 @@ public enum RequestParser {
                 granted: try reader.bool())
         case 26: return .listEntitlements
         case 27: return .eraseUnopenableKeychain
+        case 28: return .openOwnerSessionByBiometry(timeout: try reader.double())
         case let tag: throw WireError("an unknown request (tag \(tag))")
         }
     }
@@ -92,6 +93,7 @@ public enum RequestParser {
         case .setEntitlement(let app, let group, let granted): writer.u8(25); writer.string(app); writer.string(group); writer.bool(granted)
         case .listEntitlements: writer.u8(26)
         case .eraseUnopenableKeychain: writer.u8(27)
+        case .openOwnerSessionByBiometry(let timeout): writer.u8(28); writer.double(timeout)
         }
     }
 }
