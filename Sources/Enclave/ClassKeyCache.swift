@@ -1,4 +1,5 @@
 import Foundation
+import KeychainProtocol
 import Synchronization
 
 /// Where unlocked class keys live between unlock and lock. Entries are sealed by a key derived
@@ -17,14 +18,18 @@ public protocol ClassKeyCache: Sendable {
     func remove(_ name: String)
 }
 
-/// Unlocked class keys held in this process's memory only.
+/// Unlocked class keys held in this process's memory only, in locked pages left out of core
+/// dumps (``SecretBytes``) and wiped when removed (on lock) or replaced.
 public final class ProcessClassKeyCache: ClassKeyCache {
-    private let entries = Mutex<[String: Data]>([:])
+    private let entries = Mutex<[String: SecretBytes]>([:])
 
     /// Creates an empty cache (the keychain starts locked).
     public init() {}
 
-    public func load(_ name: String) -> Data? { entries.withLock { $0[name] } }
-    public func store(_ name: String, _ payload: Data) { entries.withLock { $0[name] = payload } }
+    public func load(_ name: String) -> Data? { entries.withLock { $0[name] }?.copyData() }
+    public func store(_ name: String, _ payload: Data) {
+        let entry = SecretBytes(payload)
+        entries.withLock { $0[name] = entry }
+    }
     public func remove(_ name: String) { _ = entries.withLock { $0.removeValue(forKey: name) } }
 }
