@@ -102,6 +102,13 @@ final class RawDaemonClient {
     /// True when the daemon closed the connection (end of stream, nothing more to read).
     var isClosedByDaemon: Bool { read(1) == nil }
 
+    /// True when the daemon has already closed the connection; false, without waiting, while it
+    /// is open with nothing to read.
+    var isClosedAlready: Bool {
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT)) == 0
+    }
+
     /// The status code of the next reply: 0 for a result.
     func replyStatus() -> Int32? {
         switch reply() {

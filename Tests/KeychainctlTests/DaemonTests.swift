@@ -150,6 +150,24 @@ import Testing
         #expect(client.exchange(.copyMatching(query)).map(status) == KeychainError.errSecInteractionNotAllowed.status)
     }
 
+    @Test func aClientThatStopsInsideAMessageIsDisconnectedAndNoOneWaits() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        _ = try daemon.shell.run(["daemon", "start"])
+        let stalled = try RawDaemonClient(socket: daemon.socket)
+        #expect(stalled.send(WireFrame.header(20) + [WireFrame.version]))
+        // Between messages a connection may stay as long as its app likes.
+        let between = try RawDaemonClient(socket: daemon.socket)
+        #expect(between.exchange(.deviceStatus).map(status) == 0)
+        // Everyone else is served meanwhile.
+        #expect(try RawDaemonClient(socket: daemon.socket).exchange(.deviceStatus).map(status) == 0)
+        usleep(500_000)
+        #expect(!stalled.isClosedAlready, "closed before its time")
+        sleep(11)
+        #expect(stalled.isClosedAlready, "a message begun 11 s ago and never finished still holds its connection")
+        #expect(between.exchange(.deviceStatus).map(status) == 0)
+    }
+
     @Test func sigtermStopsTheDaemonCleanlyAndNothingIsLost() throws {
         let daemon = try DaemonHarness()
         defer { daemon.cleanUp() }
