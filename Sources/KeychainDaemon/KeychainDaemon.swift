@@ -161,18 +161,20 @@ public final class KeychainDaemon: Service {
                 keychain.openedServer?.endConnection(number)
             }
             audit.debug("connection", metadata: ["app": "\(identity.executable)", "pid": "\(identity.pid)", "connection": "\(number)"])
-            try? await channel.executeThenClose { inbound, outbound in
+            try? await channel.executeThenClose { inbound, _ in
                 for try await frame in inbound {
                     var (reply, keepOpen) = await answer(frame, identity, number, pool)
                     var buffer = channel.channel.allocator.buffer(capacity: WireFrame.headerSize + reply.count)
                     buffer.writeBytes(WireFrame.header(reply.count))
                     buffer.writeBytes(reply)
-                    // A reply may carry a secret: the encoded copy is wiped once it is in NIO's
-                    // buffer. NIO frees its buffers without wiping them (its allocator takes no
-                    // hooks from outside), so the bytes stay in this process's heap until reused;
-                    // the process is not dumpable and has no core file.
+                    // A reply may carry a secret. The encoded copy is wiped once it is in the
+                    // buffer, and the buffer once the socket has it: the write is awaited until
+                    // it completes, when NIO has normally released its reference, so the wipe
+                    // reaches the storage (were NIO still holding it, the wipe would touch a
+                    // copy and the storage would be freed unwiped).
                     reply.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
-                    try await outbound.write(buffer)
+                    try await channel.channel.writeAndFlush(buffer)
+                    buffer.withUnsafeMutableReadableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
                     guard keepOpen else { return }
                 }
             }
