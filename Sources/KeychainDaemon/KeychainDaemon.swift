@@ -70,6 +70,9 @@ public final class KeychainDaemon: Service {
     private struct Activity {
         var last = ContinuousClock.now
         var lockedForIdleness = false
+        /// Requests being served: the keychain is not idle while one runs (a passcode check, a
+        /// wait for a touch).
+        var inFlight = 0
     }
 
     /// A daemon that will serve `configuration`: its runtime directory checked (and made 0700)
@@ -210,14 +213,20 @@ public final class KeychainDaemon: Service {
                 return (ReplyParser.encode(.failure(error.keychainError)), false)
             }
         }
-        noteActivity()
-        let result = await perform(request, caller, pool)
-        record(request, result, caller)
+        let mark = owners.mark
+        beginRequest()
+        var result = await perform(request, caller, pool)
+        // Idle time counts from the end of the last request: a long passcode check is not idleness.
+        endRequest()
+        defer { record(request, result, caller) }
         if case .success = result {
             let session = OwnerSessions.Key(executable: identity.executable, session: identity.session)
+            let lockedMeanwhile = KeychainError(.errSecInteractionNotAllowed, "the keychain locked while the owner session was opening: log in again")
             switch request {
-            case .openOwnerSession: owners.open(session)
-            case .openOwnerSessionByBiometry: if case .success(.match(.matched)) = result { owners.open(session) }
+            case .openOwnerSession:
+                if !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
+            case .openOwnerSessionByBiometry:
+                if case .success(.match(.matched)) = result, !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
             case .closeOwnerSession: owners.close(session)
             // Lock and a new passcode end every owner session, as they forget every grant.
             case .lock, .setPasscode, .removePasscode: owners.closeAll()
@@ -293,8 +302,12 @@ public final class KeychainDaemon: Service {
         }
     }
 
-    private func noteActivity() {
-        activity.withLock { $0 = Activity() }
+    private func beginRequest() {
+        activity.withLock { $0 = Activity(inFlight: $0.inFlight + 1) }
+    }
+
+    private func endRequest() {
+        activity.withLock { $0 = Activity(inFlight: $0.inFlight - 1) }
     }
 
     /// Locks the keychain once no request came for ``Configuration/idleLockSeconds``.
@@ -303,7 +316,9 @@ public final class KeychainDaemon: Service {
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(250))
             let due = activity.withLock { activity in
-                guard !activity.lockedForIdleness, activity.last.duration(to: .now) >= .seconds(configuration.idleLockSeconds) else { return false }
+                guard !activity.lockedForIdleness, activity.inFlight == 0,
+                    activity.last.duration(to: .now) >= .seconds(configuration.idleLockSeconds)
+                else { return false }
                 activity.lockedForIdleness = true
                 return true
             }

@@ -16,26 +16,45 @@ final class OwnerSessions: Sendable {
     /// How long a session lasts after the passcode: 5 minutes, sudo's default.
     static let lifetime: Duration = .seconds(300)
 
-    private let opened = Mutex<[Key: ContinuousClock.Instant]>([:])
+    private struct Sessions {
+        var opened: [Key: ContinuousClock.Instant] = [:]
+        /// How many times every session was ended (lock, passcode change).
+        var endings: UInt64 = 0
+    }
 
-    func open(_ key: Key) {
-        opened.withLock { $0[key] = .now }
+    private let sessions = Mutex(Sessions())
+
+    /// A mark to give ``open(_:unlessAllEndedSince:)``: taken before the passcode or the touch
+    /// is checked.
+    var mark: UInt64 { sessions.withLock { $0.endings } }
+
+    /// Opens `key`'s session, unless every session was ended since `mark` (a lock that came
+    /// while the passcode or the touch was being checked wins); false then.
+    func open(_ key: Key, unlessAllEndedSince mark: UInt64) -> Bool {
+        sessions.withLock { sessions in
+            guard sessions.endings == mark else { return false }
+            sessions.opened[key] = .now
+            return true
+        }
     }
 
     func close(_ key: Key) {
-        opened.withLock { $0[key] = nil }
+        sessions.withLock { $0.opened[key] = nil }
     }
 
     func closeAll() {
-        opened.withLock { $0.removeAll() }
+        sessions.withLock { sessions in
+            sessions.opened.removeAll()
+            sessions.endings += 1
+        }
     }
 
     /// True while `key`'s session is younger than ``lifetime``.
     func isOpen(_ key: Key) -> Bool {
-        opened.withLock { opened in
-            guard let start = opened[key] else { return false }
+        sessions.withLock { sessions in
+            guard let start = sessions.opened[key] else { return false }
             guard start.duration(to: .now) < Self.lifetime else {
-                opened[key] = nil
+                sessions.opened[key] = nil
                 return false
             }
             return true
