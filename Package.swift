@@ -24,6 +24,8 @@ let package = Package(
     targets: [
         // What Swift cannot call by itself: variadic syscalls (kernel keyring), prctl, and glibc calls behind _GNU_SOURCE (pipe2, closefrom for spawn).
         .target(name: "CKeychainSupport"),
+        // keychaind --system: capabilities dropped before the first thread starts.
+        .target(name: "CKeychaindStartup"),
         // libdbus: keychaind follows logind's session locks on the system bus.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Typed requests, replies, attribute values and errors shared by client and server.
@@ -66,7 +68,7 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(
             name: "keychaind",
-            dependencies: ["KeychainDaemon", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KeychainDaemon", "CKeychaindStartup", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // The public API: SecItem*, kSec* constants, SecAccessControl, the Keychain facade.
         .target(

@@ -31,21 +31,25 @@ public final class KeychainDirectory: Sendable {
 
     /// Opens the keychain directory at `url`.
     ///
-    /// - Parameter creating: create the directory (and missing parents, mode 0700) when absent.
+    /// - Parameters:
+    ///   - creating: create the directory (and missing parents, mode 0755) when absent.
+    ///   - permissions: the directory's mode, set when it differs: 0700 (the default) lets no
+    ///     other user in; 0755 lets them reach a socket inside (the system daemon's
+    ///     `/run/keychain`). Write permission for others is refused either way.
     /// - Throws: `errSecNoSuchKeychain` when it is absent and `creating` is false;
     ///   `errSecInvalidKeychain` when it or a parent could be changed by another user;
     ///   `errSecIO` when it cannot be opened.
-    public init(_ url: URL, creating: Bool) throws(KeychainError) {
+    public init(_ url: URL, creating: Bool, permissions: mode_t = 0o700) throws(KeychainError) {
         self.url = url
-        descriptor = try Self.openChain(url.path, creating: creating)
-        try checkOwnDirectory()
+        descriptor = try Self.openChain(url.path, creating: creating, permissions: permissions)
+        try checkOwnDirectory(permissions)
     }
 
     deinit { close(descriptor) }
 
     // MARK: Opening the chain
 
-    private static func openChain(_ path: String, creating: Bool) throws(KeychainError) -> Int32 {
+    private static func openChain(_ path: String, creating: Bool, permissions: mode_t) throws(KeychainError) -> Int32 {
         let components = resolvedComponents(path)
         var current = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard current >= 0 else { throw ioError("cannot open /") }
@@ -59,7 +63,7 @@ public final class KeychainDirectory: Sendable {
                     close(current)
                     throw KeychainError(.errSecNoSuchKeychain, "no keychain exists at \(path) yet")
                 }
-                if mkdirat(current, name, index == components.count - 1 ? 0o700 : 0o755) != 0 && errno != EEXIST {
+                if mkdirat(current, name, index == components.count - 1 ? permissions : 0o755) != 0 && errno != EEXIST {
                     let reason = lastError()
                     close(current)
                     throw KeychainError(.errSecIO, "cannot create \(walked): \(reason)")
@@ -110,8 +114,8 @@ public final class KeychainDirectory: Sendable {
         }
     }
 
-    /// The keychain directory: ours, writable by nobody else, and mode 0700.
-    private func checkOwnDirectory() throws(KeychainError) {
+    /// The keychain directory: ours, writable by nobody else, and mode `permissions`.
+    private func checkOwnDirectory(_ permissions: mode_t) throws(KeychainError) {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw Self.ioError("cannot inspect \(url.path)") }
         guard info.st_uid == uid else {
@@ -120,8 +124,8 @@ public final class KeychainDirectory: Sendable {
         guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
             throw KeychainError(.errSecInvalidKeychain, "the keychain directory \(url.path) can be written by other users (mode \(Self.octal(info.st_mode))), who could have planted its files; check them, then chmod 700 it")
         }
-        if info.st_mode & 0o077 != 0 && fchmod(descriptor, 0o700) != 0 {
-            throw Self.ioError("cannot make the keychain directory \(url.path) private (chmod 700)")
+        if info.st_mode & 0o777 != permissions && fchmod(descriptor, permissions) != 0 {
+            throw Self.ioError("cannot set the keychain directory \(url.path)'s mode to \(Self.octal(permissions))")
         }
     }
 

@@ -14,8 +14,10 @@ import Synchronization
 /// `keychaind`: the keychain's keys, grants and touches in a process of their own, serving apps
 /// over a Unix socket (DESIGN.md, "Components and trust boundaries").
 ///
-/// Each connection's caller comes from the kernel (``PeerIdentity``): its uid must be the
-/// daemon's, and its executable is its app identity and default access group. Requests are
+/// Each connection's caller comes from the kernel (``PeerIdentity``): its uid chooses the keychain
+/// (per-user mode serves the daemon's own uid alone; system mode serves every local user, each
+/// their own keychain, ``UserKeychain``), and its executable is its app identity and default
+/// access group. Requests are
 /// parsed in one place (``RequestParser``); a malformed, oversized or truncated message gets
 /// `errSecDecode` and a closed connection while every other connection goes on. Requests run on
 /// a pool of threads, so one client's passcode check or wait for a touch does not stall another.
@@ -23,9 +25,21 @@ import Synchronization
 public final class KeychainDaemon: Service {
     /// How a daemon runs.
     public struct Configuration: Sendable {
-        /// The keychain's files (`$XDG_DATA_HOME/keychain`).
+        /// Whom a daemon serves.
+        public enum Mode: Sendable, Equatable {
+            /// Its own user, whose files it keeps in the user's home (`$XDG_DATA_HOME/keychain`).
+            case perUser
+            /// Every local user, each with a keychain of their own in `<uid>/` under
+            /// ``Configuration/keychainDirectory``, run as a system user that owns those files.
+            case system
+        }
+
+        /// Whom the daemon serves.
+        public var mode: Mode
+        /// The keychain's files (`$XDG_DATA_HOME/keychain`); in system mode the directory that
+        /// holds every user's (`/var/lib/keychain`).
         public var keychainDirectory: URL
-        /// The socket's directory (`$XDG_RUNTIME_DIR/keychain`).
+        /// The socket's directory (`$XDG_RUNTIME_DIR/keychain`; in system mode `/run/keychain`).
         public var runtimeDirectory: URL
         /// Seconds without a request after which the keychain locks; 0 never.
         public var idleLockSeconds: Double
@@ -33,7 +47,8 @@ public final class KeychainDaemon: Service {
         public var listeningDescriptor: Int32?
 
         /// A configuration.
-        public init(keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300, listeningDescriptor: Int32? = nil) {
+        public init(mode: Mode = .perUser, keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300, listeningDescriptor: Int32? = nil) {
+            self.mode = mode
             self.keychainDirectory = keychainDirectory
             self.runtimeDirectory = runtimeDirectory
             self.idleLockSeconds = idleLockSeconds
@@ -47,48 +62,69 @@ public final class KeychainDaemon: Service {
         case refused(any Channel, String)
     }
 
-    /// Another daemon serves the runtime directory.
+    /// Another daemon serves the runtime directory (or, in system mode, the state directory).
     public struct AlreadyRunning: Error, CustomStringConvertible {
-        public var description: String { "keychaind is already running for this user" }
+        public var description: String { "keychaind is already running here" }
     }
 
     private let configuration: Configuration
-    private let runtime: KeychainDirectory
-    private let lock: DaemonLock
-    private let keychain: OnDemandKeychain
+    /// The locks held for life: on the runtime directory where this daemon binds the socket or
+    /// serves its own user, and on the state directory in system mode (one daemon per store).
+    private let locks: [DaemonLock]
+    /// The keychains served, by uid: the daemon's own in per-user mode; in system mode each
+    /// user's, opened at their first connection.
+    private let keychains: Mutex<[uid_t: UserKeychain]>
     private let logger: Logger
     /// Failed passcodes, owner actions and which app read which item: never a secret.
     private let audit: Logger
     private let started = ContinuousClock.now
     private let connectionNumbers = Atomic<UInt64>(1)
     private let connected = Atomic<Int>(0)
-    private let activity = Mutex(Activity())
-    private let owners = OwnerSessions()
     /// A flood of bad messages is logged once a second, with how many went unlogged.
     private let malformedLog = LogRateLimit()
 
-    private struct Activity {
-        var last = ContinuousClock.now
-        var lockedForIdleness = false
-        /// Requests being served: the keychain is not idle while one runs (a passcode check, a
-        /// wait for a touch).
-        var inFlight = 0
-    }
-
-    /// A daemon that will serve `configuration`: its runtime directory checked (and made 0700)
-    /// and its lock taken, so that exactly one daemon serves it.
+    /// A daemon that will serve `configuration`: its runtime directory checked (and made 0700;
+    /// 0755 in system mode, so that every user reaches the socket) and its lock taken, so that
+    /// exactly one daemon serves it. In system mode the state directory is checked too (ours,
+    /// 0700) and locked, and the runtime directory is left alone when systemd made it and
+    /// passed the socket; the daemon refuses to run as root.
     ///
     /// - Throws: ``AlreadyRunning`` when another daemon holds the lock; `errSecInvalidKeychain`
-    ///   when the runtime directory or a parent could be changed by another user.
+    ///   when the runtime directory or a parent could be changed by another user; `errSecParam`
+    ///   for a system daemon run as root.
     public init(configuration: Configuration, logger: Logger) throws {
-        runtime = try KeychainDirectory(configuration.runtimeDirectory, creating: true)
-        lock = try DaemonLock(in: runtime.url)
+        let system = configuration.mode == .system
+        if system {
+            guard getuid() != 0, geteuid() != 0 else {
+                throw KeychainError(.errSecParam, "keychaind --system runs as its own user (\(KeychainPaths.systemUserName)), never as root: start it with systemd (keychainctl daemon install --system) or setpriv")
+            }
+        }
+        var locks: [DaemonLock] = []
+        if system {
+            let state = try KeychainDirectory(configuration.keychainDirectory, creating: true)
+            locks.append(try DaemonLock(in: state.url))
+        }
+        if !system || configuration.listeningDescriptor == nil {
+            let runtime = try KeychainDirectory(configuration.runtimeDirectory, creating: true, permissions: system ? 0o755 : 0o700)
+            locks.append(try DaemonLock(in: runtime.url))
+        }
+        self.locks = locks
         self.configuration = configuration
         self.logger = logger
         var audit = logger
         audit[metadataKey: "audit"] = "true"
         self.audit = audit
-        keychain = OnDemandKeychain(directory: configuration.keychainDirectory, cache: ProcessClassKeyCache())
+        keychains = Mutex(system ? [:] : [getuid(): UserKeychain(uid: getuid(), directory: configuration.keychainDirectory)])
+    }
+
+    /// The keychain of `uid`: in system mode opened at its first request, in `<uid>/`.
+    private func keychain(of uid: uid_t) -> UserKeychain {
+        keychains.withLock { keychains in
+            if let keychain = keychains[uid] { return keychain }
+            let keychain = UserKeychain(uid: uid, directory: configuration.keychainDirectory.appendingPathComponent(String(uid)))
+            keychains[uid] = keychain
+            return keychain
+        }
     }
 
     /// Serves until graceful shutdown (SIGTERM): the requests under way finish and are answered,
@@ -97,10 +133,11 @@ public final class KeychainDaemon: Service {
     public func run() async throws {
         let pool = NIOThreadPool(numberOfThreads: 8)
         pool.start()
-        let server = try await bind(runtime.url)
-        logger.info("keychaind listening", metadata: ["socket": "\(runtime.url.appendingPathComponent(KeychainPaths.socketName).path)", "pid": "\(getpid())"])
-        let sessionLocks = SessionLockWatcher(logger: logger) { [self] session in
-            lockKeychain(because: "logind reports the login session \(session) locked")
+        let server = try await bind(configuration.runtimeDirectory)
+        logger.info("keychaind listening", metadata: ["mode": "\(configuration.mode)", "socket": "\(configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)", "pid": "\(getpid())"])
+        let sessionLocks = SessionLockWatcher(logger: logger) { [self] session, user in
+            guard let keychain = keychains.withLock({ $0[user] }) else { return }
+            lock(keychain, because: "logind reports the login session \(session) locked")
         }
         sessionLocks.start()
         defer { sessionLocks.stop() }
@@ -127,10 +164,11 @@ public final class KeychainDaemon: Service {
         // A client that ends its stream inside a message is still told why (remote half-closure).
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
+        let servesEveryUser = configuration.mode == .system
         let admit: @Sendable (any Channel) -> EventLoopFuture<Connection> = { channel in
             PeerIdentity.of(channel).flatMapThrowing { identity -> Connection in
-                // Same user only: another uid never reaches the keychain (DESIGN.md).
-                guard identity.uid == getuid() else {
+                // Per-user: the same user only; another uid never reaches the keychain (DESIGN.md).
+                guard servesEveryUser || identity.uid == getuid() else {
                     identity.close()
                     return .refused(channel, "a process of uid \(identity.uid)")
                 }
@@ -146,7 +184,8 @@ public final class KeychainDaemon: Service {
         // We hold the daemon lock, so a socket file here is one a dead daemon left.
         let path = runtime.appendingPathComponent(KeychainPaths.socketName).path
         let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true, childChannelInitializer: admit)
-        chmod(path, 0o600)
+        // Every local user may connect to the system daemon; the kernel tells it who they are.
+        chmod(path, configuration.mode == .system ? 0o666 : 0o600)
         return server
     }
 
@@ -158,15 +197,16 @@ public final class KeychainDaemon: Service {
         case .admitted(let channel, let identity):
             let number = connectionNumbers.add(1, ordering: .relaxed).oldValue
             connected.add(1, ordering: .relaxed)
+            let keychain = keychain(of: identity.uid)
             defer {
                 connected.subtract(1, ordering: .relaxed)
                 identity.close()
-                keychain.openedServer?.endConnection(number)
+                keychain.keychain.openedServer?.endConnection(number)
             }
-            audit.debug("connection", metadata: ["app": "\(identity.executable)", "pid": "\(identity.pid)", "connection": "\(number)"])
+            audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "connection": "\(number)"])
             try? await channel.executeThenClose { inbound, _ in
                 for try await frame in inbound {
-                    var (reply, keepOpen) = await answer(frame, identity, number, pool)
+                    var (reply, keepOpen) = await answer(frame, identity, keychain, number, pool)
                     var buffer = channel.channel.allocator.buffer(capacity: WireFrame.headerSize + reply.count)
                     buffer.writeBytes(WireFrame.header(reply.count))
                     buffer.writeBytes(reply)
@@ -187,15 +227,16 @@ public final class KeychainDaemon: Service {
     /// Who is calling, for one request: the app's own group and the shared ones the owner
     /// granted it, and whether its owner session is open. Recomputed for every request, so a
     /// grant, a revocation or a session's end takes effect at once.
-    private func caller(_ identity: PeerIdentity, _ connection: UInt64) -> CallerIdentity {
-        let groups = keychain.openedServer?.accessGroups(forApp: identity.executable) ?? [identity.executable]
-        let owner = owners.isOpen(OwnerSessions.Key(executable: identity.executable, session: identity.session))
+    private func caller(_ identity: PeerIdentity, _ keychain: UserKeychain, _ connection: UInt64) -> CallerIdentity {
+        let groups = keychain.keychain.openedServer?.accessGroups(forApp: identity.executable) ?? [identity.executable]
+        let owner = keychain.owners.isOpen(OwnerSessions.Key(executable: identity.executable, session: identity.session))
         return CallerIdentity(accessGroups: groups, isOwnerTool: owner, connection: connection)
     }
 
     /// The reply to one frame, and whether the connection stays open.
-    private func answer(_ frame: InboundFrame, _ identity: PeerIdentity, _ connection: UInt64, _ pool: NIOThreadPool) async -> ([UInt8], Bool) {
-        let caller = caller(identity, connection)
+    private func answer(_ frame: InboundFrame, _ identity: PeerIdentity, _ keychain: UserKeychain, _ connection: UInt64, _ pool: NIOThreadPool) async -> ([UInt8], Bool) {
+        let caller = caller(identity, keychain, connection)
+        let owners = keychain.owners
         let request: KeychainRequest
         switch frame {
         case .oversized(let length):
@@ -214,11 +255,11 @@ public final class KeychainDaemon: Service {
             }
         }
         let mark = owners.mark
-        beginRequest()
-        var result = await perform(request, caller, pool)
+        keychain.beginRequest()
+        var result = await perform(request, caller, keychain, pool)
         // Idle time counts from the end of the last request: a long passcode check is not idleness.
-        endRequest()
-        defer { record(request, result, caller) }
+        keychain.endRequest()
+        defer { record(request, result, caller, identity.uid) }
         if case .success = result {
             let session = OwnerSessions.Key(executable: identity.executable, session: identity.session)
             let lockedMeanwhile = KeychainError(.errSecInteractionNotAllowed, "the keychain locked while the owner session was opening: log in again")
@@ -236,12 +277,15 @@ public final class KeychainDaemon: Service {
         return (ReplyParser.encode(result), true)
     }
 
-    private func perform(_ request: KeychainRequest, _ caller: CallerIdentity, _ pool: NIOThreadPool) async -> Result<KeychainReply, KeychainError> {
+    private func perform(_ request: KeychainRequest, _ caller: CallerIdentity, _ userKeychain: UserKeychain, _ pool: NIOThreadPool) async -> Result<KeychainReply, KeychainError> {
+        let keychain = userKeychain.keychain
         do {
-            return .success(try await pool.runIfActive { [keychain] () throws -> KeychainReply in
+            return .success(try await pool.runIfActive { () throws -> KeychainReply in
                 switch request {
                 case .daemonStatus:
-                    return .daemon(try self.status())
+                    return .daemon(try self.status(of: keychain))
+                case .identify:
+                    return .done
                 case .simulateTouch where !caller.isOwnerTool:
                     // The simulated sensor is the owner's finger: only the owner's channel touches it.
                     throw KeychainError(.errSecMissingEntitlement, "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")
@@ -256,24 +300,25 @@ public final class KeychainDaemon: Service {
         }
     }
 
-    private func status() throws(KeychainError) -> DaemonStatus {
+    /// The daemon's state, and the lock state of the caller's keychain.
+    private func status(of keychain: OnDemandKeychain) throws(KeychainError) -> DaemonStatus {
         guard case .status(let device) = try keychain.perform(.deviceStatus, caller: CallerIdentity(accessGroups: ["keychaind"])) else {
             throw KeychainError.errSecInternalComponent
         }
         let uptime = started.duration(to: .now)
         return DaemonStatus(
-            mode: "per-user", pid: getpid(), uptime: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18,
+            mode: configuration.mode == .system ? "system" : "per-user", pid: getpid(), uptime: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18,
             connectedClients: connected.load(ordering: .relaxed), idleLockSeconds: configuration.idleLockSeconds, device: device)
     }
 
     /// The audit trail: passcode failures, and which app read or changed which item (class and
     /// service, never a secret or another attribute's value).
-    private func record(_ request: KeychainRequest, _ result: Result<KeychainReply, KeychainError>, _ caller: CallerIdentity) {
+    private func record(_ request: KeychainRequest, _ result: Result<KeychainReply, KeychainError>, _ caller: CallerIdentity, _ uid: uid_t) {
         let outcome: String = switch result {
         case .success: "ok"
         case .failure(let error): "\(error.status)"
         }
-        var metadata: Logger.Metadata = ["app": "\(caller.defaultAccessGroup)", "connection": "\(caller.connection)", "result": "\(outcome)"]
+        var metadata: Logger.Metadata = ["uid": "\(uid)", "app": "\(caller.defaultAccessGroup)", "connection": "\(caller.connection)", "result": "\(outcome)"]
         switch request {
         case .add(let item):
             metadata["class"] = "\(item.itemClass.rawValue)"
@@ -302,37 +347,21 @@ public final class KeychainDaemon: Service {
         }
     }
 
-    private func beginRequest() {
-        activity.withLock { $0 = Activity(inFlight: $0.inFlight + 1) }
-    }
-
-    private func endRequest() {
-        activity.withLock { $0 = Activity(inFlight: $0.inFlight - 1) }
-    }
-
-    /// Locks the keychain once no request came for ``Configuration/idleLockSeconds``.
+    /// Locks each keychain once no request came for it for ``Configuration/idleLockSeconds``.
     private func lockWhenIdle() async {
         guard configuration.idleLockSeconds > 0 else { return }
         while !Task.isCancelled {
             try? await Task.sleep(for: .milliseconds(250))
-            let due = activity.withLock { activity in
-                guard !activity.lockedForIdleness, activity.inFlight == 0,
-                    activity.last.duration(to: .now) >= .seconds(configuration.idleLockSeconds)
-                else { return false }
-                activity.lockedForIdleness = true
-                return true
+            for keychain in keychains.withLock({ Array($0.values) }) where keychain.becameIdle(after: configuration.idleLockSeconds) {
+                lock(keychain, because: "\(configuration.idleLockSeconds) s without a request")
             }
-            if due { lockKeychain(because: "\(configuration.idleLockSeconds) s without a request") }
         }
     }
 
-    /// Locks the keychain as `keychainctl lock` does: the unlocked class keys are dropped, every
-    /// grant is forgotten and every owner session ends.
-    private func lockKeychain(because reason: String) {
-        owners.closeAll()
-        guard let server = keychain.openedServer else { return }
-        _ = try? server.handle(.lock, caller: CallerIdentity(accessGroups: ["keychaind"]))
-        logger.info("locked", metadata: ["because": "\(reason)"])
+    /// Locks `keychain` as `keychainctl lock` does (``UserKeychain/lock()``).
+    private func lock(_ keychain: UserKeychain, because reason: String) {
+        guard keychain.lock() else { return }
+        logger.info("locked", metadata: ["uid": "\(keychain.uid)", "because": "\(reason)"])
     }
 }
 

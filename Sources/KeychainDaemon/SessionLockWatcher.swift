@@ -6,19 +6,19 @@ import Foundation
 import Logging
 import Synchronization
 
-/// Follows logind on the system bus and reports when a login session of this user locks, so
-/// that the keychain locks with the screen.
+/// Follows logind on the system bus and reports when a login session locks, with the session's
+/// user as logind records it, so that that user's keychain locks with the screen.
 ///
 /// logind tells of a lock in two ways, and both count: the session's `Lock` signal (sent by
 /// `loginctl lock-session`, which screen lockers obey) and its `LockedHint` property turning true
-/// (set by screen lockers once they are up). A daemon serves one user, who may have several
-/// sessions (a desktop and an ssh login); when any of them locks, the keychain locks: the
-/// cautious reading of "the session is locked".
+/// (set by screen lockers once they are up). A user may have several sessions (a desktop and an
+/// ssh login); when any of them locks, the daemon locks that user's keychain: the cautious
+/// reading of "the session is locked".
 ///
 /// Nothing in a signal is believed on its word: it must come from the bus name's current owner
 /// (`org.freedesktop.login1`, asked of the bus), and the session's user is asked of logind, so a
-/// program that sends a forged signal straight to this connection, or a lock of another user's
-/// session, locks nothing.
+/// program that sends a forged signal straight to this connection locks nothing, and a lock of
+/// one user's session is reported as that user's alone.
 ///
 /// Where there is no system bus (a container, a minimal server), nothing is followed and the
 /// daemon says so once in its log; the idle lock and `keychainctl lock` work as before.
@@ -30,13 +30,13 @@ final class SessionLockWatcher: Sendable {
     private static let pollMilliseconds: Int32 = 250
 
     private let logger: Logger
-    private let onLock: @Sendable (_ session: String) -> Void
+    private let onLock: @Sendable (_ session: String, _ user: uid_t) -> Void
     private let stopping = Atomic<Bool>(false)
     private let ended = DispatchSemaphore(value: 0)
 
-    /// A watcher that calls `onLock` with the session's object path each time a session of this
-    /// user locks. It does nothing until ``start()``.
-    init(logger: Logger, onLock: @escaping @Sendable (_ session: String) -> Void) {
+    /// A watcher that calls `onLock` with the session's object path and its user each time a
+    /// session locks. It does nothing until ``start()``.
+    init(logger: Logger, onLock: @escaping @Sendable (_ session: String, _ user: uid_t) -> Void) {
         self.logger = logger
         self.onLock = onLock
     }
@@ -92,16 +92,16 @@ final class SessionLockWatcher: Sendable {
             }
             while let message = dbus_connection_pop_message(bus) {
                 defer { dbus_message_unref(message) }
-                if let session = lockedSession(message, bus) {
-                    onLock(session)
+                if let (session, user) = lockedSession(message, bus) {
+                    onLock(session, user)
                 }
             }
         }
     }
 
-    /// The object path of the session `message` reports locked, when it is a lock of one of this
-    /// user's sessions sent by logind itself.
-    private func lockedSession(_ message: OpaquePointer, _ bus: OpaquePointer) -> String? {
+    /// The object path and user of the session `message` reports locked, when logind itself
+    /// sent it.
+    private func lockedSession(_ message: OpaquePointer, _ bus: OpaquePointer) -> (String, uid_t)? {
         let reportsLock: Bool
         if dbus_message_is_signal(message, Self.sessionInterface, "Lock") != 0 {
             reportsLock = true
@@ -112,9 +112,9 @@ final class SessionLockWatcher: Sendable {
         }
         guard reportsLock, let path = dbus_message_get_path(message).map({ String(cString: $0) }),
             let sender = dbus_message_get_sender(message).map({ String(cString: $0) }),
-            sender == Self.logindOwner(bus), Self.user(ofSession: path, bus) == getuid()
+            sender == Self.logindOwner(bus), let user = Self.user(ofSession: path, bus)
         else { return nil }
-        return path
+        return (path, user)
     }
 
     /// Whether a `PropertiesChanged(s interface, a{sv} changed, as invalidated)` of a session

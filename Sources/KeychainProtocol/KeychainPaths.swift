@@ -34,4 +34,13 @@ public enum KeychainPaths {
     public static let daemonLockName = "daemon.lock"
     /// Held by a client while it starts a daemon: racing clients start one.
     public static let startLockName = "start.lock"
+
+    /// The system daemon's socket (`keychaind --system`): clients look here first, at this
+    /// fixed path, and trust what listens only when the socket and the process belong to
+    /// ``systemUserName``.
+    public static let systemSocket = "/run/keychain/socket"
+    /// Where the system daemon keeps each user's keychain, in `<uid>/` (0700, the daemon's user).
+    public static let systemStateDirectory = "/var/lib/keychain"
+    /// The system user `keychaind --system` runs as, created by `keychainctl daemon install --system`.
+    public static let systemUserName = "keychaind"
 }

@@ -28,7 +28,7 @@ extension KeychainServer {
             throw KeychainError(.errSecParam, "no passcode is set")
         case .erase, .countItems:
             return .count(0)
-        case .daemonStatus:
+        case .daemonStatus, .identify:
             throw noDaemon
         case .openOwnerSession, .openOwnerSessionByBiometry, .setEntitlement:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")

@@ -143,7 +143,7 @@ public final class KeychainServer: Sendable {
         case .simulateTouch(let matching, let finger):
             try simulateTouch(matching: matching, finger: finger)
             return .done
-        case .daemonStatus:
+        case .daemonStatus, .identify:
             throw Self.noDaemon
         case .openOwnerSession(let passcode):
             // In this process the program states its own powers; only keychaind keeps sessions.

@@ -4,7 +4,7 @@ import Keychain
 
 struct Daemon: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Start, stop or look at keychaind, the per-user keychain daemon.",
+        abstract: "Start, stop or look at keychaind, the keychain daemon.",
         subcommands: [DaemonStart.self, DaemonStop.self, DaemonStatusCommand.self, DaemonInstall.self])
 }
 
@@ -15,7 +15,8 @@ struct DaemonStart: ParsableCommand {
     var idleLockSeconds: Double?
 
     func run() throws {
-        try Session.run {
+        try Session.run(handlesSecrets: false) {
+            try refuseForSystemDaemon("start")
             let arguments = idleLockSeconds.map { ["--idle-lock", String($0)] } ?? []
             guard let status = try DaemonControl.status(starting: true, daemonArguments: arguments) else { return }
             print("keychaind is running (pid \(status.pid))")
@@ -27,7 +28,8 @@ struct DaemonStop: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop keychaind: requests under way finish first.")
 
     func run() throws {
-        try Session.run {
+        try Session.run(handlesSecrets: false) {
+            try refuseForSystemDaemon("stop")
             if let pid = try DaemonControl.stop() {
                 print("keychaind (pid \(pid)) stopped")
             } else {
@@ -41,8 +43,9 @@ struct DaemonStatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "status", abstract: "Show keychaind's pid, uptime, mode, clients and lock state.")
 
     func run() throws {
-        try Session.run {
-            guard let status = try DaemonControl.status(starting: false) else {
+        try Session.run(handlesSecrets: false) {
+            let found = try Session.systemDaemonSocket.map { socket throws(KeychainError) in try DaemonControl.systemStatus(socket: socket) }
+            guard let status = try found ?? DaemonControl.status(starting: false) else {
                 print("keychaind is not running (it starts on the first request of a program that uses it)")
                 return
             }
@@ -58,4 +61,11 @@ struct DaemonStatusCommand: ParsableCommand {
                 """)
         }
     }
+}
+
+/// The system daemon belongs to systemd (or whoever started it as its user): this user's
+/// `keychainctl` neither starts nor stops it.
+private func refuseForSystemDaemon(_ action: String) throws(KeychainError) {
+    guard Session.systemDaemonSocket != nil else { return }
+    throw KeychainError(.errSecParam, "the system keychain daemon serves this machine; \(action) it as root with systemd: systemctl \(action) keychaind.socket keychaind.service")
 }

@@ -1,36 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import Foundation
 import Keychain
 
 /// `keychainctl daemon install --user`: systemd user units that start keychaind on the first
-/// connection to its socket (socket activation), as gpg-agent's units do.
+/// connection to its socket (socket activation), as gpg-agent's units do. `--system` (as root):
+/// the keychaind system user, keychaind copied where only root can change it, and system units
+/// with systemd's hardening (``SystemUnits``).
 struct DaemonInstall: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "install", abstract: "Install systemd user units for keychaind (keychaind.socket, keychaind.service).")
+        commandName: "install", abstract: "Install systemd units for keychaind (keychaind.socket, keychaind.service): --user for this user, --system (as root) for every user of the machine.")
 
-    @Flag(name: .customLong("user"), help: "Install for this user (~/.config/systemd/user); the only kind there is.")
+    @Flag(name: .customLong("user"), help: "Install for this user (~/.config/systemd/user).")
     var user = false
 
+    @Flag(name: .customLong("system"), help: "Install the system daemon (as root): the keychaind user, /usr/local/libexec/keychaind and units in /etc/systemd/system.")
+    var system = false
+
     func run() throws {
-        try Session.run {
-            guard user else { throw KeychainError(.errSecParam, "say --user: the units are per-user (system mode comes later)") }
-            let daemon = try DaemonLocation.keychaind()
-            let environment = ProcessInfo.processInfo.environment
-            let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
-                ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".config")
-            let directory = config.appendingPathComponent("systemd/user")
-            do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                try Self.socketUnit.write(to: directory.appendingPathComponent("keychaind.socket"), atomically: true, encoding: .utf8)
-                try Self.serviceUnit(daemon).write(to: directory.appendingPathComponent("keychaind.service"), atomically: true, encoding: .utf8)
-            } catch {
-                throw KeychainError(.errSecIO, "cannot write the units in \(directory.path): \(error.localizedDescription)")
+        try Session.run(handlesSecrets: false) {
+            switch (user, system) {
+            case (true, false): try installForUser()
+            case (false, true): try SystemUnits.install()
+            default: throw KeychainError(.errSecParam, "say --user (this user's daemon) or --system (the machine's, as root)")
             }
-            print("""
-                installed \(directory.path)/keychaind.socket and keychaind.service (ExecStart=\(daemon))
-                enable them: systemctl --user daemon-reload && systemctl --user enable --now keychaind.socket
-                """)
         }
+    }
+
+    private func installForUser() throws {
+        let daemon = try DaemonLocation.keychaind()
+        let environment = ProcessInfo.processInfo.environment
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".config")
+        let directory = config.appendingPathComponent("systemd/user")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try Self.socketUnit.write(to: directory.appendingPathComponent("keychaind.socket"), atomically: true, encoding: .utf8)
+            try Self.serviceUnit(daemon).write(to: directory.appendingPathComponent("keychaind.service"), atomically: true, encoding: .utf8)
+        } catch {
+            throw KeychainError(.errSecIO, "cannot write the units in \(directory.path): \(error.localizedDescription)")
+        }
+        print("""
+            installed \(directory.path)/keychaind.socket and keychaind.service (ExecStart=\(daemon))
+            enable them: systemctl --user daemon-reload && systemctl --user enable --now keychaind.socket
+            """)
     }
 
     /// The socket systemd listens on for keychaind: where clients look for it.

@@ -30,13 +30,15 @@ struct Status: ParsableCommand {
             }
             let directory = EmbeddedTransport.defaultDirectory()
             let exists = FileManager.default.fileExists(atPath: directory.appendingPathComponent("keybag").path)
+            let place = Session.systemDaemonSocket.map { "kept by the system keychain daemon (\($0)), out of your reach" }
+                ?? "\(directory.path)\(exists ? "" : " (none yet: it is created by the first item or passcode)")"
             print("""
                 passcode: \(status.passcodeSet ? "set" : "not set")
                 state: \(state)
                 failed passcode attempts: \(status.failedAttempts)
                 next passcode attempt allowed: \(wait)
                 erase after 10 failed attempts: \(status.eraseAfterFailedAttempts ? "on" : "off")
-                keychain: \(directory.path)\(exists ? "" : " (none yet: it is created by the first item or passcode)")\(biometryLine)
+                keychain: \(place)\(biometryLine)
                 """)
         }
     }

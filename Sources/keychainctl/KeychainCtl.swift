@@ -12,7 +12,7 @@ struct KeychainCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keychainctl",
         abstract: "Manage the keychain: passwords, passcode, lock state.",
-        discussion: "Secrets are read from standard input, or from a hidden prompt on a terminal; never from arguments. Exit status: 0 on success, 44 when an item is not found, 64 for a usage error, 1 for other failures.",
+        discussion: "Secrets are read from standard input, or from a hidden prompt on a terminal; never from arguments. Exit status: 0 on success, 44 when an item is not found, 64 for a usage error, 1 for other failures. Before the command, `--system-socket PATH` talks to a system keychaind listening there instead of /run/keychain/socket (the socket and its process must belong to the keychaind user).",
         version: "keychainctl 0.1.0 (swift-keychain; keybag format 2, database schema 1)",
         subcommands: [
             Status.self, Lock.self, Unlock.self, Passcode.self,
@@ -30,12 +30,19 @@ struct KeychainCtl: ParsableCommand {
                 Glibc.exit(64)
             }
         }
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == Session.systemSocketOption {
+            guard arguments.count >= 2 else {
+                FileHandle.standardError.write(Data("keychainctl: error: \(Session.systemSocketOption) needs the socket's path\n".utf8))
+                Glibc.exit(64)
+            }
+            arguments.removeFirst(2)
+        }
         if let first = arguments.first, !first.hasPrefix("-"), let hint = unknownCommandHint(first) {
             FileHandle.standardError.write(Data("keychainctl: error: unknown command '\(first)'\(hint)\nkeychainctl: hint: `keychainctl --help` lists the commands\n".utf8))
             Glibc.exit(64)
         }
-        main(nil)
+        main(arguments)
     }
 
     /// Nil when `name` is a command; otherwise "; did you mean 'X'?" for the closest command

@@ -10,11 +10,36 @@ enum Session {
     /// The access group items added by `keychainctl` go to.
     static let accessGroup = "keychainctl"
 
-    static func run(_ body: () throws -> Void) throws {
-        ProcessHardening.apply()
+    /// The option, given before the command, that names a system daemon's socket.
+    static let systemSocketOption = "--system-socket"
+
+    /// The system daemon's socket named by `--system-socket PATH` before the command; nil for
+    /// the usual choice (the system daemon at its fixed path when installed, else the user's).
+    static let systemSocket: String? = {
+        let arguments = CommandLine.arguments
+        return arguments.count > 2 && arguments[1] == systemSocketOption ? arguments[2] : nil
+    }()
+
+    /// The system daemon's socket this run talks to, if any: the one named, or the installed one.
+    static var systemDaemonSocket: String? {
+        systemSocket ?? (SystemDaemon.isInstalled ? KeychainPaths.systemSocket : nil)
+    }
+
+    /// - Parameter handlesSecrets: false for the commands that only start, stop or look at the
+    ///   daemon: they neither connect first nor harden the process.
+    static func run(handlesSecrets: Bool = true, _ body: () throws -> Void) throws {
         do {
             // Through keychaind, keychainctl is an app like any other: its own items only.
-            KeychainServices.transport = KeychainServices.usesDaemon ? DaemonTransport() : EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
+            let transport: any KeychainTransport = KeychainServices.usesDaemon
+                ? systemSocket.map { DaemonTransport(systemSocket: $0) } ?? DaemonTransport()
+                : EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
+            KeychainServices.transport = transport
+            if handlesSecrets {
+                // The per-user daemon identifies this process before it becomes undumpable,
+                // which it could not do afterwards; no secret has been read yet.
+                try (transport as? DaemonTransport)?.identifyThisProcess()
+                ProcessHardening.apply()
+            }
             try body()
         } catch let error as KeychainError {
             printError(error)

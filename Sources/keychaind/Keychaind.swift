@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import CKeychaindStartup
 import Enclave
 import Foundation
 import KeychainDaemon
@@ -9,17 +10,28 @@ import KeychainProtocol
 import Logging
 import ServiceLifecycle
 
-/// `keychaind`: the per-user keychain daemon. Clients start it on demand; systemd can start it
-/// on the first connection (`keychaind.socket`).
+/// `keychaind`: the keychain daemon. Per-user (the default), clients start it on demand; with
+/// `--system` it serves every local user from a system user of its own. systemd can start
+/// either on the first connection (`keychaind.socket`).
 @main
 struct Keychaind: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keychaind",
         abstract: "The keychain daemon: holds the keys, checks the passcode and fingerprints, and serves each app its own items.",
-        discussion: "Listens on $XDG_RUNTIME_DIR/keychain/socket (or a socket systemd hands over). Stops cleanly on SIGTERM.")
+        discussion: "Listens on $XDG_RUNTIME_DIR/keychain/socket, or /run/keychain/socket with --system (or a socket systemd hands over). Stops cleanly on SIGTERM.")
 
     @Option(name: .customLong("idle-lock"), help: "Lock the keychain after this many seconds without a request (0: never).")
     var idleLockSeconds: Double = 300
+
+    @Flag(name: .customLong("system"), help: "Serve every local user, each their own keychain, as the keychaind system user (never root).")
+    var system = false
+
+    @Option(name: .customLong("state-directory"), help: "With --system: where each user's keychain is kept, in <uid>/.")
+    var stateDirectory = KeychainPaths.systemStateDirectory
+
+    @Option(name: .customLong("runtime-directory"), help: "With --system: the socket's directory.")
+    var runtimeDirectory = URL(fileURLWithPath: KeychainPaths.systemSocket).deletingLastPathComponent().path
+
 
     func run() async throws {
         ProcessHardening.apply()
@@ -27,9 +39,14 @@ struct Keychaind: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: "keychaind")
-        let configuration = KeychainDaemon.Configuration(
-            keychainDirectory: KeychainPaths.keychainDirectory(), runtimeDirectory: KeychainPaths.runtimeDirectory(),
-            idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd())
+        if system { reportCapabilities(logger) }
+        let configuration = system
+            ? KeychainDaemon.Configuration(
+                mode: .system, keychainDirectory: URL(fileURLWithPath: stateDirectory), runtimeDirectory: URL(fileURLWithPath: runtimeDirectory),
+                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd())
+            : KeychainDaemon.Configuration(
+                keychainDirectory: KeychainPaths.keychainDirectory(), runtimeDirectory: KeychainPaths.runtimeDirectory(),
+                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd())
         let daemon: KeychainDaemon
         do {
             daemon = try KeychainDaemon(configuration: configuration, logger: logger)
@@ -39,6 +56,19 @@ struct Keychaind: AsyncParsableCommand {
         }
         let group = ServiceGroup(configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         try await group.run()
+    }
+
+    /// Says what became of the capabilities: before `main`, `--system` kept `CAP_SYS_PTRACE`
+    /// alone (`kc_system_capabilities`), which systemd's `AmbientCapabilities=` or `setpriv
+    /// --ambient-caps` gives a process of the keychaind user. It is needed to read
+    /// `/proc/PID/exe` of another user's process, and nothing else is; no child (fprintd's
+    /// tools) inherits it, and no_new_privs is set.
+    private func reportCapabilities(_ logger: Logger) {
+        if kc_system_capabilities() == 1 {
+            logger.info("capabilities: CAP_SYS_PTRACE alone")
+        } else {
+            logger.warning("keychaind --system runs without CAP_SYS_PTRACE, so it cannot see which program another user runs and refuses their connections; give it the capability (AmbientCapabilities=CAP_SYS_PTRACE, or setpriv --inh-caps +sys_ptrace --ambient-caps +sys_ptrace)")
+        }
     }
 
     /// The listening socket systemd passed (`LISTEN_PID` is this process and `LISTEN_FDS` ≥ 1:

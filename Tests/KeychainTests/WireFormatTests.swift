@@ -28,7 +28,7 @@ import Testing
             .invalidateContext(context), .enrollFinger(name: "thumb", passcode: passcode), .removeFinger(name: "thumb", passcode: passcode),
             .setSimulatedSensor(false, passcode: passcode), .simulateTouch(matching: true, finger: nil), .simulateTouch(matching: false, finger: "index"), .daemonStatus,
             .openOwnerSession(passcode: passcode), .closeOwnerSession, .setEntitlement(app: "/usr/bin/a", group: "shared", granted: true), .listEntitlements, .eraseUnopenableKeychain,
-            .openOwnerSessionByBiometry(timeout: 0.1),
+            .openOwnerSessionByBiometry(timeout: 0.1), .identify,
         ]
     }
 

@@ -65,6 +65,38 @@ import Testing
         #expect(second != first)
     }
 
+    @Test func keychainctlWorksThroughTheDaemonForAUserWhoIsNotRoot() throws {
+        // keychainctl makes itself undumpable, and a daemon without CAP_SYS_PTRACE cannot read
+        // /proc/PID/exe of an undumpable process, even its own user's: as root every test
+        // passed while every real user was refused. A user of the machine, with their own home.
+        let alice = try LocalUser.alice()
+        let home = URL(fileURLWithPath: "/tmp/kc-alice-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chown(home.path, alice.uid, alice.gid)
+        chmod(home.path, 0o700)
+        let shell = try CommandRunner()
+        let environment = [
+            "PATH=/usr/bin:/bin", "HOME=\(home.path)", "XDG_DATA_HOME=\(home.path)/data", "XDG_RUNTIME_DIR=\(home.path)/run", "KEYCHAIN_MODE=daemon",
+        ]
+        func keychainctl(_ arguments: [String], input: String = "") throws -> CommandRunner.Output {
+            let line = alice.setpriv + ["/usr/bin/env", "-i"] + environment + [CommandRunner.binary.path] + arguments
+            return try shell.script("printf %s \(SystemDaemonHarness.quoted(input)) | \(line.map(SystemDaemonHarness.quoted).joined(separator: " "))")
+        }
+        defer {
+            if let line = try? keychainctl(["daemon", "status"]).stdout.split(separator: "\n").first(where: { $0.hasPrefix("pid: ") }), let pid = Int32(line.dropFirst(5)) {
+                _ = try? keychainctl(["daemon", "stop"])
+                kill(pid, SIGKILL)
+            }
+            try? FileManager.default.removeItem(at: home)
+            try? FileManager.default.removeItem(at: shell.home)
+        }
+        let added = try keychainctl(["add-generic-password", "-s", "mail", "-a", "me"], input: "secret")
+        #expect(added.status == 0, "\(added.stderr)")
+        let found = try keychainctl(["find-generic-password", "-s", "mail", "-w"])
+        #expect(found.stdout == "secret\n", "\(found.stderr)")
+        #expect(try keychainctl(["daemon", "status"]).stdout.contains("mode: per-user"))
+    }
+
     @Test func aProcessOfAnotherUserIsRefused() throws {
         try #require(getuid() == 0, "needs root to run a client as another user (CI runs as root)")
         let daemon = try DaemonHarness()

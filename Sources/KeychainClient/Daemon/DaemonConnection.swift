@@ -7,8 +7,9 @@ import KeychainProtocol
 
 /// One connection to `keychaind`: frames out, frames in (``WireFrame``), blocking.
 ///
-/// Connecting checks, through the kernel, that the process listening runs as this user: a
-/// socket planted by someone else is refused.
+/// Connecting checks, through the kernel, that the process listening runs as the expected user
+/// (this user for the per-user daemon, the keychaind user for the system one): a socket planted
+/// by someone else is refused.
 final class DaemonConnection {
     private let descriptor: Int32
 
@@ -21,7 +22,9 @@ final class DaemonConnection {
     }
 
     /// Connects to the socket at `path`; nil when no daemon listens there.
-    init?(path: String) throws(KeychainError) {
+    ///
+    /// - Parameter listener: the uid the listening process must run as.
+    init?(path: String, listener: uid_t = getuid()) throws(KeychainError) {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -40,9 +43,9 @@ final class DaemonConnection {
         }
         var pid: Int32 = 0
         var uid: UInt32 = 0
-        guard kc_peer_credentials(descriptor, &pid, &uid) == 0, uid == getuid() else {
+        guard kc_peer_credentials(descriptor, &pid, &uid) == 0, uid == listener else {
             close(descriptor)
-            throw KeychainError(.errSecInvalidKeychain, "the process listening on \(path) does not run as this user; not trusting it")
+            throw KeychainError(.errSecInvalidKeychain, "the process listening on \(path) runs as uid \(uid), not \(listener); not trusting it")
         }
         self.descriptor = descriptor
     }

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import KeychainProtocol
 
-/// `keychainctl daemon start|stop|status`: the per-user daemon seen from outside.
+/// `keychainctl daemon start|stop|status`: the daemon seen from outside.
 public enum DaemonControl {
     /// The running daemon's status; nil when none runs and `starting` is false.
     ///
@@ -18,6 +18,17 @@ public enum DaemonControl {
             transport = DaemonTransport(connection: running, environment: environment)
         }
         guard case .daemon(let status) = try transport.perform(.daemonStatus) else {
+            throw KeychainError(.errSecInternalComponent, "keychaind answered a status request with something else")
+        }
+        return status
+    }
+
+    /// The status of the system daemon listening at `socket` (checked as ``SystemDaemon`` does).
+    ///
+    /// - Throws: `errSecNotAvailable` when it does not answer; `errSecInvalidKeychain` when the
+    ///   socket or its process belong to someone else.
+    public static func systemStatus(socket: String = KeychainPaths.systemSocket) throws(KeychainError) -> DaemonStatus {
+        guard case .daemon(let status) = try DaemonTransport(systemSocket: socket).perform(.daemonStatus) else {
             throw KeychainError(.errSecInternalComponent, "keychaind answered a status request with something else")
         }
         return status

@@ -7,28 +7,65 @@ import Synchronization
 /// results, never a key or a grant. The daemon knows who is calling from the kernel: an app
 /// sees its own items only (its access group is its executable), whatever it claims.
 ///
-/// The daemon is started on the first request when none runs. If the daemon restarts, the next
-/// request reconnects; an authentication context's earlier success does not carry over (the
-/// daemon forgot it with the connection).
+/// Where the daemon is: the system daemon (``SystemDaemon``) when one is installed, else this
+/// user's, which is started on the first request when none runs. If the daemon restarts, the
+/// next request reconnects; an authentication context's earlier success does not carry over
+/// (the daemon forgot it with the connection).
 public final class DaemonTransport: KeychainTransport {
-    private let connection: Mutex<DaemonConnection?>
-    private let environment: [String: String]
-    private let daemonArguments: [String]
+    /// Which daemon a transport talks to.
+    private enum Endpoint: Sendable {
+        /// This user's, at `$XDG_RUNTIME_DIR/keychain/socket`, started with these arguments.
+        case perUser(environment: [String: String], daemonArguments: [String])
+        /// The system daemon listening at this socket, trusted only as ``SystemDaemon`` checks.
+        case system(socket: String)
+    }
 
-    /// A transport to the daemon of this user (`$XDG_RUNTIME_DIR/keychain/socket`).
+    private let connection: Mutex<DaemonConnection?>
+    private let endpoint: Endpoint
+
+    /// A transport to the system daemon when one is installed (its socket is at
+    /// ``KeychainPaths/systemSocket``), else to the daemon of this user
+    /// (`$XDG_RUNTIME_DIR/keychain/socket`).
     ///
-    /// - Parameter daemonArguments: `keychaind`'s arguments, should this transport start it.
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment, daemonArguments: [String] = []) {
-        self.environment = environment
-        self.daemonArguments = daemonArguments
+    /// - Parameter daemonArguments: `keychaind`'s arguments, should this transport start a
+    ///   per-user daemon.
+    public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment, daemonArguments: [String] = []) {
+        if SystemDaemon.isInstalled {
+            self.init(systemSocket: KeychainPaths.systemSocket)
+        } else {
+            self.init(perUserEnvironment: environment, daemonArguments: daemonArguments)
+        }
+    }
+
+    /// A transport to this user's daemon alone, even where a system daemon is installed.
+    public init(perUserEnvironment environment: [String: String], daemonArguments: [String] = []) {
+        endpoint = .perUser(environment: environment, daemonArguments: daemonArguments)
         connection = Mutex(nil)
     }
 
-    /// A transport on a connection already open.
+    /// A transport to the system daemon listening at `socket`, which must belong, with the
+    /// process behind it, to the keychaind user: the explicit way (for tests, or a second
+    /// installation) to reach a system daemon elsewhere than ``KeychainPaths/systemSocket``.
+    public init(systemSocket socket: String) {
+        endpoint = .system(socket: socket)
+        connection = Mutex(nil)
+    }
+
+    /// A transport on a connection already open to this user's daemon.
     init(connection: sending DaemonConnection, environment: [String: String]) {
-        self.environment = environment
-        daemonArguments = []
+        endpoint = .perUser(environment: environment, daemonArguments: [])
         self.connection = Mutex(connection)
+    }
+
+    /// Connects now (starting the per-user daemon if none runs) and waits until the daemon has
+    /// identified this process, so that the process may then make itself undumpable
+    /// (``ProcessHardening``). A per-user daemon has no `CAP_SYS_PTRACE`, and the kernel lets
+    /// it read `/proc/PID/exe` of a dumpable process only: an undumpable client that connects
+    /// later is refused. The system daemon has the capability, so nothing is exchanged for it.
+    /// Should the daemon restart later, an undumpable process cannot reconnect.
+    public func identifyThisProcess() throws(KeychainError) {
+        guard case .perUser = endpoint else { return }
+        _ = try perform(.identify)
     }
 
     public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
@@ -55,7 +92,7 @@ public final class DaemonTransport: KeychainTransport {
                     open = connection
                 } else {
                     do throws(KeychainError) {
-                        open = try DaemonLauncher.connect(environment: environment, arguments: daemonArguments)
+                        open = try connect()
                     } catch {
                         return .failure(error)
                     }
@@ -78,5 +115,12 @@ public final class DaemonTransport: KeychainTransport {
             return .failure(KeychainError(.errSecIO, "keychaind does not answer"))
         }
         return try outcome.get()
+    }
+
+    private func connect() throws(KeychainError) -> DaemonConnection {
+        switch endpoint {
+        case .perUser(let environment, let arguments): try DaemonLauncher.connect(environment: environment, arguments: arguments)
+        case .system(let socket): try SystemDaemon.connect(socket)
+        }
     }
 }

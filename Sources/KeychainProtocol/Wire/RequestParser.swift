@@ -60,6 +60,7 @@ public enum RequestParser {
         case 26: return .listEntitlements
         case 27: return .eraseUnopenableKeychain
         case 28: return .openOwnerSessionByBiometry(timeout: try reader.double())
+        case 29: return .identify
         case let tag: throw WireError("an unknown request (tag \(tag))")
         }
     }
@@ -94,6 +95,7 @@ public enum RequestParser {
         case .listEntitlements: writer.u8(26)
         case .eraseUnopenableKeychain: writer.u8(27)
         case .openOwnerSessionByBiometry(let timeout): writer.u8(28); writer.double(timeout)
+        case .identify: writer.u8(29)
         }
     }
 }

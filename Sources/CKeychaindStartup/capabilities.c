@@ -1,0 +1,56 @@
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "CKeychaindStartup.h"
+
+/// Linux's CAP_SYS_PTRACE: reading another user's /proc/PID/exe.
+#define READ_OTHER_PROCESSES 19
+
+static int outcome = -2;
+
+int kc_system_capabilities(void) { return outcome; }
+
+static int keep_only(int capability) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+    struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+    struct __user_cap_data_struct data[2] = { 0 };
+    if (syscall(SYS_capget, &header, data) != 0) return -1;
+    int word = capability / 32;
+    uint32_t bit = 1u << (capability % 32);
+    int held = (data[word].permitted & bit) != 0;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+    // The bounding set shrinks only with CAP_SETPCAP, which a service started by systemd or
+    // setpriv no longer has (their own bounding set did this work then): try, and go on.
+    for (int other = 0; other <= CAP_LAST_CAP; other++) {
+        if (other != capability) (void)prctl(PR_CAPBSET_DROP, other, 0, 0, 0);
+    }
+    struct __user_cap_data_struct kept[2] = { 0 };
+    if (held) {
+        kept[word].permitted = bit;
+        kept[word].effective = bit;
+    }
+    if (syscall(SYS_capset, &header, kept) != 0) return -1;
+    return held;
+}
+
+/// glibc calls constructors with the program's arguments, on the main thread, before `main`.
+__attribute__((constructor)) static void keychaind_system_startup(int argc, char **argv, char **envp) {
+    (void)envp;
+    for (int index = 1; index < argc && argv != NULL; index++) {
+        if (argv[index] != NULL && strcmp(argv[index], "--system") == 0) {
+            outcome = keep_only(READ_OTHER_PROCESSES);
+            if (outcome < 0) {
+                fprintf(stderr, "keychaind: error: cannot drop capabilities: %s\n", strerror(errno));
+                _exit(1);
+            }
+            return;
+        }
+    }
+}

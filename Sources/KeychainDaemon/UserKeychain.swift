@@ -1,0 +1,62 @@
+import Enclave
+import Foundation
+import KeychainProtocol
+import KeychainServer
+import Synchronization
+
+/// One user's keychain as the daemon serves it: its files, its unlocked class keys, its owner
+/// sessions and how long it has been idle. The per-user daemon has one, for its own user; the
+/// system daemon one per user who connects, each in `/var/lib/keychain/<uid>/`, as each iPhone
+/// has its own Enclave: nothing of one user's keychain (keys, grants, counters, owner sessions,
+/// lock state) is shared with another's.
+final class UserKeychain: Sendable {
+    /// The user it belongs to.
+    let uid: uid_t
+    let keychain: OnDemandKeychain
+    let owners = OwnerSessions()
+    private let activity = Mutex(Activity())
+
+    private struct Activity {
+        var last = ContinuousClock.now
+        var lockedForIdleness = false
+        /// Requests being served: the keychain is not idle while one runs (a passcode check, a
+        /// wait for a touch).
+        var inFlight = 0
+    }
+
+    /// The keychain of `uid` in `directory`, unopened and locked (its class keys are kept in
+    /// this process's memory alone).
+    init(uid: uid_t, directory: URL) {
+        self.uid = uid
+        keychain = OnDemandKeychain(directory: directory, cache: ProcessClassKeyCache())
+    }
+
+    /// A request for this keychain started.
+    func beginRequest() {
+        activity.withLock { $0 = Activity(inFlight: $0.inFlight + 1) }
+    }
+
+    /// A request for this keychain ended: idle time counts from now.
+    func endRequest() {
+        activity.withLock { $0 = Activity(inFlight: $0.inFlight - 1) }
+    }
+
+    /// True once, when no request has been served for `seconds` and none is under way.
+    func becameIdle(after seconds: Double) -> Bool {
+        activity.withLock { activity in
+            guard !activity.lockedForIdleness, activity.inFlight == 0, activity.last.duration(to: .now) >= .seconds(seconds) else { return false }
+            activity.lockedForIdleness = true
+            return true
+        }
+    }
+
+    /// Locks the keychain as `keychainctl lock` does: the unlocked class keys are dropped, every
+    /// grant is forgotten and every owner session ends. False when it was never opened (so
+    /// nothing was unlocked).
+    func lock() -> Bool {
+        owners.closeAll()
+        guard let server = keychain.openedServer else { return false }
+        _ = try? server.handle(.lock, caller: CallerIdentity(accessGroups: ["keychaind"]))
+        return true
+    }
+}

@@ -1,0 +1,141 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import KeychainProtocol
+import Testing
+
+/// System mode: `keychaind --system` as a user of its own, each user's keychain apart, files no
+/// user can reach, and clients that trust only a socket of the daemon's user (issue: "System
+/// mode: keychaind under its own identity").
+@Suite(.serialized) struct SystemModeTests {
+    @Test func eachUsersItemsAreTheirsAlone() throws {
+        let daemon = try SystemDaemonHarness()
+        defer { daemon.cleanUp() }
+        let (alice, bob) = (try LocalUser.alice(), try LocalUser.bob())
+        let added = try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "me"], input: "alice's secret")
+        #expect(added.status == 0, "\(added.stderr)\n\(daemon.daemonLog)")
+        // The same item for bob: another keychain, so no duplicate, and neither sees the other's.
+        #expect(try daemon.keychainctl(as: bob, ["find-generic-password", "-s", "mail", "-w"]).status == 44)
+        #expect(try daemon.keychainctl(as: bob, ["add-generic-password", "-s", "mail", "-a", "me"], input: "bob's secret").status == 0)
+        #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"]).stdout == "alice's secret\n")
+        #expect(try daemon.keychainctl(as: bob, ["find-generic-password", "-s", "mail", "-w"]).stdout == "bob's secret\n")
+        #expect(try daemon.keychainctl(as: bob, ["delete-generic-password", "-s", "mail"]).status == 0)
+        #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"]).stdout == "alice's secret\n")
+        // A lock is per user: bob's passcode and lock leave alice's keychain as it was.
+        #expect(try daemon.keychainctl(as: bob, ["passcode", "set"], input: "1234\n").status == 0)
+        #expect(try daemon.keychainctl(as: bob, ["lock"]).status == 0)
+        let status = try daemon.keychainctl(as: alice, ["daemon", "status"])
+        #expect(status.stdout.contains("mode: system"), "\(status.stdout)\(status.stderr)")
+        #expect(status.stdout.contains("keychain: unlocked (no passcode is set)"), "\(status.stdout)")
+        // Each keychain lives in the daemon's state directory under its user's uid.
+        for user in [alice, bob] {
+            var info = stat()
+            #expect(stat(daemon.state.appendingPathComponent(String(user.uid)).path, &info) == 0)
+            #expect(info.st_uid == daemon.user.uid)
+            #expect(info.st_mode & 0o777 == 0o700)
+        }
+    }
+
+    @Test func aUserCanNeitherReadNorChangeTheirKeychainsFiles() throws {
+        let daemon = try SystemDaemonHarness()
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        #expect(try daemon.keychainctl(as: alice, ["passcode", "set"], input: "1234\n").status == 0)
+        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "me"], input: "secret").status == 0)
+        // A wrong passcode is counted…
+        #expect(try daemon.keychainctl(as: alice, ["lock"]).status == 0)
+        #expect(try daemon.keychainctl(as: alice, ["unlock"], input: "9999\n").status == 1)
+        let own = daemon.state.appendingPathComponent(String(alice.uid)).path
+        let files = try FileManager.default.contentsOfDirectory(atPath: own)
+        #expect(files.contains("device-secret"), "\(files)")
+        // …and alice can neither list, read, copy, delete nor plant anything there.
+        for command in [
+            "ls \(own)", "cat \(own)/device-secret", "cp \(own)/keybag /tmp/stolen-keybag-\(alice.uid)",
+            "rm -f \(own)/device-secret", "touch \(own)/planted", "ls \(daemon.state.path)", "rm -rf \(own)",
+        ] {
+            let result = try daemon.shellCommand(as: alice, command)
+            #expect(result.status != 0, "\(command) succeeded as alice")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: own).sorted() == files.sorted())
+        // The failure still counts: the status shows it.
+        let status = try daemon.keychainctl(as: alice, ["status"])
+        #expect(status.stdout.contains("failed passcode attempts: 1"), "\(status.stdout)\(status.stderr)")
+        #expect(try daemon.keychainctl(as: alice, ["unlock"], input: "1234\n").status == 0)
+        #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"]).stdout == "secret\n")
+    }
+
+    @Test func aClientRefusesASocketThatIsNotTheDaemonUsers() throws {
+        let alice = try LocalUser.alice()
+        // A daemon run by bob (another user, playing the keychain): its socket is bob's.
+        let impostor = try SystemDaemonHarness(user: try LocalUser.bob())
+        defer { impostor.cleanUp() }
+        let refused = try impostor.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "me"], input: "secret")
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("is not a socket of the keychaind user"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: impostor.state.appendingPathComponent(String(alice.uid)).path), "the impostor heard the request")
+
+        // A socket file that is the daemon user's, with another user's process behind it.
+        let daemon = try LocalUser.daemon()
+        let directory = "/tmp/kc-planted-\(UUID().uuidString.prefix(8))"
+        mkdir(directory, 0o755)
+        chown(directory, daemon.uid, daemon.gid)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = "\(directory)/socket"
+        let listener = """
+            import os, socket, sys
+            s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chown(sys.argv[1], \(daemon.uid), \(daemon.gid)); os.chmod(sys.argv[1], 0o666); s.listen(1)
+            print("ready", flush=True); c, _ = s.accept(); c.settimeout(5)
+            try:
+                print("heard", len(c.recv(100)), flush=True)
+            except OSError:
+                print("heard nothing", flush=True)
+            """
+        let (read, write) = try ChildSpawn.pipe()
+        let pid = try ChildSpawn.spawn("/usr/bin/python3", ["-c", listener, socket], environment: ["PATH": "/usr/bin:/bin"], stdio: (nil, write, nil))
+        close(write)
+        let output = FileHandle(fileDescriptor: read, closeOnDealloc: true)
+        defer {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+        #expect(String(decoding: output.availableData, as: UTF8.self) == "ready\n")
+        let planted = try impostor.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "me"], input: "secret", socket: socket)
+        #expect(planted.status == 1)
+        #expect(planted.stderr.contains("runs as uid 0, not \(daemon.uid)"), "\(planted.stderr)")
+        #expect(String(decoding: output.readDataToEndOfFile(), as: UTF8.self).hasPrefix("heard 0"), "the planted listener received the request")
+    }
+
+    @Test func theDaemonKeepsCapSysPtraceAloneAndNeedsIt() throws {
+        // Started with a capability it does not need as well: it keeps CAP_SYS_PTRACE (bit 19)
+        // alone, nothing for its children, and no new privileges.
+        let daemon = try SystemDaemonHarness(capabilities: ["sys_ptrace", "net_admin"])
+        defer { daemon.cleanUp() }
+        #expect(daemon.status("CapEff") == "0000000000080000")
+        #expect(daemon.status("CapPrm") == "0000000000080000")
+        #expect(daemon.status("CapInh") == "0000000000000000")
+        #expect(daemon.status("CapAmb") == "0000000000000000")
+        #expect(daemon.status("NoNewPrivs") == "1")
+        #expect(try daemon.keychainctl(as: try LocalUser.alice(), ["add-generic-password", "-s", "s", "-a", "a"], input: "x").status == 0)
+        // Without it, the daemon cannot see which program another user runs, and refuses them.
+        let blind = try SystemDaemonHarness(capabilities: [])
+        defer { blind.cleanUp() }
+        #expect(blind.daemonLog.contains("without CAP_SYS_PTRACE"))
+        let refused = try blind.keychainctl(as: try LocalUser.alice(), ["add-generic-password", "-s", "s", "-a", "a"], input: "x")
+        #expect(refused.status == 1)
+        #expect(blind.daemonLog.contains("connection refused"), "\(blind.daemonLog)")
+    }
+
+    @Test func theSystemDaemonRefusesToRunAsRoot() throws {
+        try #require(getuid() == 0, "needs root (CI runs as root)")
+        let base = "/tmp/kcsys-root-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let shell = try CommandRunner()
+        defer { try? FileManager.default.removeItem(at: shell.home) }
+        let result = try shell.script("'\(SystemDaemonHarness.keychaind)' --system --state-directory \(base)/state --runtime-directory \(base)/run")
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("never as root"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(base)/run/socket"))
+    }
+}
