@@ -60,6 +60,7 @@ let package = Package(
             name: "KeychainDaemon",
             dependencies: [
                 "KeychainProtocol", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CKeychainSupport
 import Enclave
 import Foundation
 import KeychainProtocol
@@ -45,10 +46,16 @@ public final class KeychainDaemon: Service {
         public var idleLockSeconds: Double
         /// A listening socket handed over by systemd (`LISTEN_FDS`); nil binds the socket.
         public var listeningDescriptor: Int32?
+        /// System mode: the app registry (`/etc/keychain/apps.d`), read at each connection.
+        public var registryDirectory: URL
 
         /// A configuration.
-        public init(mode: Mode = .perUser, keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300, listeningDescriptor: Int32? = nil) {
+        public init(
+            mode: Mode = .perUser, keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300, listeningDescriptor: Int32? = nil,
+            registryDirectory: URL = URL(fileURLWithPath: KeychainPaths.systemAppRegistry)
+        ) {
             self.mode = mode
+            self.registryDirectory = registryDirectory
             self.keychainDirectory = keychainDirectory
             self.runtimeDirectory = runtimeDirectory
             self.idleLockSeconds = idleLockSeconds
@@ -133,6 +140,12 @@ public final class KeychainDaemon: Service {
     public func run() async throws {
         let pool = NIOThreadPool(numberOfThreads: 8)
         pool.start()
+        if configuration.mode == .system {
+            // Read again at each connection; what does not register is said here, once.
+            for problem in AppRegistry(directory: configuration.registryDirectory).problems {
+                logger.warning("app registry: \(problem)")
+            }
+        }
         let server = try await bind(configuration.runtimeDirectory)
         logger.info("keychaind listening", metadata: ["mode": "\(configuration.mode)", "socket": "\(configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)", "pid": "\(getpid())"])
         let sessionLocks = SessionLockWatcher(logger: logger) { [self] session, user in
@@ -195,18 +208,28 @@ public final class KeychainDaemon: Service {
             audit.warning("connection refused", metadata: ["peer": "\(reason)"])
             try? await channel.close()
         case .admitted(let channel, let identity):
+            defer { identity.close() }
+            let app = configuration.mode == .system ? AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory)) : .perUser(identity)
+            // The checks read /proc/PID: had the process ended meanwhile, its pid could be another's.
+            guard kc_pidfd_is_alive(identity.pidfd) == 1 else {
+                audit.warning("connection refused", metadata: ["peer": "pid \(identity.pid), which exited while it was identified"])
+                try? await channel.channel.close()
+                return
+            }
             let number = connectionNumbers.add(1, ordering: .relaxed).oldValue
             connected.add(1, ordering: .relaxed)
-            let keychain = keychain(of: identity.uid)
+            let client = Client(peer: identity, app: app, keychain: keychain(of: identity.uid), connection: number)
             defer {
                 connected.subtract(1, ordering: .relaxed)
-                identity.close()
-                keychain.keychain.openedServer?.endConnection(number)
+                client.keychain.keychain.openedServer?.endConnection(number)
             }
-            audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "connection": "\(number)"])
+            if let reason = app.untrustedBecause {
+                audit.warning("untrusted app: its own items only", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "because": "\(reason)"])
+            }
+            audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(app.identifier)", "pid": "\(identity.pid)", "connection": "\(number)"])
             try? await channel.executeThenClose { inbound, _ in
                 for try await frame in inbound {
-                    var (reply, keepOpen) = await answer(frame, identity, keychain, number, pool)
+                    var (reply, keepOpen) = await answer(frame, client, pool)
                     var buffer = channel.channel.allocator.buffer(capacity: WireFrame.headerSize + reply.count)
                     buffer.writeBytes(WireFrame.header(reply.count))
                     buffer.writeBytes(reply)
@@ -224,18 +247,30 @@ public final class KeychainDaemon: Service {
         }
     }
 
-    /// Who is calling, for one request: the app's own group and the shared ones the owner
-    /// granted it, and whether its owner session is open. Recomputed for every request, so a
-    /// grant, a revocation or a session's end takes effect at once.
-    private func caller(_ identity: PeerIdentity, _ keychain: UserKeychain, _ connection: UInt64) -> CallerIdentity {
-        let groups = keychain.keychain.openedServer?.accessGroups(forApp: identity.executable) ?? [identity.executable]
-        let owner = keychain.owners.isOpen(OwnerSessions.Key(executable: identity.executable, session: identity.session))
-        return CallerIdentity(accessGroups: groups, isOwnerTool: owner, connection: connection)
+    /// One connection's client: the process, the app it is, and its user's keychain.
+    private struct Client: Sendable {
+        let peer: PeerIdentity
+        let app: AppIdentity
+        let keychain: UserKeychain
+        let connection: UInt64
+
+        var ownerSession: OwnerSessions.Key { OwnerSessions.Key(executable: app.identifier, session: peer.session) }
+    }
+
+    /// Who is calling, for one request: the app's groups (in per-user mode its own and the
+    /// shared ones the owner granted it; in system mode those registered for it), and whether
+    /// its owner session is open. Recomputed for every request, so a grant, a revocation or a
+    /// session's end takes effect at once. An untrusted app is never the owner.
+    private func caller(_ client: Client) -> CallerIdentity {
+        let groups = client.app.registeredGroups ?? client.keychain.keychain.openedServer?.accessGroups(forApp: client.app.identifier) ?? [client.app.identifier]
+        let owner = client.app.untrustedBecause == nil && client.keychain.owners.isOpen(client.ownerSession)
+        return CallerIdentity(accessGroups: groups, isOwnerTool: owner, connection: client.connection)
     }
 
     /// The reply to one frame, and whether the connection stays open.
-    private func answer(_ frame: InboundFrame, _ identity: PeerIdentity, _ keychain: UserKeychain, _ connection: UInt64, _ pool: NIOThreadPool) async -> ([UInt8], Bool) {
-        let caller = caller(identity, keychain, connection)
+    private func answer(_ frame: InboundFrame, _ client: Client, _ pool: NIOThreadPool) async -> ([UInt8], Bool) {
+        let caller = caller(client)
+        let keychain = client.keychain
         let owners = keychain.owners
         let request: KeychainRequest
         switch frame {
@@ -254,14 +289,20 @@ public final class KeychainDaemon: Service {
                 return (ReplyParser.encode(.failure(error.keychainError)), false)
             }
         }
+        // A trusted app's process must still be untraced and run the same file: a debugger
+        // attached after the connection, or another program run in the process, ends it.
+        if let file = client.app.executableFile, !ExecutableTrust.stillUntraced(client.peer.pid, executable: file) {
+            audit.warning("connection closed: the app is traced or runs another program", metadata: ["app": "\(client.app.identifier)", "pid": "\(client.peer.pid)"])
+            return (ReplyParser.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this process is being traced, or runs another program than when it connected; the daemon no longer trusts it"))), false)
+        }
         let mark = owners.mark
         keychain.beginRequest()
-        var result = await perform(request, caller, keychain, pool)
+        var result = await perform(request, caller, client, pool)
         // Idle time counts from the end of the last request: a long passcode check is not idleness.
         keychain.endRequest()
-        defer { record(request, result, caller, identity.uid) }
+        defer { record(request, result, caller, client.peer.uid) }
         if case .success = result {
-            let session = OwnerSessions.Key(executable: identity.executable, session: identity.session)
+            let session = client.ownerSession
             let lockedMeanwhile = KeychainError(.errSecInteractionNotAllowed, "the keychain locked while the owner session was opening: log in again")
             switch request {
             case .openOwnerSession:
@@ -277,8 +318,10 @@ public final class KeychainDaemon: Service {
         return (ReplyParser.encode(result), true)
     }
 
-    private func perform(_ request: KeychainRequest, _ caller: CallerIdentity, _ userKeychain: UserKeychain, _ pool: NIOThreadPool) async -> Result<KeychainReply, KeychainError> {
-        let keychain = userKeychain.keychain
+    private func perform(_ request: KeychainRequest, _ caller: CallerIdentity, _ client: Client, _ pool: NIOThreadPool) async -> Result<KeychainReply, KeychainError> {
+        let keychain = client.keychain.keychain
+        let untrusted = client.app.untrustedBecause != nil
+        let system = configuration.mode == .system
         do {
             return .success(try await pool.runIfActive { () throws -> KeychainReply in
                 switch request {
@@ -286,6 +329,10 @@ public final class KeychainDaemon: Service {
                     return .daemon(try self.status(of: keychain))
                 case .identify:
                     return .done
+                case .openOwnerSession where untrusted, .openOwnerSessionByBiometry where untrusted:
+                    throw KeychainError(.errSecMissingEntitlement, "this program is not trusted by the system keychain daemon (its log says why), so it cannot act for the owner")
+                case .setEntitlement where system, .listEntitlements where system:
+                    throw KeychainError(.errSecParam, "the system keychain daemon takes apps' shared groups from its app registry (/etc/keychain/apps.d), which root edits")
                 case .simulateTouch where !caller.isOwnerTool:
                     // The simulated sensor is the owner's finger: only the owner's channel touches it.
                     throw KeychainError(.errSecMissingEntitlement, "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")

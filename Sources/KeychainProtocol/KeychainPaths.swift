@@ -41,6 +41,8 @@ public enum KeychainPaths {
     public static let systemSocket = "/run/keychain/socket"
     /// Where the system daemon keeps each user's keychain, in `<uid>/` (0700, the daemon's user).
     public static let systemStateDirectory = "/var/lib/keychain"
+    /// The system daemon's app registry: one root-owned JSON file per app.
+    public static let systemAppRegistry = "/etc/keychain/apps.d"
     /// The system user `keychaind --system` runs as, created by `keychainctl daemon install --system`.
     public static let systemUserName = "keychaind"
 }

@@ -73,6 +73,8 @@ struct AddGenericPassword: ParsableCommand {
     @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String
     @Option(name: .customShort("l"), help: ArgumentHelp("Label (kSecAttrLabel).", valueName: "label")) var label: String?
     @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment).", valueName: "comment")) var comment: String?
+    @Option(help: ArgumentHelp("Access group (kSecAttrAccessGroup): a shared group this program is entitled to; default its own.", valueName: "group"))
+    var accessGroup: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock, WhenPasscodeSetThisDeviceOnly.") var accessible: Accessibility?
     @Option(help: "Require the device owner to read it: userPresence, biometryAny, biometryCurrentSet, devicePasscode, or combinations like biometryAny,or,devicePasscode (with --accessible, default WhenPasscodeSetThisDeviceOnly).")
     var accessControl: AccessControlArgument?
@@ -91,6 +93,7 @@ struct AddGenericPassword: ParsableCommand {
                 itemClass: .genericPassword,
                 attributes: key.merging(ItemCommands.attributes([(kSecAttrLabel, label), (kSecAttrComment, comment)])) { a, _ in a },
                 accessibility: accessible, secret: try SecretInput.itemSecret(allowEmpty: allowEmpty))
+            item.accessGroup = accessGroup
             if let accessControl {
                 item.accessControl = try AccessControl(protection: accessible ?? .whenPasscodeSetThisDeviceOnly, flags: accessControl.flags)
                 item.accessibility = nil
@@ -104,12 +107,16 @@ struct FindGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Find a generic password; print its attributes, or with -w only its secret.")
     @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService).", valueName: "service")) var service: String?
     @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String?
+    @Option(help: ArgumentHelp("Look only in this access group (kSecAttrAccessGroup); default every group of this program.", valueName: "group"))
+    var accessGroup: String?
     @Flag(name: .customShort("w"), help: "Print only the secret.") var secretOnly = false
 
     func run() throws {
         try Session.run {
             let attributes = ItemCommands.attributes([(kSecAttrService, service), (kSecAttrAccount, account)])
-            try ItemCommands.find(ItemQuery(itemClass: .genericPassword, attributes: attributes), secretOnly: secretOnly)
+            var query = ItemQuery(itemClass: .genericPassword, attributes: attributes)
+            query.accessGroup = accessGroup
+            try ItemCommands.find(query, secretOnly: secretOnly)
         }
     }
 }

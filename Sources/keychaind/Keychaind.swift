@@ -32,6 +32,9 @@ struct Keychaind: AsyncParsableCommand {
     @Option(name: .customLong("runtime-directory"), help: "With --system: the socket's directory.")
     var runtimeDirectory = URL(fileURLWithPath: KeychainPaths.systemSocket).deletingLastPathComponent().path
 
+    @Option(name: .customLong("registry"), help: "With --system: the app registry's directory (root's).")
+    var registryDirectory = KeychainPaths.systemAppRegistry
+
 
     func run() async throws {
         ProcessHardening.apply()
@@ -43,7 +46,7 @@ struct Keychaind: AsyncParsableCommand {
         let configuration = system
             ? KeychainDaemon.Configuration(
                 mode: .system, keychainDirectory: URL(fileURLWithPath: stateDirectory), runtimeDirectory: URL(fileURLWithPath: runtimeDirectory),
-                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd())
+                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(), registryDirectory: URL(fileURLWithPath: registryDirectory))
             : KeychainDaemon.Configuration(
                 keychainDirectory: KeychainPaths.keychainDirectory(), runtimeDirectory: KeychainPaths.runtimeDirectory(),
                 idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd())

@@ -19,6 +19,10 @@ final class SystemDaemonHarness {
     var runtime: URL { base.appendingPathComponent("run") }
     var socket: String { runtime.appendingPathComponent("socket").path }
     var log: URL { base.appendingPathComponent("keychaind.log") }
+    /// The app registry (root's, 0755): ``register(_:)`` writes into it.
+    var registry: URL { base.appendingPathComponent("apps.d") }
+    /// Root's directory (0755) for programs the daemon can trust.
+    var trustedPrograms: URL { base.appendingPathComponent("bin") }
     static let keychaind = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("keychaind").path
 
     /// Starts a system daemon run as `user` with these capabilities (setpriv's names), given
@@ -27,7 +31,7 @@ final class SystemDaemonHarness {
         self.user = try user ?? LocalUser.daemon()
         base = URL(fileURLWithPath: "/tmp/kcsys-\(UUID().uuidString.prefix(8))")
         shell = try CommandRunner()
-        for directory in [base, state, runtime] {
+        for directory in [base, state, runtime, registry, trustedPrograms] {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             chmod(directory.path, 0o755)
         }
@@ -41,7 +45,7 @@ final class SystemDaemonHarness {
     func commandLine(capabilities: [String]) -> [String] {
         let raised = capabilities.map { "+\($0)" }.joined(separator: ",")
         return user.setpriv + (capabilities.isEmpty ? [] : ["--inh-caps=\(raised)", "--ambient-caps=\(raised)"]) + [
-            Self.keychaind, "--system", "--state-directory", state.path, "--runtime-directory", runtime.path, "--idle-lock", "0",
+            Self.keychaind, "--system", "--state-directory", state.path, "--runtime-directory", runtime.path, "--registry", registry.path, "--idle-lock", "0",
         ]
     }
 
@@ -73,10 +77,30 @@ final class SystemDaemonHarness {
     /// What the daemon wrote to standard error.
     var daemonLog: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    /// Runs `keychainctl --system-socket SOCKET arguments…` as `user` with `input` on standard
+    /// A copy of keychainctl named `name` in `directory` (``trustedPrograms`` by default),
+    /// belonging to `owner` (root by default): another app, as the daemon sees it.
+    func program(_ name: String, in directory: URL? = nil, owner: LocalUser? = nil) throws -> URL {
+        let copy = (directory ?? trustedPrograms).appendingPathComponent(name)
+        try FileManager.default.copyItem(at: CommandRunner.binary, to: copy)
+        chmod(copy.path, 0o755)
+        if let owner { chown(copy.path, owner.uid, owner.gid) }
+        return copy
+    }
+
+    /// Registers an app: `registration` is the JSON of its file in ``registry``.
+    func register(_ name: String, _ registration: String) throws {
+        let file = registry.appendingPathComponent("\(name).json")
+        try registration.write(to: file, atomically: true, encoding: .utf8)
+        chmod(file.path, 0o644)
+    }
+
+    /// Runs `keychainctl --system-socket SOCKET arguments…` (or `program`, a copy, with
+    /// `prefix` before it: `env LD_PRELOAD=…`, `strace`) as `user` with `input` on standard
     /// input.
-    func keychainctl(as user: LocalUser, _ arguments: [String], input: String = "", socket: String? = nil) throws -> CommandRunner.Output {
-        let line = user.setpriv + [CommandRunner.binary.path, "--system-socket", socket ?? self.socket] + arguments
+    func keychainctl(
+        as user: LocalUser, _ arguments: [String], input: String = "", socket: String? = nil, program: URL? = nil, prefix: [String] = []
+    ) throws -> CommandRunner.Output {
+        let line = user.setpriv + prefix + [(program ?? CommandRunner.binary).path, "--system-socket", socket ?? self.socket] + arguments
         return try shell.script("printf %s \(Self.quoted(input)) | \(line.map(Self.quoted).joined(separator: " "))")
     }
 

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Who an app is, as the daemon decides it once per connection: its identifier (the key of its
+/// owner sessions and of the audit log) and its access groups, the default first.
+///
+/// - Per-user mode: the executable's path, with the shared groups the owner granted it
+///   (`keychainctl apps grant`).
+/// - System mode: a native executable the daemon can trust (``ExecutableTrust``) is the app the
+///   registry names for it (``AppRegistry``: its identifier and `keychain-access-groups`), or
+///   else its path, alone. One that fails a check is *untrusted*: its identity is
+///   `untrusted:` and its path, it sees its own items only, never a shared group, and the
+///   audit log says why.
+struct AppIdentity: Sendable {
+    /// The app's identifier.
+    let identifier: String
+    /// The groups registered for it in system mode; nil where the per-user entitlements apply.
+    let registeredGroups: [String]?
+    /// Why the app is not trusted, when it is not.
+    let untrustedBecause: String?
+    /// The file a trusted native app runs: a request from a process that no longer runs it, or
+    /// that is being traced, is refused.
+    let executableFile: ExecutableTrust.FileIdentity?
+
+    /// The per-user daemon's view: the executable is the app.
+    static func perUser(_ peer: PeerIdentity) -> AppIdentity {
+        AppIdentity(identifier: peer.executable, registeredGroups: nil, untrustedBecause: nil, executableFile: nil)
+    }
+
+    /// The system daemon's view of `peer`, given the registry.
+    static func system(_ peer: PeerIdentity, registry: AppRegistry) -> AppIdentity {
+        if let reason = ExecutableTrust.reasonToDistrust(pid: peer.pid, executable: peer.executable) {
+            return untrusted(peer, reason)
+        }
+        guard let file = ExecutableTrust.fileIdentity(of: peer.pid) else { return untrusted(peer, "its executable cannot be inspected") }
+        let (registered, mismatch) = registry.app(forExecutable: peer.executable) { AppRegistry.sha256(ofRunningFile: peer.pid) }
+        if let mismatch { return untrusted(peer, mismatch) }
+        guard let registered else {
+            return AppIdentity(identifier: peer.executable, registeredGroups: [peer.executable], untrustedBecause: nil, executableFile: file)
+        }
+        return AppIdentity(identifier: registered.identifier, registeredGroups: registered.accessGroups, untrustedBecause: nil, executableFile: file)
+    }
+
+    private static func untrusted(_ peer: PeerIdentity, _ reason: String) -> AppIdentity {
+        let identifier = "untrusted:" + peer.executable
+        return AppIdentity(identifier: identifier, registeredGroups: [identifier], untrustedBecause: reason, executableFile: nil)
+    }
+}

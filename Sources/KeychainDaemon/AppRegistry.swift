@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Crypto
+import Foundation
+
+/// The system daemon's app registry: one root-owned JSON file per app in `/etc/keychain/apps.d/`
+/// naming the app as Apple's entitlements do: its application identifier, how it is recognised,
+/// and its `keychain-access-groups`.
+///
+/// ```json
+/// {
+///   "identifier": "com.example.mail",
+///   "executable": "/usr/bin/example-mail",
+///   "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+///   "keychain-access-groups": ["com.example.mail", "com.example.shared"]
+/// }
+/// ```
+///
+/// `sha256` (optional) pins the executable's contents. Identifiers and groups must not start
+/// with `/` or hold `:` (those name unregistered and untrusted apps). The directory and each
+/// file must belong to root and be writable by nobody else; a file that is not, or that does
+/// not parse, registers nothing and is reported (``problems``), never half-used. Apps are
+/// recognised by their executable; Flatpak ids and Snap names are not recognised yet.
+struct AppRegistry: Sendable {
+    /// One registered app.
+    struct App: Codable, Sendable, Equatable {
+        var identifier: String
+        var executable: String
+        var sha256: String?
+        var keychainAccessGroups: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case identifier, executable, sha256
+            case keychainAccessGroups = "keychain-access-groups"
+        }
+
+        /// The app's access groups, the default (where items go without `kSecAttrAccessGroup`)
+        /// first: its `keychain-access-groups`, then its identifier (as on iOS).
+        var accessGroups: [String] {
+            var groups = keychainAccessGroups
+            if !groups.contains(identifier) { groups.append(identifier) }
+            return groups
+        }
+    }
+
+    /// The apps registered, by executable path.
+    let apps: [String: App]
+    /// Files that registered nothing, and why.
+    let problems: [String]
+
+    /// An empty registry.
+    init() {
+        apps = [:]
+        problems = []
+    }
+
+    /// The registry in `directory`; a missing directory is an empty registry.
+    init(directory: URL) {
+        var apps: [String: App] = [:]
+        var problems: [String] = []
+        var info = stat()
+        guard lstat(directory.path, &info) == 0 else {
+            self.apps = [:]
+            self.problems = []
+            return
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == 0, info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            self.apps = [:]
+            self.problems = ["\(directory.path) is not a directory only root can change; no app is registered"]
+            return
+        }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+        for name in names {
+            let path = directory.appendingPathComponent(name).path
+            do throws(Refusal) {
+                let app = try Self.read(path)
+                guard apps[app.executable] == nil else { throw Refusal("\(app.executable) is registered twice") }
+                apps[app.executable] = app
+            } catch {
+                problems.append("\(path): \(error.reason); it registers nothing")
+            }
+        }
+        self.apps = apps
+        self.problems = problems
+    }
+
+    /// The app registered for a process running `executable`; `contents` gives the running
+    /// file's SHA-256 when the registration pins it. Nil when none is registered, or when the
+    /// pin does not match (then the reason).
+    func app(forExecutable executable: String, contents: () -> String?) -> (App?, mismatch: String?) {
+        guard let app = apps[executable] else { return (nil, nil) }
+        if let pinned = app.sha256, contents() != pinned.lowercased() {
+            return (nil, "\(executable) is not the build registered for \(app.identifier) (its SHA-256 differs from the pin)")
+        }
+        return (app, nil)
+    }
+
+    /// The SHA-256 of the file process `pid` runs, in lowercase hex.
+    static func sha256(ofRunningFile pid: Int32) -> String? {
+        let descriptor = open("/proc/\(pid)/exe", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var hasher = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+
+    private struct Refusal: Error {
+        var reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    private static func read(_ path: String) throws(Refusal) -> App {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Refusal("cannot be opened (\(String(cString: strerror(errno))))") }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == 0, info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+            close(descriptor)
+            throw Refusal("not a file only root can change")
+        }
+        guard info.st_size <= 64 * 1024 else {
+            close(descriptor)
+            throw Refusal("larger than 64 KiB")
+        }
+        let data = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true).readDataToEndOfFile()
+        let app: App
+        do {
+            app = try JSONDecoder().decode(App.self, from: data)
+        } catch {
+            throw Refusal("not a registration (\(error))")
+        }
+        for name in [app.identifier] + app.keychainAccessGroups {
+            guard !name.isEmpty, name.count <= 255, !name.hasPrefix("/"), !name.contains(":") else {
+                throw Refusal("\"\(name)\" cannot name an app or a group (empty, over 255 characters, or with a leading / or a :)")
+            }
+        }
+        guard app.executable.hasPrefix("/") else { throw Refusal("the executable must be an absolute path") }
+        if let pin = app.sha256, pin.count != 64 || !pin.allSatisfy(\.isHexDigit) {
+            throw Refusal("sha256 must be 64 hexadecimal digits")
+        }
+        return app
+    }
+}

@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Crypto
+import Foundation
+import KeychainProtocol
+import Testing
+
+/// App identities the system daemon can vouch for: registered apps share exactly their
+/// registered groups, and a program it cannot trust (a copy in a user's directory, one run with
+/// `LD_PRELOAD`, one under `ptrace`, one that is not the registered build) is *untrusted*: its
+/// own items only (issue: "System mode", "App identity the kernel vouches for").
+@Suite(.serialized) struct AppIdentityTests {
+    static let missingEntitlement = "errSecMissingEntitlement"
+
+    /// A system daemon with mail and calendar sharing `com.example.shared`, and notes alone.
+    static func registeredApps() throws -> (SystemDaemonHarness, mail: URL, calendar: URL, notes: URL) {
+        let daemon = try SystemDaemonHarness()
+        let mail = try daemon.program("example-mail")
+        let calendar = try daemon.program("example-calendar")
+        let notes = try daemon.program("example-notes")
+        let pin = SHA256.hash(data: try Data(contentsOf: notes)).map { String(format: "%02x", $0) }.joined()
+        try daemon.register("mail", #"{"identifier": "com.example.mail", "executable": "\#(mail.path)", "keychain-access-groups": ["com.example.mail", "com.example.shared"]}"#)
+        try daemon.register("calendar", #"{"identifier": "com.example.calendar", "executable": "\#(calendar.path)", "keychain-access-groups": ["com.example.calendar", "com.example.shared"]}"#)
+        try daemon.register("notes", #"{"identifier": "com.example.notes", "executable": "\#(notes.path)", "sha256": "\#(pin)", "keychain-access-groups": ["com.example.notes"]}"#)
+        return (daemon, mail, calendar, notes)
+    }
+
+    @Test func registeredAppsShareExactlyTheirRegisteredGroups() throws {
+        let (daemon, mail, calendar, notes) = try Self.registeredApps()
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        let shared = try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "team", "-a", "me", "--access-group", "com.example.shared"], input: "shared secret", program: mail)
+        #expect(shared.status == 0, "\(shared.stderr)\n\(daemon.daemonLog)")
+        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "inbox", "-a", "me"], input: "mail's own", program: mail).status == 0)
+        // Calendar shares the group, not mail's own items.
+        #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "team", "-w"], program: calendar).stdout == "shared secret\n")
+        #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "inbox", "-w"], program: calendar).status == 44)
+        // Notes shares nothing: the shared item is invisible, and naming the group is -34018.
+        #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "team", "-w"], program: notes).status == 44)
+        let named = try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "team", "--access-group", "com.example.shared"], program: notes)
+        #expect(named.status == 1)
+        #expect(named.stderr.contains(Self.missingEntitlement), "\(named.stderr)")
+        // Notes is pinned to its build, which it is: it works as itself.
+        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "jotting", "-a", "me"], input: "x", program: notes).status == 0)
+        // Another user's mail has another keychain: nothing shared across users.
+        #expect(try daemon.keychainctl(as: try LocalUser.bob(), ["find-generic-password", "-s", "team", "-w"], program: calendar).status == 44)
+        #expect(!daemon.daemonLog.contains("untrusted app"), "\(daemon.daemonLog)")
+        // A registration others could have written registers nothing: calendar loses the group.
+        chmod(daemon.registry.appendingPathComponent("calendar.json").path, 0o666)
+        let unregistered = try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "team", "--access-group", "com.example.shared"], program: calendar)
+        #expect(unregistered.stderr.contains(Self.missingEntitlement), "\(unregistered.stderr)")
+    }
+
+    @Test func aProgramTheDaemonCannotTrustGetsItsOwnItemsOnly() throws {
+        let (daemon, mail, _, _) = try Self.registeredApps()
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "team", "-a", "me", "--access-group", "com.example.shared"], input: "shared secret", program: mail).status == 0)
+        // A copy of mail in a directory alice owns: she could have changed it.
+        let own = daemon.base.appendingPathComponent("alice-bin")
+        try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
+        chown(own.path, alice.uid, alice.gid)
+        let copy = try daemon.program("example-mail", in: own, owner: alice)
+        // Mail itself with a library of alice's choice loaded first, and under a debugger.
+        let variants: [(program: URL, prefix: [String], why: String)] = [
+            (copy, [], "could be changed by someone other than root"),
+            (mail, ["/usr/bin/env", "LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6"], "sets LD_PRELOAD"),
+            (mail, ["/usr/bin/strace", "-f", "-o", "/dev/null"], "it is being traced"),
+        ]
+        for variant in variants {
+            let shared = try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "team", "--access-group", "com.example.shared", "-w"], program: variant.program, prefix: variant.prefix)
+            #expect(shared.status == 1, "\(variant.why): \(shared.stdout)")
+            #expect(shared.stderr.contains(Self.missingEntitlement), "\(variant.why): \(shared.stderr)")
+            #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "team", "-w"], program: variant.program, prefix: variant.prefix).status == 44)
+            #expect(daemon.daemonLog.contains(variant.why), "the audit log does not say \(variant.why): \(daemon.daemonLog)")
+            // It still has items of its own, which trusted mail does not see.
+            #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "scratch", "-a", "me", "-U"], input: "untrusted", program: variant.program, prefix: variant.prefix).status == 0)
+            #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "scratch", "-w"], program: variant.program, prefix: variant.prefix).stdout == "untrusted\n")
+        }
+        #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "scratch", "-w"], program: mail).status == 44)
+        // A registered path whose file is not the pinned build: untrusted, and the log says so.
+        let other = try daemon.program("example-pinned")
+        try daemon.register("pinned", #"{"identifier": "com.example.pinned", "executable": "\#(other.path)", "sha256": "\#(String(repeating: "0", count: 64))", "keychain-access-groups": ["com.example.pinned"]}"#)
+        let pinned = try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "p", "-a", "me", "--access-group", "com.example.pinned"], input: "x", program: other)
+        #expect(pinned.status == 1)
+        #expect(pinned.stderr.contains(Self.missingEntitlement), "\(pinned.stderr)")
+        #expect(daemon.daemonLog.contains("SHA-256 differs"), "\(daemon.daemonLog)")
+    }
+}
