@@ -17,8 +17,9 @@ import Synchronization
 ///
 /// Each connection's caller comes from the kernel (``PeerIdentity``): its uid chooses the keychain
 /// (per-user mode serves the daemon's own uid alone; system mode serves every local user, each
-/// their own keychain, ``UserKeychain``), and its executable is its app identity and default
-/// access group. Requests are
+/// their own keychain, ``UserKeychain``), and its executable decides the app it is
+/// (``AppIdentity``: the path in per-user mode; in system mode the registered app, the path, or
+/// an untrusted identity). Requests are
 /// parsed in one place (``RequestParser``); a malformed, oversized or truncated message gets
 /// `errSecDecode` and a closed connection while every other connection goes on. Requests run on
 /// a pool of threads, so one client's passcode check or wait for a touch does not stall another.
