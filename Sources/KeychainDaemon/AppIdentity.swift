@@ -28,10 +28,11 @@ struct AppIdentity: Sendable {
 
     /// The system daemon's view of `peer`, given the registry.
     static func system(_ peer: PeerIdentity, registry: AppRegistry) -> AppIdentity {
-        if let reason = ExecutableTrust.reasonToDistrust(pid: peer.pid, executable: peer.executable) {
-            return untrusted(peer, reason)
+        let file: ExecutableTrust.FileIdentity
+        switch ExecutableTrust.verdict(pid: peer.pid, executable: peer.executable) {
+        case .untrusted(let reason): return untrusted(peer, reason)
+        case .trusted(let running): file = running
         }
-        guard let file = ExecutableTrust.fileIdentity(of: peer.pid) else { return untrusted(peer, "its executable cannot be inspected") }
         let (registered, mismatch) = registry.app(forExecutable: peer.executable) { AppRegistry.sha256(ofRunningFile: peer.pid) }
         if let mismatch { return untrusted(peer, mismatch) }
         guard let registered else {

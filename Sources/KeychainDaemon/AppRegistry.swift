@@ -49,12 +49,6 @@ struct AppRegistry: Sendable {
     /// Files that registered nothing, and why.
     let problems: [String]
 
-    /// An empty registry.
-    init() {
-        apps = [:]
-        problems = []
-    }
-
     /// The registry in `directory`; a missing directory is an empty registry.
     init(directory: URL) {
         var apps: [String: App] = [:]

@@ -34,27 +34,33 @@ enum ExecutableTrust {
     struct FileIdentity: Equatable, Sendable {
         var device: UInt64
         var inode: UInt64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
     }
 
-    /// Nil when process `pid`, running `executable`, is trusted; otherwise why not.
-    static func reasonToDistrust(pid: Int32, executable: String) -> String? {
-        guard !executable.hasSuffix(" (deleted)") else { return "its executable was deleted or replaced after it started" }
-        guard let running = runningFile(pid) else { return "its executable cannot be inspected" }
+    /// What the checks found: the file a trusted process runs, or why it is not trusted.
+    enum Verdict {
+        case trusted(FileIdentity)
+        case untrusted(String)
+    }
+
+    /// Whether process `pid`, running `executable`, is trusted.
+    static func verdict(pid: Int32, executable: String) -> Verdict {
+        guard !executable.hasSuffix(" (deleted)") else { return .untrusted("its executable was deleted or replaced after it started") }
+        guard let running = runningFile(pid) else { return .untrusted("its executable cannot be inspected") }
         var named = stat()
         guard stat(executable, &named) == 0, named.st_dev == running.st_dev, named.st_ino == running.st_ino else {
-            return "\(executable) names another file than the one it runs"
+            return .untrusted("\(executable) names another file than the one it runs")
         }
         var checked = Set<String>()
-        if let reason = reasonToDistrust(file: executable, info: running, checked: &checked) { return reason }
-        if let tracer = tracer(of: pid), tracer != 0 { return "it is being traced (by pid \(tracer))" }
-        guard let environment = initialEnvironment(pid) else { return "its environment cannot be read" }
-        for entry in environment.split(separator: 0) {
-            let text = String(decoding: entry, as: UTF8.self)
-            for variable in loaderVariables where text.hasPrefix(variable + "=") && text.count > variable.count + 1 {
-                return "its environment sets \(variable), which loads code of the caller's choice"
-            }
-        }
-        guard let maps = procFile(pid, "maps").map({ String(decoding: $0, as: UTF8.self) }) else { return "its memory map cannot be read" }
+        if let reason = reasonToDistrust(file: executable, info: running, checked: &checked) { return .untrusted(reason) }
+        if let tracer = tracer(of: pid), tracer != 0 { return .untrusted("it is being traced (by pid \(tracer))") }
+        guard let variable = loaderVariable(pid) else { return .untrusted("its environment cannot be read") }
+        if let variable = variable { return .untrusted("its environment sets \(variable), which loads code of the caller's choice") }
+        guard let maps = ProcessFiles.read(pid, "maps").map({ String(decoding: $0, as: UTF8.self) }) else { return .untrusted("its memory map cannot be read") }
         for line in maps.split(separator: "\n") {
             // address perms offset device inode path: the path is everything after the fifth field.
             let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
@@ -64,11 +70,11 @@ enum ExecutableTrust {
             guard !checked.contains(path) else { continue }
             var info = stat()
             guard !path.hasSuffix(" (deleted)"), path.hasPrefix("/"), lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-                return "it runs code from \(path), which is not a file in place"
+                return .untrusted("it runs code from \(path), which is not a file in place")
             }
-            if let reason = reasonToDistrust(file: path, info: info, checked: &checked) { return reason }
+            if let reason = reasonToDistrust(file: path, info: info, checked: &checked) { return .untrusted(reason) }
         }
-        return nil
+        return .trusted(FileIdentity(running))
     }
 
     /// The file process `pid` runs, as the kernel holds it.
@@ -81,53 +87,40 @@ enum ExecutableTrust {
         return info
     }
 
-    /// The `(device, inode)` of the file process `pid` runs.
-    static func fileIdentity(of pid: Int32) -> FileIdentity? {
-        runningFile(pid).map { FileIdentity(device: UInt64($0.st_dev), inode: UInt64($0.st_ino)) }
-    }
-
     /// True while process `pid` is untraced and still runs `executable` (it has not executed
     /// another program since it was trusted): checked before each request.
     static func stillUntraced(_ pid: Int32, executable: FileIdentity) -> Bool {
-        tracer(of: pid) == 0 && fileIdentity(of: pid) == executable
+        tracer(of: pid) == 0 && runningFile(pid).map(FileIdentity.init) == executable
     }
 
     /// `TracerPid` of process `pid`; nil when its status cannot be read.
     static func tracer(of pid: Int32) -> Int32? {
-        guard let status = procFile(pid, "status").map({ String(decoding: $0, as: UTF8.self) }),
+        guard let status = ProcessFiles.read(pid, "status").map({ String(decoding: $0, as: UTF8.self) }),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("TracerPid:") })
         else { return nil }
         return Int32(line.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces))
     }
 
-    /// The environment block process `pid` started with.
-    private static func initialEnvironment(_ pid: Int32) -> [UInt8]? {
-        guard let stat = procFile(pid, "stat").map({ String(decoding: $0, as: UTF8.self) }), let end = stat.lastIndex(of: ")") else { return nil }
-        // Fields after the command name start at the third (state); env_start and env_end are
-        // the 50th and 51st.
-        let fields = stat[stat.index(after: end)...].split(separator: " ")
-        guard fields.count >= 49, let start = UInt(fields[47]), let stop = UInt(fields[48]), stop >= start, stop - start <= 1 << 20 else { return nil }
+    /// The first of ``loaderVariables`` set (not empty) in the environment process `pid`
+    /// started with: `.some(nil)` when none is, nil when it cannot be read. The block may hold
+    /// the caller's secrets (tokens in variables): it is scanned as bytes, never made into
+    /// strings, and wiped.
+    private static func loaderVariable(_ pid: Int32) -> String?? {
+        // env_start and env_end are fields 50 and 51.
+        guard let fields = ProcessFiles.statFields(pid), fields.count >= 49,
+            let start = UInt(fields[47]), let stop = UInt(fields[48]), stop >= start, stop - start <= 1 << 20
+        else { return nil }
         var block = [UInt8](repeating: 0, count: Int(stop - start))
-        guard !block.isEmpty else { return block }
+        defer { block.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
         let read = block.withUnsafeMutableBytes { kc_read_process_memory(pid, start, $0.baseAddress, $0.count) }
-        guard read == block.count else { return nil }
-        return block
-    }
-
-    /// The whole of `/proc/PID/NAME`, read to its end (its size shows as 0).
-    private static func procFile(_ pid: Int32, _ name: String) -> [UInt8]? {
-        let descriptor = open("/proc/\(pid)/\(name)", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var contents: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { return contents }
-            contents += buffer[0..<count]
+        guard block.isEmpty || read == block.count else { return nil }
+        for entry in block.split(separator: 0) {
+            for variable in loaderVariables {
+                let prefix = Array((variable + "=").utf8)
+                if entry.count > prefix.count && entry.starts(with: prefix) { return .some(variable) }
+            }
         }
+        return .some(nil)
     }
 
     /// Nil when `file` (whose `info` was taken) and every directory above it belong to root

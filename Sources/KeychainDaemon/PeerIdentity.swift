@@ -62,12 +62,10 @@ struct PeerIdentity: Sendable {
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The session id, the fourth field after the command name in `/proc/PID/stat` (the name
-    /// is in parentheses and may hold anything, so fields are counted from its closing one).
+    /// The session id (field 6 of `/proc/PID/stat`).
     private static func session(of pid: Int32) -> Int32? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: end)...].split(separator: " ")
-        return fields.count > 3 ? Int32(fields[3]) : nil
+        guard let fields = ProcessFiles.statFields(pid), fields.count > 3 else { return nil }
+        return Int32(fields[3])
     }
 
     /// Closes the pidfd.
