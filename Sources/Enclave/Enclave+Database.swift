@@ -35,6 +35,7 @@ extension Enclave {
                 try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(files, deviceKey: deviceKey, replacing: true)
                 keybag.erasedKeychainID = nil
                 keybag.databaseCreated = true
+                keybag.rowLedger = true
                 try save(keybag)
                 return
             }
@@ -45,6 +46,7 @@ extension Enclave {
                 let generation = try stamp(keybag.keychainID, false)
                 try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(files, deviceKey: deviceKey, replacing: true)
                 keybag.databaseCreated = true
+                keybag.rowLedger = true
                 try save(keybag)
                 return
             }

@@ -4,9 +4,10 @@ import Foundation
 import KeychainProtocol
 
 /// What every ciphertext of an item is bound to (AES-GCM associated data): its row identity,
-/// class, accessibility, access group (by its keyed tag) and synchronizable flag. A sealed value
-/// moved to another row, group or class, or a row whose clear columns were edited, fails to
-/// open (DESIGN.md, Data protection). Every field comes from the row's own clear columns.
+/// version, class, accessibility, access group (by its keyed tag), synchronizable flag and
+/// access control. A sealed value moved to another row, group or class, a row whose clear
+/// columns were edited, or ciphertexts from an older version of the row, fail to open
+/// (DESIGN.md, Data protection). Every field comes from the row's own clear columns.
 public struct ItemBinding: Sendable, Hashable {
     /// The row's permanent random identity (16 bytes; also the persistent reference).
     public var rowIdentity: Data
@@ -20,11 +21,17 @@ public struct ItemBinding: Sendable, Hashable {
     public var synchronizable: Bool
     /// The item's access control, if it has one.
     public var accessControl: StoredAccessControl?
+    /// The row's version: 1 when added, one more at every update. The store's row ledger
+    /// remembers each row's version, so a row written back from an older copy is refused, and
+    /// binding it here keeps an older row's ciphertexts from passing for the current version.
+    /// 0 marks a row sealed before versions existed, whose associated data has no version.
+    public var version: Int64
 
     /// Creates a binding.
-    public init(rowIdentity: Data, itemClass: String, accessibility: Accessibility, accessGroupTag: Data, synchronizable: Bool,
+    public init(rowIdentity: Data, version: Int64, itemClass: String, accessibility: Accessibility, accessGroupTag: Data, synchronizable: Bool,
                 accessControl: StoredAccessControl? = nil) {
         self.rowIdentity = rowIdentity
+        self.version = version
         self.itemClass = itemClass
         self.accessibility = accessibility
         self.accessGroupTag = accessGroupTag
@@ -36,10 +43,12 @@ public struct ItemBinding: Sendable, Hashable {
 
     /// `purpose` keeps the item's three ciphertexts from standing in for one another.
     func associatedData(_ purpose: String) -> Data {
-        LengthPrefixed.encode(label: "swift-keychain item v1", [
+        var fields = [
             Data(purpose.utf8), rowIdentity, Data(itemClass.utf8), Data(accessibility.rawValue.utf8),
             accessGroupTag, Data([synchronizable ? 1 : 0]), accessControl?.encoded() ?? Data(),
-        ])
+        ]
+        if version != 0 { fields.append(withUnsafeBytes(of: UInt64(bitPattern: version).bigEndian) { Data($0) }) }
+        return LengthPrefixed.encode(label: "swift-keychain item v1", fields)
     }
 }
 

@@ -30,6 +30,10 @@ struct Keybag: Codable, Sendable {
     /// Set by an erase: the identity of the erased keychain, whose rows the database still holds
     /// until the server deletes them. The only way rows are ever deleted wholesale.
     var erasedKeychainID: String?
+    /// True when the database carries a row ledger (``Enclave/rowLedgerRequired()``): a keybag
+    /// made since ledgers exist says so from the start; one made before (the field absent)
+    /// says so after the ledger's first write. A database without its ledger is then refused.
+    var rowLedger: Bool?
 
     /// A new keybag with fresh class keys and no passcode.
     ///
@@ -39,7 +43,7 @@ struct Keybag: Codable, Sendable {
     static func fresh(deviceKey: SymmetricKey, databaseCreated: Bool = false, erasedKeychainID: String? = nil) throws(KeychainError) -> Keybag {
         var keybag = Keybag(
             keychainID: UUID().uuidString, passcode: nil, wrappedClassKeys: [:], eraseAfterFailedAttempts: false,
-            databaseCreated: databaseCreated, erasedKeychainID: erasedKeychainID)
+            databaseCreated: databaseCreated, erasedKeychainID: erasedKeychainID, rowLedger: true)
         let keys: [ProtectionClass: SymmetricKey] = [
             .whenUnlocked: SymmetricKey(size: .bits256), .afterFirstUnlock: SymmetricKey(size: .bits256),
         ]

@@ -359,14 +359,21 @@ public final class KeychainDaemon: Service {
             connectedClients: connected.load(ordering: .relaxed), idleLockSeconds: configuration.idleLockSeconds, device: device)
     }
 
-    /// The audit trail: passcode failures, and which app read or changed which item (class and
-    /// service, never a secret or another attribute's value).
+    /// The audit trail: passcode failures, failed integrity checks (a replayed row, an altered or
+    /// rolled-back database), and which app read or changed which item (class and service, never
+    /// a secret or another attribute's value).
     private func record(_ request: KeychainRequest, _ result: Result<KeychainReply, KeychainError>, _ caller: CallerIdentity, _ uid: uid_t) {
         let outcome: String = switch result {
         case .success: "ok"
         case .failure(let error): "\(error.status)"
         }
         var metadata: Logger.Metadata = ["uid": "\(uid)", "app": "\(caller.defaultAccessGroup)", "connection": "\(caller.connection)", "result": "\(outcome)"]
+        if case .failure(let error) = result, error.status == KeychainError.errSecDecode.status {
+            // A replayed or altered row, a rolled-back database: the owner must hear of it.
+            var details = metadata
+            details["because"] = "\(error.message)"
+            audit.critical("integrity check failed: nothing was returned", metadata: details)
+        }
         switch request {
         case .add(let item):
             metadata["class"] = "\(item.itemClass.rawValue)"

@@ -41,7 +41,7 @@ extension KeychainServer {
         record.attributes[CommonAttribute.modificationDate] = .date(now)
 
         let identity = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
-        let row = try seal(record, secret: item.secret, itemClass: item.itemClass, identity: identity,
+        let row = try seal(record, secret: item.secret, itemClass: item.itemClass, identity: identity, version: 1,
                            accessControl: accessControl, applicationPassword: item.applicationPassword)
         _ = try store.write { transaction in
             try transaction.insert(row.row, attributeHashes: row.hashes)
@@ -66,8 +66,9 @@ extension KeychainServer {
         return StoredAccessControl(control: control, enrolledState: enrolled)
     }
 
-    /// Seals a record into a row with its index hashes.
-    func seal(_ record: ItemRecord, secret: SecretBytes?, itemClass: ItemClass, identity: Data,
+    /// Seals a record into row `identity` at `version` (1 for a new item, one more than the
+    /// row's at an update), with its index hashes.
+    func seal(_ record: ItemRecord, secret: SecretBytes?, itemClass: ItemClass, identity: Data, version: Int64,
               accessControl: StoredAccessControl?, applicationPassword: SecretBytes?) throws(KeychainError) -> (row: StoredRow, hashes: [Data]) {
         guard case .string(let group)? = record.attributes[CommonAttribute.accessGroup],
             case .string(let rawAccessibility)? = record.attributes[CommonAttribute.accessible],
@@ -77,11 +78,11 @@ extension KeychainServer {
         let terms = IndexTerms(enclave: enclave)
         let groupTag = try terms.accessGroupTag(group)
         let binding = ItemBinding(
-            rowIdentity: identity, itemClass: itemClass.rawValue, accessibility: accessibility,
+            rowIdentity: identity, version: version, itemClass: itemClass.rawValue, accessibility: accessibility,
             accessGroupTag: groupTag, synchronizable: synchronizable, accessControl: accessControl)
         let sealed = try enclave.seal(attributes: try record.encoded(), secret: secret, binding: binding, applicationPassword: applicationPassword)
         let row = StoredRow(
-            identity: identity, itemClass: itemClass.rawValue, accessGroupHash: groupTag, synchronizable: synchronizable,
+            identity: identity, version: version, itemClass: itemClass.rawValue, accessGroupHash: groupTag, synchronizable: synchronizable,
             accessibility: accessibility.rawValue,
             primaryKeyHash: try terms.primaryKeyHash(itemClass, groupTag: groupTag, synchronizable: synchronizable, record),
             metadata: sealed.metadata, wrappedKey: sealed.wrappedKey, secret: sealed.secret,

@@ -50,7 +50,7 @@ extension KeychainServer {
                 // control: that is where the Enclave demands the authentication.
                 let authenticates = item.binding.accessControl?.control.requiresAuthentication == true
                 let current = changes.secret == nil || authenticates ? try self.openSecret(item, query, caller: caller) : nil
-                let sealed = try self.seal(record, secret: changes.secret ?? current, itemClass: query.itemClass, identity: item.row.identity,
+                let sealed = try self.seal(record, secret: changes.secret ?? current, itemClass: query.itemClass, identity: item.row.identity, version: item.row.version + 1,
                                            accessControl: accessControl, applicationPassword: query.applicationPassword)
                 guard let id = item.row.id else { continue }
                 try transaction.replace(id, with: sealed.row, attributeHashes: sealed.hashes)

@@ -128,7 +128,7 @@ extension KeychainServer {
         }
         let accessControl = try row.accessControl.map { (bytes: Data) throws(KeychainError) -> StoredAccessControl in try StoredAccessControl.decode(bytes) }
         let binding = ItemBinding(
-            rowIdentity: row.identity, itemClass: row.itemClass, accessibility: accessibility,
+            rowIdentity: row.identity, version: row.version, itemClass: row.itemClass, accessibility: accessibility,
             accessGroupTag: row.accessGroupHash, synchronizable: row.synchronizable, accessControl: accessControl)
         let record = try ItemRecord.decode(try enclave.openAttributes(row.metadata, binding: binding))
         return OpenedItem(row: row, record: record, binding: binding)

@@ -50,7 +50,7 @@ public final class KeychainServer: Sendable {
     }
 
     private static func openStore(_ enclave: Enclave, _ url: URL) throws(KeychainError) -> KeychainStore {
-        try KeychainStore(url: url) { generation in enclave.recordDatabaseCommit(generation: generation) }
+        try KeychainStore(url: url, ledger: enclave) { generation in enclave.recordDatabaseCommit(generation: generation) }
     }
 
     /// Admits the database (opening `store` when a stamp needs it): see

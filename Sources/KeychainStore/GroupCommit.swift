@@ -13,14 +13,17 @@ final class GroupCommit: @unchecked Sendable {
     /// One write waiting to be committed. `done` changes with ``condition`` locked; `error` is
     /// set by the leader before it takes the lock to mark the group done.
     final class Write: @unchecked Sendable {
-        let body: (Database) throws -> Void
+        let body: (StoreTransaction) throws -> Void
         let purging: Bool
+        /// A stamp: the row ledger is made anew (``RowLedger/working(_:resetting:)``).
+        let resettingLedger: Bool
         var done = false
         var error: (any Error)?
 
-        init(purging: Bool, _ body: @escaping (Database) throws -> Void) {
+        init(purging: Bool, resettingLedger: Bool, _ body: @escaping (StoreTransaction) throws -> Void) {
             self.body = body
             self.purging = purging
+            self.resettingLedger = resettingLedger
         }
     }
 

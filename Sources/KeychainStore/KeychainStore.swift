@@ -11,30 +11,36 @@ import KeychainProtocol
 ///
 /// The store never sees a key or a plaintext: it indexes keyed hashes and keeps ciphertexts.
 ///
-/// Schema version 1. Table `meta` holds `schemaVersion`, `keychainID` (the keybag the rows were
-/// sealed under) and `generation`, which every write transaction raises by one; after each
-/// commit the store reports the new generation, so that the Enclave can tell later whether
-/// committed transactions went missing (``DatabaseIdentity``).
+/// Schema version 2. Table `meta` holds `schemaVersion`, `keychainID` (the keybag the rows were
+/// sealed under), `generation`, which every write transaction raises by one, and `rowLedger`
+/// (``RowLedger``); after each commit the store reports the new generation, so that the Enclave
+/// can tell later whether committed transactions went missing (``DatabaseIdentity``). Version 1
+/// had no row versions and no ledger; it is upgraded in place when opened (its rows keep
+/// version 0, and its ledger is made by its first write).
 public final class KeychainStore: Sendable {
     private let pool: DatabasePool
     private let committed: @Sendable (UInt64) -> Void
+    private let ledger: RowLedger
     /// Concurrent writes share a transaction and its fsync.
     private let groupCommit = GroupCommit()
     /// The database file.
     public let url: URL
 
-    static let schemaVersion = "1"
+    static let schemaVersion = "2"
+    private static let readableSchemaVersions: Set<String> = ["1", "2"]
 
     /// Opens (or creates, mode 0600) the database at `url`. The caller has checked the file
     /// against the keybag first (``inspect(_:)``).
     ///
-    /// - Parameter committed: called after every write transaction with the database's new
-    ///   generation.
+    /// - Parameters:
+    ///   - ledger: the Enclave, which keys the row ledger.
+    ///   - committed: called after every write transaction with the database's new generation.
     /// - Throws: `errSecDecode` when the file is not a keychain database or is damaged (the
     ///   file is left untouched), `errSecIO` when it cannot be opened.
-    public init(url: URL, committed: @escaping @Sendable (UInt64) -> Void = { _ in }) throws(KeychainError) {
+    public init(url: URL, ledger: any RowLedgerAuthority, committed: @escaping @Sendable (UInt64) -> Void = { _ in }) throws(KeychainError) {
         self.url = url
         self.committed = committed
+        self.ledger = RowLedger(authority: ledger, url: url)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
@@ -53,6 +59,12 @@ public final class KeychainStore: Sendable {
             // An acknowledged write is on disk, even across a power cut. Set after opening:
             // GRDB's pool sets NORMAL when it enables WAL, and it has a single writer connection.
             try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+            try pool.write { db in
+                // Schema 1 to 2: rows get their version column (0 for rows sealed without one).
+                guard try db.tableExists("items"), try !db.columns(in: "items").contains(where: { $0.name == "version" }) else { return }
+                try db.execute(sql: "ALTER TABLE items ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+                try db.execute(sql: "UPDATE meta SET value = '\(Self.schemaVersion)' WHERE key = 'schemaVersion'")
+            }
         } catch let error as DatabaseError {
             throw Self.map(error, url: url)
         } catch {
@@ -100,7 +112,7 @@ public final class KeychainStore: Sendable {
                     throw KeychainError(.errSecDecode, "\(url.path) is an SQLite database but not a keychain database; it was left untouched")
                 }
                 let version = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
-                guard version == schemaVersion else {
+                guard let version, readableSchemaVersions.contains(version) else {
                     throw KeychainError(.errSecDecode, "the keychain database has schema version \(version ?? "none"), which this version of swift-keychain does not read")
                 }
                 let generation = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'").flatMap(UInt64.init) ?? 0
@@ -124,6 +136,7 @@ public final class KeychainStore: Sendable {
                     CREATE TABLE IF NOT EXISTS items (
                         id INTEGER PRIMARY KEY,
                         identity BLOB NOT NULL UNIQUE,
+                        version INTEGER NOT NULL,
                         itemClass TEXT NOT NULL,
                         accessGroupHash BLOB NOT NULL,
                         synchronizable INTEGER NOT NULL,
@@ -146,8 +159,8 @@ public final class KeychainStore: Sendable {
         } catch {
             throw Self.map(error, url: url)
         }
-        return try write(purging: deletingRows) { transaction in
-            if deletingRows { try transaction.db.execute(sql: "DELETE FROM items") }
+        return try write(purging: deletingRows, resettingLedger: true) { transaction in
+            if deletingRows { try transaction.deleteEverything() }
             try transaction.db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('keychainID', ?)", arguments: [keychainID])
             return try transaction.generation()
         }
@@ -156,7 +169,10 @@ public final class KeychainStore: Sendable {
     /// Reads in a consistent snapshot.
     public func read<Result>(_ body: (StoreTransaction) throws -> Result) throws(KeychainError) -> Result {
         do {
-            return try pool.read { db in try body(StoreTransaction(db: db)) }
+            return try pool.read { db in
+                let verified = try ledger.verified(db)
+                return try body(StoreTransaction(db: db, ledger: verified.map { RowLedger.Working($0, authenticator: nil, establishing: false) }))
+            }
         } catch {
             throw Self.map(error, url: url)
         }
@@ -171,10 +187,16 @@ public final class KeychainStore: Sendable {
     ///   and truncate it, so that what `body` deleted or replaced is gone from both files (with
     ///   `secure_delete`, freed content is zeroed) before this returns.
     public func write<Value>(purging: Bool = false, _ body: (StoreTransaction) throws -> Value) throws(KeychainError) -> Value {
+        try write(purging: purging, resettingLedger: false, body)
+    }
+
+    /// ``write(purging:_:)``; with `resettingLedger`, the row ledger is made anew from the rows
+    /// rather than checked (the stamp of a new or erased keychain, whose keys are new).
+    private func write<Value>(purging: Bool, resettingLedger: Bool, _ body: (StoreTransaction) throws -> Value) throws(KeychainError) -> Value {
         // The caller waits until its write is done, so its closure is only borrowed.
         let outcome: Result<Value, any Error> = withoutActuallyEscaping(body) { body in
             var result: Value?
-            let write = GroupCommit.Write(purging: purging) { db in result = try body(StoreTransaction(db: db)) }
+            let write = GroupCommit.Write(purging: purging, resettingLedger: resettingLedger) { transaction in result = try body(transaction) }
             groupCommit.submit(write) { group in commitGroup(group) }
             if let error = write.error { return .failure(error) }
             guard let result else { return .failure(KeychainError(.errSecInternalComponent, "a write finished without a result")) }
@@ -188,30 +210,38 @@ public final class KeychainStore: Sendable {
         }
     }
 
-    /// Commits one group of writes in one transaction that raises the generation once; each
-    /// write in a savepoint of its own. A write that failed, or whose transaction did, gets its
-    /// error.
+    /// Commits one group of writes in one transaction that raises the generation once and
+    /// seals the row ledger to it; each write in a savepoint of its own. A write that failed, or
+    /// whose transaction did, gets its error.
     private func commitGroup(_ group: [GroupCommit.Write]) {
         do {
-            let generation = try pool.write { db in
+            let (generation, working) = try pool.write { db in
+                let working = try ledger.working(db, resetting: group.contains { $0.resettingLedger })
+                let transaction = StoreTransaction(db: db, ledger: working)
                 for write in group {
+                    working.beginWrite()
                     do {
                         try db.inSavepoint {
-                            try write.body(db)
+                            try write.body(transaction)
                             return .commit
                         }
                     } catch {
+                        working.rollBackWrite()
                         write.error = error
                     }
                 }
                 try db.execute(sql: "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-                return try StoreTransaction(db: db).generation()
+                let generation = try transaction.generation()
+                try ledger.seal(working, generation: generation, db)
+                return (generation, working)
             }
+            ledger.committed(working)
             committed(generation)
             if group.contains(where: { $0.purging && $0.error == nil }) {
                 try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
             }
         } catch {
+            ledger.forget()
             for write in group where write.error == nil { write.error = error }
         }
     }

@@ -3,8 +3,13 @@ import GRDB
 import KeychainProtocol
 
 /// The operations available inside ``KeychainStore/read(_:)`` and ``KeychainStore/write(_:)``.
+///
+/// Every row read here is checked against the row ledger (``RowLedger``), and every row
+/// written is recorded in it.
 public struct StoreTransaction {
     let db: Database
+    /// Nil only for a keychain whose database has no ledger yet, until its first write.
+    let ledger: RowLedger.Working?
 
     /// Rows matching `filter`, oldest first.
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
@@ -45,7 +50,9 @@ public struct StoreTransaction {
             sql += " LIMIT ?"
             arguments += [limit]
         }
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map(StoredRow.init(row:))
+        let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map(StoredRow.init(row:))
+        for row in rows { try ledger?.check(identity: row.identity, version: row.version) }
+        return rows
     }
 
     /// Inserts a row and its attribute hashes.
@@ -55,11 +62,12 @@ public struct StoreTransaction {
     public func insert(_ row: StoredRow, attributeHashes: [Data]) throws -> Int64 {
         try db.execute(
             sql: """
-                INSERT INTO items (identity, itemClass, accessGroupHash, synchronizable, accessibility,
-                    primaryKeyHash, metadata, wrappedKey, secret, accessControl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO items (identity, version, itemClass, accessGroupHash, synchronizable, accessibility,
+                    primaryKeyHash, metadata, wrappedKey, secret, accessControl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: row.arguments)
         let id = db.lastInsertedRowID
+        try writing().record(identity: row.identity, from: nil, to: row.version)
         try insertHashes(attributeHashes, for: id)
         return id
     }
@@ -68,9 +76,12 @@ public struct StoreTransaction {
     ///
     /// - Throws: `errSecDuplicateItem` when the new primary-key hash belongs to another row.
     public func replace(_ id: Int64, with row: StoredRow, attributeHashes: [Data]) throws {
+        let current = try pair(id)
+        guard current.identity == row.identity else { throw KeychainError(.errSecInternalComponent, "a row's replacement has another identity") }
+        try writing().record(identity: row.identity, from: current.version, to: row.version)
         try db.execute(
             sql: """
-                UPDATE items SET identity = ?, itemClass = ?, accessGroupHash = ?, synchronizable = ?,
+                UPDATE items SET identity = ?, version = ?, itemClass = ?, accessGroupHash = ?, synchronizable = ?,
                     accessibility = ?, primaryKeyHash = ?, metadata = ?, wrappedKey = ?, secret = ?, accessControl = ? WHERE id = ?
                 """,
             arguments: row.arguments + [id])
@@ -81,13 +92,28 @@ public struct StoreTransaction {
     /// Deletes rows by id.
     public func delete(_ ids: [Int64]) throws {
         for id in ids {
+            let current = try pair(id)
+            try writing().record(identity: current.identity, from: current.version, to: nil)
             try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [id])
         }
+    }
+
+    /// Deletes every row (finishing an erase).
+    func deleteEverything() throws {
+        try writing().clear()
+        try db.execute(sql: "DELETE FROM items")
     }
 
     /// Deletes every row of one accessibility; returns how many.
     @discardableResult
     public func deleteAll(accessibility: String) throws -> Int {
+        let doomed = try Row.fetchAll(db, sql: "SELECT identity, version FROM items WHERE accessibility = ?", arguments: [accessibility])
+        for row in doomed {
+            let identity: Data = row[0]
+            let version: Int64 = row[1]
+            try writing().check(identity: identity, version: version)
+            try writing().record(identity: identity, from: version, to: nil)
+        }
         try db.execute(sql: "DELETE FROM items WHERE accessibility = ?", arguments: [accessibility])
         return db.changesCount
     }
@@ -103,6 +129,25 @@ public struct StoreTransaction {
     /// The database's commit generation.
     func generation() throws -> UInt64 {
         try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'").flatMap(UInt64.init) ?? 0
+    }
+
+    /// The identity and version of row `id`, checked against the ledger.
+    private func pair(_ id: Int64) throws -> (identity: Data, version: Int64) {
+        guard let row = try Row.fetchOne(db, sql: "SELECT identity, version FROM items WHERE id = ?", arguments: [id]) else {
+            throw KeychainError(.errSecItemNotFound, "the item was deleted meanwhile")
+        }
+        let identity: Data = row[0]
+        let version: Int64 = row[1]
+        try writing().check(identity: identity, version: version)
+        return (identity, version)
+    }
+
+    /// The ledger of a write transaction.
+    private func writing() throws(KeychainError) -> RowLedger.Working {
+        guard let ledger, ledger.authenticator != nil else {
+            throw KeychainError(.errSecInternalComponent, "a keychain row was written outside a write transaction")
+        }
+        return ledger
     }
 
     private func insertHashes(_ hashes: [Data], for id: Int64) throws {

@@ -8,6 +8,9 @@ public struct StoredRow: Sendable, Hashable {
     public var id: Int64?
     /// 16 random bytes, the item's permanent identity and persistent reference.
     public var identity: Data
+    /// 1 when added, one more at every update; bound into the ciphertexts and kept in the row
+    /// ledger (``RowLedger``). 0 for a row written before versions existed.
+    public var version: Int64
     /// The item class's raw value (`genp`, `inet`, `keys`).
     public var itemClass: String
     /// Keyed hash of the access group name.
@@ -29,12 +32,13 @@ public struct StoredRow: Sendable, Hashable {
 
     /// Creates a row.
     public init(
-        id: Int64? = nil, identity: Data, itemClass: String, accessGroupHash: Data, synchronizable: Bool,
+        id: Int64? = nil, identity: Data, version: Int64, itemClass: String, accessGroupHash: Data, synchronizable: Bool,
         accessibility: String, primaryKeyHash: Data, metadata: Data, wrappedKey: Data, secret: Data, accessControl: Data? = nil
     ) {
         self.accessControl = accessControl
         self.id = id
         self.identity = identity
+        self.version = version
         self.itemClass = itemClass
         self.accessGroupHash = accessGroupHash
         self.synchronizable = synchronizable
@@ -48,6 +52,7 @@ public struct StoredRow: Sendable, Hashable {
     init(row: Row) {
         id = row["id"]
         identity = row["identity"]
+        version = row["version"]
         itemClass = row["itemClass"]
         accessGroupHash = row["accessGroupHash"]
         synchronizable = row["synchronizable"]
@@ -60,7 +65,7 @@ public struct StoredRow: Sendable, Hashable {
     }
 
     var arguments: StatementArguments {
-        [identity, itemClass, accessGroupHash, synchronizable, accessibility, primaryKeyHash, metadata, wrappedKey, secret, accessControl]
+        [identity, version, itemClass, accessGroupHash, synchronizable, accessibility, primaryKeyHash, metadata, wrappedKey, secret, accessControl]
     }
 }
 

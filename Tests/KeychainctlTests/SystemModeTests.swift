@@ -163,4 +163,23 @@ import Testing
         #expect(result.stderr.contains("never as root"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: "\(base)/run/socket"))
     }
+    /// The disk restored from a copy under a running daemon (an evil maid, a backup put back):
+    /// the old row of alice's password is refused, never returned, and the audit log says why.
+    @Test func anOldRowPutBackOnDiskIsRefusedAndAudited() throws {
+        let daemon = try SystemDaemonHarness()
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "me"], input: "old secret").status == 0)
+        let database = daemon.state.appendingPathComponent("\(alice.uid)/keychain.db").path
+        let copy = try CommandRunner().script("sqlite3 \(SystemDaemonHarness.quoted(database)) 'CREATE TABLE copied AS SELECT * FROM items'")
+        #expect(copy.status == 0, "\(copy.stderr)")
+        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-U", "-s", "mail", "-a", "me"], input: "new secret").status == 0)
+        let restore = try CommandRunner().script(
+            "sqlite3 \(SystemDaemonHarness.quoted(database)) 'DELETE FROM items; INSERT INTO items SELECT * FROM copied; DROP TABLE copied'")
+        #expect(restore.status == 0, "\(restore.stderr)")
+        let read = try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"])
+        #expect(read.status != 0 && !read.stdout.contains("old secret"), "\(read.stdout)\(read.stderr)")
+        #expect(read.stderr.contains("older copy"), "\(read.stderr)")
+        #expect(daemon.daemonLog.contains("integrity check failed"), "\(daemon.daemonLog)")
+    }
 }

@@ -1,0 +1,49 @@
+import Crypto
+import Foundation
+import KeychainProtocol
+
+/// The keyed hashes of the store's row ledger. The key derives from the AfterFirstUnlock class
+/// key, as the index hashes' does: with a passcode set, nobody without it (a copied disk, a
+/// backup) can forge a ledger for rows they wrote back; and it never leaves this value.
+struct RowLedgerMAC: RowLedgerAuthenticator {
+    private let key: SymmetricKey
+
+    init(classKey: SymmetricKey) {
+        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: classKey, info: Data("swift-keychain row-ledger v1".utf8), outputByteCount: 32)
+    }
+
+    func pairTag(identity: [UInt8], version: Int64) -> [UInt8] {
+        var hmac = HMAC<SHA256>(key: key)
+        hmac.update(data: [1])
+        hmac.update(data: identity)
+        hmac.update(data: withUnsafeBytes(of: UInt64(bitPattern: version).bigEndian) { Array($0) })
+        return Array(hmac.finalize())
+    }
+
+    func summaryTag(generation: UInt64, setHash: [UInt8]) -> [UInt8] {
+        var hmac = HMAC<SHA256>(key: key)
+        hmac.update(data: [2])
+        hmac.update(data: withUnsafeBytes(of: generation.bigEndian) { Array($0) })
+        hmac.update(data: setHash)
+        return Array(hmac.finalize())
+    }
+}
+
+extension Enclave: RowLedgerAuthority {
+    public func rowLedgerAuthenticator() throws(KeychainError) -> any RowLedgerAuthenticator {
+        RowLedgerMAC(classKey: try classKey(.afterFirstUnlock))
+    }
+
+    public func rowLedgerRequired() throws(KeychainError) -> Bool {
+        try keybag().rowLedger == true
+    }
+
+    public func recordRowLedgerEstablished() throws(KeychainError) {
+        try withStateLock { () throws(KeychainError) in
+            var keybag = try keybag()
+            guard keybag.rowLedger != true else { return }
+            keybag.rowLedger = true
+            try save(keybag)
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import GRDB
+import KeychainProtocol
+import Synchronization
+
+/// The row ledger: which version of which row the keychain last wrote, authenticated, so that
+/// somebody able to write the database file (or to put back an older copy of it) cannot bring
+/// back an old secret, a deleted item or an item as it was before its access control was set.
+///
+/// Every row has a version (1 when added, one more at each update) bound into its ciphertexts
+/// (``StoredRow/version``). The ledger, in `meta` under `rowLedger`, is the XOR of a keyed hash
+/// of every (identity, version) pair, sealed with a keyed hash to the database's commit
+/// generation; the keys are the Enclave's (``RowLedgerAuthority``). Every write transaction
+/// updates it. When the store first reads a generation it has not seen, it recomputes the set
+/// from every row and compares (one scan of `items`' identities and versions, one keyed hash
+/// per row), then keeps every row's version in memory and checks each row it fetches against
+/// it: a row whose version is not the one remembered (written back from an older copy) or
+/// whose identity is unknown (re-inserted after its deletion) is refused with `errSecDecode`,
+/// as is a database whose rows do not add up to its ledger.
+///
+/// A whole database put back with its own older ledger is caught by the generation the Enclave
+/// records beside the keybag (``DatabaseIdentity``), when the keychain is opened.
+final class RowLedger: Sendable {
+    /// The ledger as verified at one generation: every row's version and the set hash.
+    struct Snapshot: Sendable {
+        var generation: UInt64
+        var setHash: [UInt8]
+        var versions: [Data: Int64]
+
+        static let empty = Snapshot(generation: 0, setHash: Array(repeating: 0, count: 32), versions: [:])
+    }
+
+    static let metaKey = "rowLedger"
+    private let authority: any RowLedgerAuthority
+    private let url: URL
+    /// The newest snapshot verified or written by this process.
+    private let known = Mutex<Snapshot?>(nil)
+
+    init(authority: any RowLedgerAuthority, url: URL) {
+        self.authority = authority
+        self.url = url
+    }
+
+    /// The verified ledger of the database as `db` sees it, for a read; nil when the database
+    /// has no ledger yet and the keybag does not ask for one (a keychain made before ledgers).
+    ///
+    /// - Throws: `errSecDecode` when the ledger is missing although required, does not belong
+    ///   to this generation, or the rows do not add up to it; `errSecInteractionNotAllowed`
+    ///   before the first unlock.
+    func verified(_ db: Database) throws(KeychainError) -> Snapshot? {
+        let generation = try fetch(db) { try StoreTransaction(db: db, ledger: nil).generation() }
+        if let snapshot = known.withLock({ $0 }), snapshot.generation == generation { return snapshot }
+        guard let stored = try fetch(db, { try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [Self.metaKey]) }) else {
+            guard try !authority.rowLedgerRequired() else {
+                throw KeychainError(.errSecDecode, "the keychain database lost its row ledger, which the keybag records it has: the database was altered. \(Self.recovery)")
+            }
+            return nil
+        }
+        let authenticator = try authority.rowLedgerAuthenticator()
+        let parts = stored.split(separator: " ")
+        guard parts.count == 3, let storedGeneration = UInt64(parts[0]), let setHash = Self.bytes(hex: parts[1]), let tag = Self.bytes(hex: parts[2]),
+            storedGeneration == generation, setHash.count == 32, tag == authenticator.summaryTag(generation: generation, setHash: setHash)
+        else {
+            throw KeychainError(.errSecDecode, "the keychain database's row ledger is not authentic for its generation \(generation): the database or its ledger was altered or put back from an older copy. \(Self.recovery)")
+        }
+        var scanned = try scan(db, authenticator)
+        guard scanned.setHash == setHash else {
+            throw KeychainError(.errSecDecode, "the keychain database's rows do not match its row ledger: a row was written back from an older copy, re-inserted after its deletion, or removed. No item was returned. \(Self.recovery)")
+        }
+        scanned.generation = generation
+        remember(scanned)
+        return scanned
+    }
+
+    /// The ledger a write transaction changes: the verified one, or, for a keychain whose
+    /// database has none yet or when `resetting` (a new or erased keychain's stamp), one made
+    /// from the rows as they are.
+    func working(_ db: Database, resetting: Bool) throws(KeychainError) -> Working {
+        let authenticator = try authority.rowLedgerAuthenticator()
+        if !resetting, let snapshot = try verified(db) {
+            return Working(snapshot, authenticator: authenticator, establishing: false)
+        }
+        return Working(try scan(db, authenticator), authenticator: authenticator, establishing: !resetting)
+    }
+
+    /// Writes `working`'s ledger for the transaction's new `generation`.
+    func seal(_ working: Working, generation: UInt64, _ db: Database) throws {
+        guard let authenticator = working.authenticator else { throw KeychainError.errSecInternalComponent }
+        working.snapshot.generation = generation
+        let tag = authenticator.summaryTag(generation: generation, setHash: working.snapshot.setHash)
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            arguments: [Self.metaKey, "\(generation) \(Self.hex(working.snapshot.setHash)) \(Self.hex(tag))"])
+    }
+
+    /// Called once the transaction that sealed `working` committed.
+    func committed(_ working: Working) {
+        remember(working.snapshot)
+        if working.establishing { try? authority.recordRowLedgerEstablished() }
+    }
+
+    /// Forgets what was verified (the database may have been rolled back by a failed commit).
+    func forget() {
+        known.withLock { $0 = nil }
+    }
+
+    /// Keeps the newest snapshot: a read that began before a commit verifies an older one.
+    private func remember(_ snapshot: Snapshot) {
+        known.withLock { known in
+            if known == nil || known!.generation < snapshot.generation { known = snapshot }
+        }
+    }
+
+    private func scan(_ db: Database, _ authenticator: any RowLedgerAuthenticator) throws(KeychainError) -> Snapshot {
+        var snapshot = Snapshot.empty
+        try fetch(db) {
+            let rows = try Row.fetchCursor(db, sql: "SELECT identity, version FROM items")
+            while let row = try rows.next() {
+                let identity: Data = row[0]
+                let version: Int64 = row[1]
+                snapshot.versions[identity] = version
+                Self.xor(&snapshot.setHash, authenticator.pairTag(identity: Array(identity), version: version))
+            }
+        }
+        return snapshot
+    }
+
+    private func fetch<Value>(_ db: Database, _ body: () throws -> Value) throws(KeychainError) -> Value {
+        do {
+            return try body()
+        } catch {
+            throw KeychainStore.map(error, url: url)
+        }
+    }
+
+    static func xor(_ accumulator: inout [UInt8], _ tag: [UInt8]) {
+        for index in accumulator.indices { accumulator[index] ^= tag[index] }
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
+
+    private static func bytes(hex: Substring) -> [UInt8]? {
+        guard hex.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+
+    private static let recovery = "Nothing was changed. Restore the keychain's files as they were together, or erase the keychain with `keychainctl erase`."
+}
+
+extension RowLedger {
+    /// The ledger inside one transaction. A read only checks rows against it; a write also
+    /// records each row it inserts, replaces or deletes, and undoes a failed write's records
+    /// when its savepoint is rolled back.
+    final class Working {
+        fileprivate(set) var snapshot: Snapshot
+        let authenticator: (any RowLedgerAuthenticator)?
+        /// True when this transaction writes the database's first ledger over existing rows.
+        let establishing: Bool
+        private enum Change {
+            case pair(identity: Data, from: Int64?, to: Int64?)
+            case cleared(Snapshot)
+        }
+        private var changes: [Change] = []
+
+        init(_ snapshot: Snapshot, authenticator: (any RowLedgerAuthenticator)?, establishing: Bool) {
+            self.snapshot = snapshot
+            self.authenticator = authenticator
+            self.establishing = establishing
+        }
+
+        /// Refuses a row that is not the version the ledger holds.
+        func check(identity: Data, version: Int64) throws(KeychainError) {
+            guard let known = snapshot.versions[identity] else {
+                throw KeychainError(.errSecDecode, "a keychain row that its row ledger does not hold was found (an item deleted earlier was put back, or a row was copied in): the database was altered; no item was returned. \(RowLedger.recovery)")
+            }
+            guard known == version else {
+                throw KeychainError(.errSecDecode, "a keychain row is at version \(version) but the keychain last wrote version \(known): the row was put back from an older copy; no item was returned. \(RowLedger.recovery)")
+            }
+        }
+
+        /// Records that the row `identity` went from version `from` to `to` (nil: absent).
+        func record(identity: Data, from: Int64?, to: Int64?) throws(KeychainError) {
+            try apply(identity, from: from, to: to)
+            changes.append(.pair(identity: identity, from: from, to: to))
+        }
+
+        /// Records that every row was deleted.
+        func clear() {
+            changes.append(.cleared(snapshot))
+            let generation = snapshot.generation
+            snapshot = .empty
+            snapshot.generation = generation
+        }
+
+        /// Starts one write's records.
+        func beginWrite() {
+            changes = []
+        }
+
+        /// Undoes the records of the write whose savepoint was rolled back.
+        func rollBackWrite() {
+            for change in changes.reversed() {
+                switch change {
+                case .pair(let identity, let from, let to): try? apply(identity, from: to, to: from)
+                case .cleared(let previous): snapshot = previous
+                }
+            }
+            changes = []
+        }
+
+        private func apply(_ identity: Data, from: Int64?, to: Int64?) throws(KeychainError) {
+            guard let authenticator else { throw KeychainError(.errSecInternalComponent, "a read transaction tried to change the row ledger") }
+            if let from { RowLedger.xor(&snapshot.setHash, authenticator.pairTag(identity: Array(identity), version: from)) }
+            if let to { RowLedger.xor(&snapshot.setHash, authenticator.pairTag(identity: Array(identity), version: to)) }
+            snapshot.versions[identity] = to
+        }
+    }
+}
