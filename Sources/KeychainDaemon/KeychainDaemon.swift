@@ -146,6 +146,7 @@ public final class KeychainDaemon: Service {
             for problem in AppRegistry(directory: configuration.registryDirectory).problems {
                 logger.warning("app registry: \(problem)")
             }
+            KeychainImport.removeLeftovers(in: configuration.keychainDirectory)
         }
         let server = try await bind(configuration.runtimeDirectory)
         logger.info("keychaind listening", metadata: ["mode": "\(configuration.mode)", "socket": "\(configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)", "pid": "\(getpid())"])
@@ -219,8 +220,11 @@ public final class KeychainDaemon: Service {
             }
             let number = connectionNumbers.add(1, ordering: .relaxed).oldValue
             connected.add(1, ordering: .relaxed)
-            let client = Client(peer: identity, app: app, keychain: keychain(of: identity.uid), connection: number)
+            let client = Client(
+                peer: identity, app: app, keychain: keychain(of: identity.uid), connection: number,
+                keychainImport: configuration.mode == .system ? KeychainImport(state: configuration.keychainDirectory, uid: identity.uid, connection: number) : nil)
             defer {
+                client.keychainImport?.abandon()
                 connected.subtract(1, ordering: .relaxed)
                 client.keychain.keychain.openedServer?.endConnection(number)
             }
@@ -254,6 +258,8 @@ public final class KeychainDaemon: Service {
         let app: AppIdentity
         let keychain: UserKeychain
         let connection: UInt64
+        /// The move of the user's per-user keychain under way on this connection (system mode).
+        let keychainImport: KeychainImport?
 
         var ownerSession: OwnerSessions.Key { OwnerSessions.Key(executable: app.identifier, session: peer.session) }
     }
@@ -330,6 +336,9 @@ public final class KeychainDaemon: Service {
                     return .daemon(try self.status(of: keychain))
                 case .identify:
                     return .done
+                case .beginImport, .importChunk, .finishImport:
+                    guard let keychainImport = client.keychainImport else { throw KeychainError(.errSecUnimplemented, "only the system keychain daemon (keychaind --system) takes in a per-user keychain") }
+                    return try Self.perform(request, keychainImport)
                 case .openOwnerSession where untrusted, .openOwnerSessionByBiometry where untrusted:
                     throw KeychainError(.errSecMissingEntitlement, "this program is not trusted by the system keychain daemon (its log says why), so it cannot act for the owner")
                 case .setEntitlement where system, .listEntitlements where system:
@@ -346,6 +355,17 @@ public final class KeychainDaemon: Service {
         } catch {
             return .failure(KeychainError(.errSecInternalComponent, "the daemon is shutting down"))
         }
+    }
+
+    /// One step of moving a per-user keychain in (``KeychainImport``).
+    private static func perform(_ request: KeychainRequest, _ keychainImport: KeychainImport) throws(KeychainError) -> KeychainReply {
+        switch request {
+        case .beginImport: try keychainImport.begin()
+        case .importChunk(let file, let offset, let bytes): try keychainImport.append(file: file, offset: offset, bytes: bytes)
+        case .finishImport(let passcode): return .count(try keychainImport.finish(passcode: passcode))
+        default: throw KeychainError.errSecInternalComponent
+        }
+        return .done
     }
 
     /// The daemon's state, and the lock state of the caller's keychain.
@@ -391,6 +411,8 @@ public final class KeychainDaemon: Service {
             guard case .success(.match(let match)) = result, match != .noTouch else { break }
             metadata["match"] = "\(match)"
             audit.notice("opening an owner session with a fingerprint", metadata: metadata)
+        case .finishImport:
+            audit.notice("per-user keychain moved in", metadata: metadata)
         case .openOwnerSession, .closeOwnerSession:
             audit.notice(request.isOpeningOwnerSession ? "opening an owner session" : "closing an owner session", metadata: metadata)
         case .setEntitlement(let app, let group, let granted):

@@ -77,6 +77,20 @@ public enum KeychainRequest: Sendable {
     /// keychain opens. Answered with how many items the database held (`count`), or `done`
     /// when it could not tell.
     case eraseUnopenableKeychain
+    /// Start moving the caller's per-user keychain into the system daemon
+    /// (`keychainctl daemon migrate-to-system`): the daemon makes an empty staging directory
+    /// for this connection. Only `keychaind --system` answers it.
+    case beginImport
+    /// Part of one of the per-user keychain's files, at `offset` (each file is sent in order,
+    /// in parts of at most ``KeychainRequest/maximumImportChunk`` bytes).
+    case importChunk(file: String, offset: Int, bytes: SecretBytes)
+    /// Check the staged keychain (it opens, its passcode is `passcode` when it has one, every
+    /// row passes its ledger) and make it the caller's system keychain, atomically; answered
+    /// with how many items it holds (`count`). Refused when the caller already has one.
+    case finishImport(passcode: SecretBytes?)
+
+    /// The largest part of a file an ``importChunk(file:offset:bytes:)`` carries.
+    public static let maximumImportChunk = 512 << 10
 }
 
 /// What the keychain answers.

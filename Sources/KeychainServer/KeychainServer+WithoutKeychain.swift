@@ -30,6 +30,8 @@ extension KeychainServer {
             return .count(0)
         case .daemonStatus, .identify:
             throw noDaemon
+        case .beginImport, .importChunk, .finishImport:
+            throw onlySystemDaemonImports
         case .openOwnerSession, .openOwnerSessionByBiometry, .setEntitlement:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
         case .closeOwnerSession:

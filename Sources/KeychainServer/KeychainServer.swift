@@ -145,6 +145,8 @@ public final class KeychainServer: Sendable {
             return .done
         case .daemonStatus, .identify:
             throw Self.noDaemon
+        case .beginImport, .importChunk, .finishImport:
+            throw Self.onlySystemDaemonImports
         case .openOwnerSession(let passcode):
             // In this process the program states its own powers; only keychaind keeps sessions.
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.verifyPasscode(passcode) }
@@ -171,6 +173,8 @@ public final class KeychainServer: Sendable {
 
     /// The answer to `daemonStatus` from a keychain in this process.
     static let noDaemon = KeychainError(.errSecUnimplemented, "this program uses the keychain embedded in it, not keychaind")
+    /// The answer to an import anywhere but in the system daemon.
+    static let onlySystemDaemonImports = KeychainError(.errSecUnimplemented, "only the system keychain daemon (keychaind --system) takes in a per-user keychain")
 
     /// The access groups of `app`: its own (its identity), then the shared ones the owner
     /// granted it. A damaged entitlements file grants nothing (the error shows in `apps list`).

@@ -5,7 +5,7 @@ import Keychain
 struct Daemon: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Start, stop or look at keychaind, the keychain daemon.",
-        subcommands: [DaemonStart.self, DaemonStop.self, DaemonStatusCommand.self, DaemonInstall.self])
+        subcommands: [DaemonStart.self, DaemonStop.self, DaemonStatusCommand.self, DaemonInstall.self, DaemonMigrateToSystem.self])
 }
 
 struct DaemonStart: ParsableCommand {

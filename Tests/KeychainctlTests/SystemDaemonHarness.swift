@@ -14,6 +14,7 @@ final class SystemDaemonHarness {
     let user: LocalUser
     private let shell: CommandRunner
     private(set) var pid: pid_t = 0
+    private let capabilities: [String]
 
     var state: URL { base.appendingPathComponent("state") }
     var runtime: URL { base.appendingPathComponent("run") }
@@ -29,6 +30,7 @@ final class SystemDaemonHarness {
     /// as systemd's `AmbientCapabilities=` would give them.
     init(user: LocalUser? = nil, capabilities: [String] = ["sys_ptrace"]) throws {
         self.user = try user ?? LocalUser.daemon()
+        self.capabilities = capabilities
         base = URL(fileURLWithPath: "/tmp/kcsys-\(UUID().uuidString.prefix(8))")
         shell = try CommandRunner()
         for directory in [base, state, runtime, registry, trustedPrograms] {
@@ -58,6 +60,8 @@ final class SystemDaemonHarness {
         guard output >= 0 else { throw POSIXError(.EIO) }
         defer { close(output) }
         let line = commandLine(capabilities: capabilities)
+        // A killed daemon left its socket file: the new one is ready when it binds its own.
+        unlink(socket)
         pid = try ChildSpawn.spawn(line[0], Array(line.dropFirst()), environment: Self.environment, stdio: (nil, output, output))
         let deadline = Date().addingTimeInterval(15)
         var info = stat()
@@ -119,8 +123,27 @@ final class SystemDaemonHarness {
         return text.split(separator: "\n").first { $0.hasPrefix(field + ":") }.map { $0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces) }
     }
 
+    /// Starts the daemon again on the same files, after killing it (SIGKILL) if it runs: a
+    /// crash, then the restart systemd would do.
+    func restart() throws {
+        if pid > 0 {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+            pid = 0
+        }
+        try start(capabilities: capabilities)
+    }
+
     /// Stops the daemon (SIGTERM, then SIGKILL by pid) and removes the directory.
     func cleanUp() {
+        stop()
+        try? FileManager.default.removeItem(at: base)
+        try? FileManager.default.removeItem(at: shell.home)
+    }
+
+    /// Stops the daemon: SIGTERM, then SIGKILL by pid.
+    func stop() {
         if pid > 0 {
             kill(pid, SIGTERM)
             var status: Int32 = 0
@@ -134,8 +157,7 @@ final class SystemDaemonHarness {
                 }
                 usleep(20_000)
             }
+            pid = 0
         }
-        try? FileManager.default.removeItem(at: base)
-        try? FileManager.default.removeItem(at: shell.home)
     }
 }

@@ -171,15 +171,83 @@ import Testing
         let alice = try LocalUser.alice()
         #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "me"], input: "old secret").status == 0)
         let database = daemon.state.appendingPathComponent("\(alice.uid)/keychain.db").path
-        let copy = try CommandRunner().script("sqlite3 \(SystemDaemonHarness.quoted(database)) 'CREATE TABLE copied AS SELECT * FROM items'")
+        let root = try CommandRunner()
+        defer { try? FileManager.default.removeItem(at: root.home) }
+        let copy = try root.script("sqlite3 \(SystemDaemonHarness.quoted(database)) 'CREATE TABLE copied AS SELECT * FROM items'")
         #expect(copy.status == 0, "\(copy.stderr)")
         #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-U", "-s", "mail", "-a", "me"], input: "new secret").status == 0)
-        let restore = try CommandRunner().script(
+        let restore = try root.script(
             "sqlite3 \(SystemDaemonHarness.quoted(database)) 'DELETE FROM items; INSERT INTO items SELECT * FROM copied; DROP TABLE copied'")
         #expect(restore.status == 0, "\(restore.stderr)")
         let read = try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"])
         #expect(read.status != 0 && !read.stdout.contains("old secret"), "\(read.stdout)\(read.stderr)")
         #expect(read.stderr.contains("older copy"), "\(read.stderr)")
         #expect(daemon.daemonLog.contains("integrity check failed"), "\(daemon.daemonLog)")
+    }
+    /// `keychainctl daemon migrate-to-system` moves alice's per-user keychain (passcode, items)
+    /// into the system daemon and removes the old files; killed at random points (the client, or
+    /// the daemon), then run again, it never loses an item.
+    @Test func migrationToTheSystemDaemonLosesNothingWhenKilledAtRandomPoints() throws {
+        let daemon = try SystemDaemonHarness()
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        let home = daemon.base.appendingPathComponent("alice-home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chown(home.path, alice.uid, alice.gid)
+        chmod(home.path, 0o700)
+        let keychain = home.appendingPathComponent("data/keychain")
+        let pristine = daemon.base.appendingPathComponent("pristine-keychain")
+        let environment = ["env", "XDG_DATA_HOME=\(home.path)/data", "XDG_RUNTIME_DIR=\(home.path)/run"]
+        let embedded = environment + ["KEYCHAIN_MODE=embedded"]
+        let names = (0..<6).map { "service-\($0)" }
+        #expect(try daemon.keychainctl(as: alice, ["passcode", "set"], input: "1234\n", prefix: embedded).status == 0)
+        for name in names {
+            let added = try daemon.keychainctl(as: alice, ["add-generic-password", "-s", name, "-a", "me"], input: "secret of \(name)", prefix: embedded)
+            #expect(added.status == 0, "\(added.stderr)")
+        }
+        let root = try CommandRunner()
+        defer { try? FileManager.default.removeItem(at: root.home) }
+        #expect(try root.script("cp -a \(keychain.path) \(pristine.path)").status == 0)
+        let own = daemon.state.appendingPathComponent(String(alice.uid)).path
+        let migrate = ([alice.setpriv, environment, [CommandRunner.binary.path, "--system-socket", daemon.socket, "daemon", "migrate-to-system"]]
+            .flatMap { $0 }).map(SystemDaemonHarness.quoted).joined(separator: " ")
+
+        for round in 0..<10 {
+            // Alice as before the move: her per-user keychain, no system one.
+            daemon.stop()
+            #expect(try root.script("rm -rf \(own) \(keychain.path) \(keychain.path).migrated && cp -a \(pristine.path) \(keychain.path)").status == 0)
+            try daemon.restart()
+            // A random point in each tenth of the first second (a move takes about 0.7 s in a
+            // debug build here: the start, the upload, the passcode check, the rename, the removal).
+            let delay = 0.1 * (Double(round) + Double.random(in: 0...1))
+            let killsDaemon = round % 3 == 2
+            let victim = killsDaemon ? "\(daemon.pid)" : "$!"
+            let killed = try root.script("printf '1234\\n' | \(migrate) >/dev/null 2>&1 & sleep \(delay); kill -9 \(victim) 2>/dev/null; wait; true")
+            #expect(killed.status == 0)
+            if killsDaemon { try daemon.restart() }
+            // Whenever it was killed, one whole keychain is in place: the per-user one or the system one.
+            let moved = FileManager.default.fileExists(atPath: own + "/keybag")
+            let kept = FileManager.default.fileExists(atPath: keychain.appendingPathComponent("keybag").path)
+            #expect(moved || kept, "round \(round): killed after \(delay) s, neither keychain is in place")
+            print("migration round \(round): killed the \(killsDaemon ? "daemon" : "client") after \(Int(delay * 1000)) ms; system keychain \(moved ? "in place" : "absent"), per-user files \(kept ? "kept" : "removed")")
+            if kept {
+                // Run again to the end: it moves the keychain, or finds it moved already.
+                let again = try root.script("printf '1234\\n' | \(migrate)")
+                #expect(again.status == 0 || (moved && again.stderr.contains("already has a keychain")), "round \(round), delay \(delay): \(again.stdout)\(again.stderr)\n\(daemon.daemonLog)")
+                if again.status == 0 { #expect(!FileManager.default.fileExists(atPath: keychain.path), "the per-user files were not removed") }
+            }
+            // Every item, with its secret, in the system keychain, under its passcode.
+            #expect(try daemon.keychainctl(as: alice, ["unlock"], input: "1234\n").status == 0, "round \(round): \(daemon.daemonLog)")
+            #expect(try daemon.keychainctl(as: alice, ["owner", "login"], input: "1234\n").status == 0)
+            for name in names {
+                let found = try daemon.keychainctl(as: alice, ["find-generic-password", "-s", name, "-w"])
+                #expect(found.stdout == "secret of \(name)\n", "round \(round), delay \(delay), killing the \(killsDaemon ? "daemon" : "client"): \(found.stderr)")
+            }
+        }
+        // Moved, the keychain is refused a second time, and the system copy is untouched.
+        #expect(try root.script("cp -a \(pristine.path) \(keychain.path)").status == 0)
+        let twice = try root.script("printf '1234\\n' | \(migrate)")
+        #expect(twice.status != 0 && twice.stderr.contains("already has a keychain"), "\(twice.stderr)")
+        #expect(FileManager.default.fileExists(atPath: keychain.appendingPathComponent("keybag").path), "a refused move removed the per-user files")
     }
 }

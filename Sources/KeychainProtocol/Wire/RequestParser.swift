@@ -61,6 +61,12 @@ public enum RequestParser {
         case 27: return .eraseUnopenableKeychain
         case 28: return .openOwnerSessionByBiometry(timeout: try reader.double())
         case 29: return .identify
+        case 30: return .beginImport
+        case 31:
+            return .importChunk(
+                file: try reader.string(max: WireValues.maximumToken), offset: try reader.int(in: 0...(1 << 40)),
+                bytes: try reader.secret(max: KeychainRequest.maximumImportChunk))
+        case 32: return .finishImport(passcode: try reader.optional(secret))
         case let tag: throw WireError("an unknown request (tag \(tag))")
         }
     }
@@ -96,6 +102,9 @@ public enum RequestParser {
         case .eraseUnopenableKeychain: writer.u8(27)
         case .openOwnerSessionByBiometry(let timeout): writer.u8(28); writer.double(timeout)
         case .identify: writer.u8(29)
+        case .beginImport: writer.u8(30)
+        case .importChunk(let file, let offset, let bytes): writer.u8(31); writer.string(file); writer.int(offset); writer.secret(bytes)
+        case .finishImport(let passcode): writer.u8(32); writer.optional(passcode) { $0.secret($1) }
         }
     }
 }

@@ -1,0 +1,170 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Enclave
+import Foundation
+import KeychainProtocol
+import KeychainServer
+import Synchronization
+
+/// One connection's move of its user's per-user keychain into the system daemon
+/// (`keychainctl daemon migrate-to-system`). The client sends the keychain's files, which the
+/// daemon cannot read itself (they are in the user's home, out of its reach); they land in a
+/// staging directory of the daemon's, `<state>/.import-<uid>-<connection>/`, are checked there
+/// as the keychain they claim to be, and become `<state>/<uid>/` by one `rename`.
+///
+/// Nothing is lost on a crash at any point: until the rename the user's system keychain does
+/// not exist and their per-user files are untouched (the client removes them only after the
+/// daemon answered); after it, the system keychain is whole (every file was synced first). A
+/// staging directory left by a crash is removed by the next import of that user and when the
+/// daemon starts.
+///
+/// The files keep every property of the keychain: its device secret, passcode, attempt
+/// counter (a lockout carries over), fingers' state and row ledger. The device secret was
+/// readable by the user's programs before the move, so a copy taken then still opens a copy of
+/// the old files taken then; the move protects what is written afterwards (the note in the
+/// README says so).
+final class KeychainImport: Sendable {
+    /// The files a keychain directory holds that are moved; anything else is refused.
+    static let fileNames: Set<String> = ["device-secret", "keybag", "keychain.db", "keychain.db-wal", "database-state", "attempts", "biometry", "entitlements"]
+    /// The most bytes one import may stage.
+    static let maximumBytes = 1 << 30
+    static let stagingPrefix = ".import-"
+
+    private let state: URL
+    private let uid: uid_t
+    private let connection: UInt64
+    private let staged = Mutex<(directory: URL, bytes: Int)?>(nil)
+
+    init(state: URL, uid: uid_t, connection: UInt64) {
+        self.state = state
+        self.uid = uid
+        self.connection = connection
+    }
+
+    private var target: URL { state.appendingPathComponent(String(uid)) }
+
+    /// Removes every staging directory a crashed import left in `state`.
+    static func removeLeftovers(in state: URL) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: state.path)) ?? []
+        for name in names where name.hasPrefix(stagingPrefix) {
+            try? FileManager.default.removeItem(at: state.appendingPathComponent(name))
+        }
+    }
+
+    /// Starts an import: an empty staging directory (0700), after removing what an earlier
+    /// import of this user left.
+    ///
+    /// - Throws: `errSecDuplicateItem` when the user already has a system keychain.
+    func begin() throws(KeychainError) {
+        try refuseExistingKeychain()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: state.path)) ?? []
+        for name in names where name.hasPrefix("\(Self.stagingPrefix)\(uid)-") {
+            try? FileManager.default.removeItem(at: state.appendingPathComponent(name))
+        }
+        let directory = state.appendingPathComponent("\(Self.stagingPrefix)\(uid)-\(connection)")
+        guard mkdir(directory.path, 0o700) == 0 else {
+            throw KeychainError(.errSecIO, "cannot make the staging directory \(directory.path): \(String(cString: strerror(errno)))")
+        }
+        staged.withLock { $0 = (directory, 0) }
+    }
+
+    /// Writes `bytes` at `offset` of the staged file `file`; parts come in order.
+    func append(file: String, offset: Int, bytes: SecretBytes) throws(KeychainError) {
+        guard Self.fileNames.contains(file) else {
+            throw KeychainError(.errSecParam, "\(file) is not a file of a keychain; a keychain directory holds \(Self.fileNames.sorted().joined(separator: ", "))")
+        }
+        let result: Result<Void, KeychainError> = staged.withLock { staged in
+            guard let current = staged else { return .failure(KeychainError(.errSecParam, "no import was begun on this connection")) }
+            guard current.bytes + bytes.count <= Self.maximumBytes else {
+                return .failure(KeychainError(.errSecDataTooLarge, "the keychain being moved is over \(Self.maximumBytes >> 20) MiB"))
+            }
+            let path = current.directory.appendingPathComponent(file).path
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { return .failure(KeychainError(.errSecIO, "cannot write \(path): \(String(cString: strerror(errno)))")) }
+            defer { close(descriptor) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, Int(info.st_size) == offset else {
+                return .failure(KeychainError(.errSecParam, "the parts of \(file) came out of order"))
+            }
+            let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+            guard written == bytes.count else { return .failure(KeychainError(.errSecIO, "cannot write \(path): \(String(cString: strerror(errno)))")) }
+            staged = (current.directory, current.bytes + bytes.count)
+            return .success(())
+        }
+        try result.get()
+    }
+
+    /// Checks the staged keychain and makes it the user's system keychain; returns how many
+    /// items it holds.
+    ///
+    /// - Throws: `errSecAuthFailed` when the keychain has a passcode and `passcode` is missing
+    ///   or wrong (the staging stays, for another try on this connection; each wrong one counts
+    ///   in the moved keychain's attempts); `errSecDecode` when the files are not a whole
+    ///   keychain; `errSecDuplicateItem` when the user has a system keychain by now.
+    func finish(passcode: SecretBytes?) throws(KeychainError) -> Int {
+        guard let directory = staged.withLock({ $0?.directory }) else { throw KeychainError(.errSecParam, "no import was begun on this connection") }
+        let count = try check(directory, passcode: passcode)
+        for name in Self.fileNames { try sync(directory.appendingPathComponent(name), ifPresent: true) }
+        try sync(directory, ifPresent: false)
+        try refuseExistingKeychain()
+        // An empty directory of this user's (made by a request that looked) is replaced; one
+        // with files in it makes the rename fail, and nothing is replaced.
+        guard rename(directory.path, target.path) == 0 else {
+            throw KeychainError(.errSecDuplicateItem, "cannot put the keychain in place at \(target.path): \(String(cString: strerror(errno)))")
+        }
+        staged.withLock { $0 = nil }
+        try sync(state, ifPresent: false)
+        return count
+    }
+
+    /// Removes the staging of an import that did not finish (the connection closed).
+    func abandon() {
+        guard let directory = staged.withLock({ current -> URL? in
+            defer { current = nil }
+            return current?.directory
+        }) else { return }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Opens the staged keychain as the daemon will: it must open, its passcode (when it has
+    /// one) must be given, and every row of every class must pass its ledger and open.
+    private func check(_ directory: URL, passcode: SecretBytes?) throws(KeychainError) -> Int {
+        let server = try KeychainServer(directory: directory, cache: ProcessClassKeyCache(), creating: false)
+        let owner = CallerIdentity(accessGroups: ["keychaind"], isOwnerTool: true)
+        guard case .status(let status) = try server.handle(.deviceStatus, caller: owner) else { throw KeychainError.errSecInternalComponent }
+        if status.passcodeSet {
+            guard let passcode else {
+                throw KeychainError(.errSecAuthFailed, "the keychain being moved has a passcode: give it to move the keychain")
+            }
+            _ = try server.handle(.unlock(passcode: passcode), caller: owner)
+        }
+        for itemClass in ItemClass.allCases where itemClass.isImplemented {
+            do {
+                _ = try server.handle(.copyMatching(ItemQuery(itemClass: itemClass, synchronizable: .any, limit: .all, returns: .attributes)), caller: owner)
+            } catch KeychainError.errSecItemNotFound {
+                continue
+            }
+        }
+        guard case .count(let count) = try server.handle(.countItems(accessibility: nil), caller: owner) else { throw KeychainError.errSecInternalComponent }
+        _ = try? server.handle(.lock, caller: owner)
+        return count
+    }
+
+    private func refuseExistingKeychain() throws(KeychainError) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: target.path)) ?? []
+        guard names.isEmpty else {
+            throw KeychainError(.errSecDuplicateItem, "this user already has a keychain in the system daemon; nothing was moved (erase that one first with `keychainctl erase` to move the per-user keychain in its place)")
+        }
+    }
+
+    private func sync(_ url: URL, ifPresent: Bool) throws(KeychainError) {
+        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if ifPresent && errno == ENOENT { return }
+            throw KeychainError(.errSecIO, "cannot open \(url.path) to sync it: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw KeychainError(.errSecIO, "cannot sync \(url.path): \(String(cString: strerror(errno)))") }
+    }
+}
