@@ -100,7 +100,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",
-            dependencies: ["keychainctl", "chores", "keychaind", "Biometrics", "CKeychainSupport", "KeychainProtocol"],
+            dependencies: ["keychainctl", "chores", "keychaind", "KeychainDaemon", "Biometrics", "CKeychainSupport", "KeychainProtocol"],
             swiftSettings: strict),
     ]
 )

@@ -5,11 +5,13 @@ import Foundation
 ///
 /// - Per-user mode: the executable's path, with the shared groups the owner granted it
 ///   (`keychainctl apps grant`).
-/// - System mode: a native executable the daemon can trust (``ExecutableTrust``) is the app the
-///   registry names for it (``AppRegistry``: its identifier and `keychain-access-groups`), or
-///   else its path, alone. One that fails a check is *untrusted*: its identity is
-///   `untrusted:` and its path, it sees its own items only, never a shared group, and the
-///   audit log says why.
+/// - System mode, in this order: an app its Flatpak or Snap sandbox names, once the daemon has
+///   confirmed the claim (``SandboxedApp``), is the app the registry names for its Flatpak id or
+///   snap name, or else `flatpak:ID` / `snap:NAME`, alone; a native executable the daemon can
+///   trust (``ExecutableTrust``) is the app the registry names for its path (``AppRegistry``:
+///   its identifier and `keychain-access-groups`), or else its path, alone. One that fails a
+///   check is *untrusted*: its identity is `untrusted:` and its path, it sees its own items
+///   only, never a shared group, and the audit log says why.
 struct AppIdentity: Sendable {
     /// The app's identifier.
     let identifier: String
@@ -28,15 +30,42 @@ struct AppIdentity: Sendable {
 
     /// The system daemon's view of `peer`, given the registry.
     static func system(_ peer: PeerIdentity, registry: AppRegistry) -> AppIdentity {
+        switch SandboxedApp.claim(pid: peer.pid, securityLabel: peer.securityLabel) {
+        case .refused(let reason): return untrusted(peer, reason)
+        case .app(let app): return sandboxed(peer, app, registry: registry)
+        case .none: break
+        }
         let file: ExecutableTrust.FileIdentity
         switch ExecutableTrust.verdict(pid: peer.pid, executable: peer.executable) {
         case .untrusted(let reason): return untrusted(peer, reason)
         case .trusted(let running): file = running
         }
-        let (registered, mismatch) = registry.app(forExecutable: peer.executable) { AppRegistry.sha256(ofRunningFile: peer.pid) }
+        let (registered, mismatch) = registry.app(for: peer.executable) { AppRegistry.sha256(ofRunningFile: peer.pid) }
         if let mismatch { return untrusted(peer, mismatch) }
         guard let registered else {
             return AppIdentity(identifier: peer.executable, registeredGroups: [peer.executable], untrustedBecause: nil, executableFile: file)
+        }
+        return AppIdentity(identifier: registered.identifier, registeredGroups: registered.accessGroups, untrustedBecause: nil, executableFile: file)
+    }
+
+    /// A sandboxed app's identity, once its process is shown to run the file installed for it.
+    private static func sandboxed(_ peer: PeerIdentity, _ app: SandboxedApp, registry: AppRegistry) -> AppIdentity {
+        guard peer.executable.hasPrefix(app.sandboxPrefix), !peer.executable.split(separator: "/").contains("..") else {
+            return untrusted(peer, "\(app.registryKey) runs \(peer.executable), which is not its own program in \(app.sandboxPrefix)")
+        }
+        let file: ExecutableTrust.FileIdentity
+        switch ExecutableTrust.verdict(pid: peer.pid, executable: peer.executable, root: "/proc/\(peer.pid)/root") {
+        case .untrusted(let reason): return untrusted(peer, "\(app.registryKey): \(reason)")
+        case .trusted(let running): file = running
+        }
+        let installed = app.hostDirectory + peer.executable.dropFirst(app.sandboxPrefix.count)
+        if let reason = ExecutableTrust.reasonNotInstalled(installed, is: file) {
+            return untrusted(peer, "it claims to be \(app.registryKey), but \(reason)")
+        }
+        let (registered, mismatch) = registry.app(for: app.registryKey) { AppRegistry.sha256(ofRunningFile: peer.pid) }
+        if let mismatch { return untrusted(peer, mismatch) }
+        guard let registered else {
+            return AppIdentity(identifier: app.registryKey, registeredGroups: [app.registryKey], untrustedBecause: nil, executableFile: file)
         }
         return AppIdentity(identifier: registered.identifier, registeredGroups: registered.accessGroups, untrustedBecause: nil, executableFile: file)
     }

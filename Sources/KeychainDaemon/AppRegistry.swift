@@ -17,22 +17,37 @@ import Foundation
 /// }
 /// ```
 ///
-/// `sha256` (optional) pins the executable's contents. Identifiers and groups must not start
-/// with `/` or hold `:` (those name unregistered and untrusted apps). The directory and each
-/// file must belong to root and be writable by nobody else; a file that is not, or that does
-/// not parse, registers nothing and is reported (``problems``), never half-used. Apps are
-/// recognised by their executable; Flatpak ids and Snap names are not recognised yet.
+/// An app is recognised by exactly one of `executable` (a native program's path), `flatpak`
+/// (a Flatpak app id, e.g. `"flatpak": "org.example.Mail"`) or `snap` (a snap's name), each
+/// believed only as ``SandboxedApp`` and ``ExecutableTrust`` confirm it. `sha256` (optional)
+/// pins the contents of the file the app runs. Identifiers and groups must not start with `/`
+/// or hold `:` (those name unregistered and untrusted apps). The directory and each file must
+/// belong to root and be writable by nobody else; a file that is not, or that does not parse,
+/// registers nothing and is reported (``problems``), never half-used.
 struct AppRegistry: Sendable {
     /// One registered app.
     struct App: Codable, Sendable, Equatable {
         var identifier: String
-        var executable: String
+        var executable: String?
+        var flatpak: String?
+        var snap: String?
         var sha256: String?
         var keychainAccessGroups: [String]
 
         enum CodingKeys: String, CodingKey {
-            case identifier, executable, sha256
+            case identifier, executable, flatpak, snap, sha256
             case keychainAccessGroups = "keychain-access-groups"
+        }
+
+        /// How it is recognised: its executable's path, `flatpak:ID` or `snap:NAME`; nil unless
+        /// exactly one is given.
+        var recognitionKey: String? {
+            switch (executable, flatpak, snap) {
+            case (let path?, nil, nil): path
+            case (nil, let id?, nil): "flatpak:" + id
+            case (nil, nil, let name?): "snap:" + name
+            default: nil
+            }
         }
 
         /// The app's access groups, the default (where items go without `kSecAttrAccessGroup`)
@@ -44,7 +59,7 @@ struct AppRegistry: Sendable {
         }
     }
 
-    /// The apps registered, by executable path.
+    /// The apps registered, by ``App/recognitionKey``.
     let apps: [String: App]
     /// Files that registered nothing, and why.
     let problems: [String]
@@ -69,8 +84,9 @@ struct AppRegistry: Sendable {
             let path = directory.appendingPathComponent(name).path
             do throws(Refusal) {
                 let app = try Self.read(path)
-                guard apps[app.executable] == nil else { throw Refusal("\(app.executable) is registered twice") }
-                apps[app.executable] = app
+                guard let key = app.recognitionKey else { throw Refusal("it must name exactly one of executable, flatpak and snap") }
+                guard apps[key] == nil else { throw Refusal("\(key) is registered twice") }
+                apps[key] = app
             } catch {
                 problems.append("\(path): \(error.reason); it registers nothing")
             }
@@ -79,13 +95,13 @@ struct AppRegistry: Sendable {
         self.problems = problems
     }
 
-    /// The app registered for a process running `executable`; `contents` gives the running
-    /// file's SHA-256 when the registration pins it. Nil when none is registered, or when the
-    /// pin does not match (then the reason).
-    func app(forExecutable executable: String, contents: () -> String?) -> (App?, mismatch: String?) {
-        guard let app = apps[executable] else { return (nil, nil) }
+    /// The app registered under `key` (an executable's path, `flatpak:ID`, `snap:NAME`);
+    /// `contents` gives the running file's SHA-256 when the registration pins it. Nil when none
+    /// is registered, or when the pin does not match (then the reason).
+    func app(for key: String, contents: () -> String?) -> (App?, mismatch: String?) {
+        guard let app = apps[key] else { return (nil, nil) }
         if let pinned = app.sha256, contents() != pinned.lowercased() {
-            return (nil, "\(executable) is not the build registered for \(app.identifier) (its SHA-256 differs from the pin)")
+            return (nil, "\(key) is not the build registered for \(app.identifier) (its SHA-256 differs from the pin)")
         }
         return (app, nil)
     }
@@ -136,7 +152,9 @@ struct AppRegistry: Sendable {
                 throw Refusal("\"\(name)\" cannot name an app or a group (empty, over 255 characters, or with a leading / or a :)")
             }
         }
-        guard app.executable.hasPrefix("/") else { throw Refusal("the executable must be an absolute path") }
+        if let executable = app.executable, !executable.hasPrefix("/") { throw Refusal("the executable must be an absolute path") }
+        if let id = app.flatpak, !SandboxedApp.isFlatpakID(id) { throw Refusal("\"\(id)\" is not a Flatpak app id") }
+        if let name = app.snap, !SandboxedApp.isSnapName(Substring(name)) { throw Refusal("\"\(name)\" is not a snap name") }
         if let pin = app.sha256, pin.count != 64 || !pin.allSatisfy(\.isHexDigit) {
             throw Refusal("sha256 must be 64 hexadecimal digits")
         }

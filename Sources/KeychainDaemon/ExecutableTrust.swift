@@ -47,16 +47,19 @@ enum ExecutableTrust {
         case untrusted(String)
     }
 
-    /// Whether process `pid`, running `executable`, is trusted.
-    static func verdict(pid: Int32, executable: String) -> Verdict {
+    /// Whether process `pid`, running `executable`, is trusted. `root` is where the paths the
+    /// process sees are found from the daemon: empty for a process of the host's file system,
+    /// `/proc/PID/root` for one in a sandbox's mount namespace (its files are then checked as it
+    /// sees them, and the walk up its directories stops at its root).
+    static func verdict(pid: Int32, executable: String, root: String = "") -> Verdict {
         guard !executable.hasSuffix(" (deleted)") else { return .untrusted("its executable was deleted or replaced after it started") }
         guard let running = runningFile(pid) else { return .untrusted("its executable cannot be inspected") }
         var named = stat()
-        guard stat(executable, &named) == 0, named.st_dev == running.st_dev, named.st_ino == running.st_ino else {
+        guard stat(root + executable, &named) == 0, named.st_dev == running.st_dev, named.st_ino == running.st_ino else {
             return .untrusted("\(executable) names another file than the one it runs")
         }
-        var checked = Set<String>()
-        if let reason = reasonToDistrust(file: executable, info: running, checked: &checked) { return .untrusted(reason) }
+        var checked: Set<String> = root.isEmpty ? [] : [root]
+        if let reason = reasonToDistrust(file: root + executable, info: running, checked: &checked) { return .untrusted(reason) }
         if let tracer = tracer(of: pid), tracer != 0 { return .untrusted("it is being traced (by pid \(tracer))") }
         guard let variable = loaderVariable(pid) else { return .untrusted("its environment cannot be read") }
         if let variable = variable { return .untrusted("its environment sets \(variable), which loads code of the caller's choice") }
@@ -69,10 +72,10 @@ enum ExecutableTrust {
             if path.hasPrefix("[") { continue }
             guard !checked.contains(path) else { continue }
             var info = stat()
-            guard !path.hasSuffix(" (deleted)"), path.hasPrefix("/"), lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            guard !path.hasSuffix(" (deleted)"), path.hasPrefix("/"), lstat(root + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
                 return .untrusted("it runs code from \(path), which is not a file in place")
             }
-            if let reason = reasonToDistrust(file: path, info: info, checked: &checked) { return .untrusted(reason) }
+            if let reason = reasonToDistrust(file: root + path, info: info, checked: &checked) { return .untrusted(reason) }
         }
         return .trusted(FileIdentity(running))
     }
@@ -91,6 +94,15 @@ enum ExecutableTrust {
     /// another program since it was trusted): checked before each request.
     static func stillUntraced(_ pid: Int32, executable: FileIdentity) -> Bool {
         tracer(of: pid) == 0 && runningFile(pid).map(FileIdentity.init) == executable
+    }
+
+    /// Nil when the host's file `path` is `file` (the very inode a process runs) and it and every
+    /// directory above it belong to root and nobody else can write them; else why not.
+    static func reasonNotInstalled(_ path: String, is file: FileIdentity) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0, FileIdentity(info) == file else { return "it does not run \(path)" }
+        var checked = Set<String>()
+        return reasonToDistrust(file: path, info: info, checked: &checked)
     }
 
     /// `TracerPid` of process `pid`; nil when its status cannot be read.

@@ -9,6 +9,9 @@ import KeychainServer
 /// the embedded keychain. Run it in release (keychaind is started from beside it):
 ///
 ///     swift build -c release && .build/release/keychain-benchmark [items]
+///
+/// `keychain-benchmark ledger [items…]` measures the row ledger's check at open alone
+/// (``LedgerCheck``), at 1,000 and 100,000 items by default.
 @main
 struct Benchmark {
     static func main() throws {
@@ -16,6 +19,11 @@ struct Benchmark {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-benchmark-\(getpid())")
         defer { try? FileManager.default.removeItem(at: scratch) }
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        if CommandLine.arguments.dropFirst().first == "ledger" {
+            let counts = CommandLine.arguments.dropFirst(2).compactMap(Int.init)
+            try LedgerCheck.run(counts: counts.isEmpty ? [1000, 100_000] : counts, scratch: scratch)
+            return
+        }
         #if DEBUG
         print("warning: a debug build; run `swift run -c release keychain-benchmark` for figures worth quoting")
         #endif

@@ -87,4 +87,81 @@ import Testing
         #expect(pinned.stderr.contains(Self.missingEntitlement), "\(pinned.stderr)")
         #expect(daemon.daemonLog.contains("SHA-256 differs"), "\(daemon.daemonLog)")
     }
+    /// A Flatpak app as the system installation holds it: `/var/lib/flatpak/app/ID/.../files`,
+    /// root's, with a copy of keychainctl as its program (removed by ``removeFakeFlatpak``).
+    static let flatpakID = "org.example.KeychainTest"
+    static let flatpakFiles = "/var/lib/flatpak/app/\(flatpakID)/x86_64/stable/0123abcd/files"
+
+    static func installFakeFlatpak() throws {
+        try FileManager.default.createDirectory(atPath: flatpakFiles + "/bin", withIntermediateDirectories: true)
+        var directory = flatpakFiles + "/bin"
+        while directory != "/var/lib" {
+            chmod(directory, 0o755)
+            directory = URL(fileURLWithPath: directory).deletingLastPathComponent().path
+        }
+        try? FileManager.default.removeItem(atPath: flatpakFiles + "/bin/example-app")
+        try FileManager.default.copyItem(at: CommandRunner.binary, to: URL(fileURLWithPath: flatpakFiles + "/bin/example-app"))
+        chmod(flatpakFiles + "/bin/example-app", 0o755)
+    }
+
+    static func removeFakeFlatpak() {
+        try? FileManager.default.removeItem(atPath: "/var/lib/flatpak/app/\(flatpakID)")
+    }
+
+    /// Runs `/app/bin/example-app --system-socket … arguments` as `user` in a mount namespace
+    /// made as Flatpak (bubblewrap) makes one: the host's /usr, /etc, /opt, /tmp, /proc and
+    /// /dev, `appFiles` at /app, and a `/.flatpak-info` claiming `appPath` for the app, the whole
+    /// made the root with `pivot_root` (so that, seen from outside, its program is `/app/...`).
+    static func runInSandbox(_ daemon: SystemDaemonHarness, as user: LocalUser, appFiles: String, appPath: String, _ arguments: [String], input: String = "") throws -> CommandRunner.Output {
+        let root = daemon.base.appendingPathComponent("sandbox-root-\(UUID().uuidString.prefix(6))").path
+        let info = "[Application]\nname=\(flatpakID)\nruntime=runtime/org.example.Platform/x86_64/1\n\n[Instance]\napp-path=\(appPath)\n"
+        let command = (user.setpriv + ["/app/bin/example-app", "--system-socket", daemon.socket] + arguments).map(SystemDaemonHarness.quoted).joined(separator: " ")
+        let script = """
+            mount --make-rprivate / && mkdir -p \(root) && mount -t tmpfs -o mode=755 sandbox \(root) &&
+            for d in usr etc opt tmp proc dev; do mkdir \(root)/$d && mount --rbind /$d \(root)/$d; done &&
+            ln -s usr/lib \(root)/lib && ln -s usr/lib64 \(root)/lib64 && ln -s usr/bin \(root)/bin &&
+            mkdir \(root)/app && mount --bind \(SystemDaemonHarness.quoted(appFiles)) \(root)/app &&
+            printf '\(info)' > \(root)/.flatpak-info && chmod 644 \(root)/.flatpak-info &&
+            mkdir \(root)/oldroot && cd \(root) && pivot_root . oldroot && umount -l /oldroot && rmdir /oldroot &&
+            printf %s \(SystemDaemonHarness.quoted(input)) | \(command)
+            """
+        let runner = try CommandRunner()
+        defer { try? FileManager.default.removeItem(at: runner.home) }
+        return try runner.script("unshare --mount /bin/sh -c \(SystemDaemonHarness.quoted(script))")
+    }
+
+    @Test func aFlatpakAppIsKnownByItsAppIDOnlyWhenItRunsTheInstalledFile() throws {
+        let (daemon, mail, _, _) = try Self.registeredApps()
+        defer { daemon.cleanUp() }
+        try Self.installFakeFlatpak()
+        defer { Self.removeFakeFlatpak() }
+        try daemon.register("flatpak", #"{"identifier": "org.example.KeychainTest", "flatpak": "\#(Self.flatpakID)", "keychain-access-groups": ["org.example.KeychainTest", "com.example.shared"]}"#)
+        let alice = try LocalUser.alice()
+        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "team", "-a", "me", "--access-group", "com.example.shared"], input: "shared secret", program: mail).status == 0)
+
+        // The installed app in its sandbox: the registered Flatpak app, with the shared group.
+        let genuine = try Self.runInSandbox(daemon, as: alice, appFiles: Self.flatpakFiles, appPath: Self.flatpakFiles, ["find-generic-password", "-s", "team", "-w"])
+        #expect(genuine.stdout == "shared secret\n", "\(genuine.stdout)\(genuine.stderr)\n\(daemon.daemonLog)")
+        #expect(try Self.runInSandbox(daemon, as: alice, appFiles: Self.flatpakFiles, appPath: Self.flatpakFiles,
+                                      ["add-generic-password", "-s", "flatpak-own", "-a", "me"], input: "the app's own").status == 0)
+        #expect(!daemon.daemonLog.contains("untrusted app"), "\(daemon.daemonLog)")
+
+        // The same claim with another program at /app (root's files, but not the installed
+        // ones): untrusted, its own items only, and the log says why.
+        let other = daemon.base.appendingPathComponent("other-app")
+        try FileManager.default.createDirectory(at: other.appendingPathComponent("bin"), withIntermediateDirectories: true)
+        chmod(other.path, 0o755)
+        chmod(other.appendingPathComponent("bin").path, 0o755)
+        _ = try daemon.program("example-app", in: other.appendingPathComponent("bin"))
+        let forged = try Self.runInSandbox(daemon, as: alice, appFiles: other.path, appPath: Self.flatpakFiles, ["find-generic-password", "-s", "team", "--access-group", "com.example.shared", "-w"])
+        #expect(forged.status == 1 && forged.stderr.contains(Self.missingEntitlement), "\(forged.stdout)\(forged.stderr)")
+        #expect(daemon.daemonLog.contains("it claims to be flatpak:\(Self.flatpakID), but it does not run"), "\(daemon.daemonLog)")
+        #expect(try Self.runInSandbox(daemon, as: alice, appFiles: other.path, appPath: Self.flatpakFiles, ["find-generic-password", "-s", "flatpak-own", "-w"]).status == 44)
+
+        // A claim of a user installation (files alice could change): refused, whatever runs.
+        let userInstallation = "/home/alice/.local/share/flatpak/app/\(Self.flatpakID)/x86_64/stable/0123abcd/files"
+        let user = try Self.runInSandbox(daemon, as: alice, appFiles: Self.flatpakFiles, appPath: userInstallation, ["find-generic-password", "-s", "team", "--access-group", "com.example.shared", "-w"])
+        #expect(user.status == 1 && user.stderr.contains(Self.missingEntitlement), "\(user.stdout)\(user.stderr)")
+        #expect(daemon.daemonLog.contains("does not place \(Self.flatpakID) in the system installation"), "\(daemon.daemonLog)")
+    }
 }
