@@ -166,12 +166,13 @@ public final class KeychainStore: Sendable {
         }
     }
 
-    /// Reads in a consistent snapshot.
+    /// Reads in a consistent snapshot; the rows it fetches are checked against the row ledger.
     public func read<Result>(_ body: (StoreTransaction) throws -> Result) throws(KeychainError) -> Result {
         do {
             return try pool.read { db in
-                let verified = try ledger.verified(db)
-                return try body(StoreTransaction(db: db, ledger: verified.map { RowLedger.Working($0, authenticator: nil, establishing: false) }))
+                try body(StoreTransaction(db: db, ledger: nil) { () throws(KeychainError) in
+                    try self.ledger.verified(db).map { RowLedger.Working($0, authenticator: nil, establishing: false) }
+                })
             }
         } catch {
             throw Self.map(error, url: url)

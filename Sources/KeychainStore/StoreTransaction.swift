@@ -8,8 +8,17 @@ import KeychainProtocol
 /// written is recorded in it.
 public struct StoreTransaction {
     let db: Database
-    /// Nil only for a keychain whose database has no ledger yet, until its first write.
+    /// A write transaction's ledger; nil in a read.
     let ledger: RowLedger.Working?
+    /// In a read, the verified ledger, asked for only when rows are fetched (a count needs no
+    /// key); nil in a keychain whose database has no ledger yet, until its first write.
+    let readLedger: (() throws(KeychainError) -> RowLedger.Working?)?
+
+    init(db: Database, ledger: RowLedger.Working?, readLedger: (() throws(KeychainError) -> RowLedger.Working?)? = nil) {
+        self.db = db
+        self.ledger = ledger
+        self.readLedger = readLedger
+    }
 
     /// Rows matching `filter`, oldest first.
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
@@ -51,7 +60,8 @@ public struct StoreTransaction {
             arguments += [limit]
         }
         let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map(StoredRow.init(row:))
-        for row in rows { try ledger?.check(identity: row.identity, version: row.version) }
+        guard !rows.isEmpty, let checker = try ledger ?? readLedger?() else { return rows }
+        for row in rows { try checker.check(identity: row.identity, version: row.version) }
         return rows
     }
 

@@ -225,3 +225,22 @@ import Testing
         #expect(throws: KeychainError.errSecDecode) { try ReplayTests.read("bob", keychain.restarted()).get() }
     }
 }
+
+/// Counting needs no key: the ledger is checked by the reads that return rows, so a keychain
+/// that was never unlocked since it was opened still tells how many items it holds, and is
+/// erased with its passcode.
+@Suite struct RowLedgerLockedTests {
+    @Test func aKeychainNotUnlockedSinceItOpenedCountsItsItemsAndIsErased() throws {
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        try keychain.setPasscode("1234")
+        try ReplayTests.add("alice", "alice-password", to: keychain)
+        let restarted = try keychain.restarted()
+        #expect(throws: KeychainError.errSecInteractionNotAllowed) { try ReplayTests.read("alice", restarted).get() }
+        guard case .count(let count) = try restarted.perform(.countItems(accessibility: nil)) else { throw KeychainError.errSecInternalComponent }
+        #expect(count == 1)
+        guard case .count(let erased) = try restarted.perform(.erase(passcode: SecretBytes(utf8: "1234"))) else { throw KeychainError.errSecInternalComponent }
+        #expect(erased == 1)
+        #expect(throws: KeychainError.errSecItemNotFound) { try ReplayTests.read("alice", restarted).get() }
+    }
+}
