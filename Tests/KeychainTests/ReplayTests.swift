@@ -85,14 +85,21 @@ import Testing
         }
     }
 
+    /// Alice's item with its old password, copied as it is, then given a new password; returns
+    /// its row identity and the copy.
+    static func passwordChangedAfterACopy(_ keychain: TestKeychain) throws -> (identity: Data, before: Copy) {
+        try add("alice", "old-password", to: keychain)
+        let identity = try identity(of: "alice", in: keychain)
+        let before = try copy(keychain.databaseURL)
+        let query = ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("alice")])
+        _ = try keychain.perform(.update(query, ItemChanges(secret: SecretBytes(utf8: "new-password"))))
+        return (identity, before)
+    }
+
     @Test func anItemsOldRowWrittenBackDoesNotBringBackItsOldPassword() throws {
         let keychain = try TestKeychain.make()
         defer { keychain.remove() }
-        try Self.add("alice", "old-password", to: keychain)
-        let identity = try Self.identity(of: "alice", in: keychain)
-        let before = try Self.copy(keychain.databaseURL)
-        let query = ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("alice")])
-        _ = try keychain.perform(.update(query, ItemChanges(secret: SecretBytes(utf8: "new-password"))))
+        let (identity, before) = try Self.passwordChangedAfterACopy(keychain)
         try Self.writeBack(identity, from: before, to: keychain.databaseURL)
         try Self.expectRefused("alice", keychain)
     }
@@ -100,11 +107,7 @@ import Testing
     @Test func oldCiphertextsUnderTheCurrentVersionNumberDoNotOpen() throws {
         let keychain = try TestKeychain.make()
         defer { keychain.remove() }
-        try Self.add("alice", "old-password", to: keychain)
-        let identity = try Self.identity(of: "alice", in: keychain)
-        let before = try Self.copy(keychain.databaseURL)
-        let query = ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("alice")])
-        _ = try keychain.perform(.update(query, ItemChanges(secret: SecretBytes(utf8: "new-password"))))
+        let (identity, before) = try Self.passwordChangedAfterACopy(keychain)
         let current: Int64 = try #require(try Self.attacker(keychain.databaseURL).read { db in
             try Int64.fetchOne(db, sql: "SELECT version FROM items WHERE identity = ?", arguments: [identity])
         })
