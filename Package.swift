@@ -49,7 +49,7 @@ let package = Package(
         // SecItem semantics for one caller identity, on Store + Enclave.
         .target(
             name: "KeychainServer",
-            dependencies: ["KeychainProtocol", "Enclave", "KeychainStore", "Biometrics"],
+            dependencies: ["KeychainProtocol", "Enclave", "KeychainStore", "Biometrics", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
         // How a program reaches the keychain: the transport protocol, the embedded transport,
         // device administration.

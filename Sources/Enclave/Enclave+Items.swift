@@ -52,6 +52,17 @@ public struct ItemBinding: Sendable, Hashable {
     }
 }
 
+/// The keyed hash of the store's lookup columns (``Enclave/indexHasher()``). It holds the index
+/// key for the length of one request and never gives it out.
+public struct IndexHasher: Sendable {
+    fileprivate let key: SymmetricKey
+
+    /// HMAC-SHA256 of `bytes` under the index key.
+    public func hash(_ bytes: Data) -> Data {
+        Data(HMAC<SHA256>.authenticationCode(for: bytes, using: key))
+    }
+}
+
 /// An item's three ciphertexts, as the store keeps them.
 public struct SealedItem: Sendable, Hashable {
     /// The attributes, sealed with the class's metadata key.
@@ -138,12 +149,14 @@ extension Enclave {
         return SecretBytes(secret)
     }
 
-    /// A keyed hash (HMAC-SHA256) for the store's lookup columns. The key derives from the
-    /// AfterFirstUnlock class key, so before the first unlock nothing can be searched, and
-    /// without the device secret (and the passcode, when set) the hashes reveal nothing.
-    public func indexHash(_ bytes: Data) throws(KeychainError) -> Data {
-        let key = subkey(try classKey(.afterFirstUnlock), "index")
-        return Data(HMAC<SHA256>.authenticationCode(for: bytes, using: key))
+    /// The keyed hash (HMAC-SHA256) of the store's lookup columns, for one request: the index
+    /// key is derived once from the AfterFirstUnlock class key, so before the first unlock
+    /// nothing can be searched, and without the device secret (and the passcode, when set) the
+    /// hashes reveal nothing.
+    ///
+    /// - Throws: `errSecInteractionNotAllowed` before the first unlock.
+    public func indexHasher() throws(KeychainError) -> IndexHasher {
+        IndexHasher(key: subkey(try classKey(.afterFirstUnlock), "index"))
     }
 
     private func applicationPasswordRequired(_ binding: ItemBinding) -> KeychainError {

@@ -3,6 +3,7 @@ import GRDB
 import KeychainProtocol
 
 /// The operations available inside ``KeychainStore/read(_:)`` and ``KeychainStore/write(_:)``.
+/// Their statements are prepared once per connection (GRDB's statement cache), not per call.
 ///
 /// Every row read here is checked against the row ledger (``RowLedger``), and every row
 /// written is recorded in it.
@@ -59,7 +60,7 @@ public struct StoreTransaction {
             sql += " LIMIT ?"
             arguments += [limit]
         }
-        let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map(StoredRow.init(row:))
+        let rows = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map(StoredRow.init(row:))
         guard !rows.isEmpty, let checker = try ledger ?? readLedger?() else { return rows }
         for row in rows { try checker.check(identity: row.identity, version: row.version) }
         return rows
@@ -70,11 +71,10 @@ public struct StoreTransaction {
     /// - Throws: `errSecDuplicateItem` when a row has the same primary-key hash.
     @discardableResult
     public func insert(_ row: StoredRow, attributeHashes: [Data]) throws -> Int64 {
-        try db.execute(
-            sql: """
+        try db.cachedStatement(sql: """
                 INSERT INTO items (identity, version, itemClass, accessGroupHash, synchronizable, accessibility,
                     primaryKeyHash, metadata, wrappedKey, secret, accessControl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
+                """).execute(
             arguments: row.arguments)
         let id = db.lastInsertedRowID
         try writing().record(identity: row.identity, from: nil, to: row.version)
@@ -89,13 +89,12 @@ public struct StoreTransaction {
         let current = try pair(id)
         guard current.identity == row.identity else { throw KeychainError(.errSecInternalComponent, "a row's replacement has another identity") }
         try writing().record(identity: row.identity, from: current.version, to: row.version)
-        try db.execute(
-            sql: """
+        try db.cachedStatement(sql: """
                 UPDATE items SET identity = ?, version = ?, itemClass = ?, accessGroupHash = ?, synchronizable = ?,
                     accessibility = ?, primaryKeyHash = ?, metadata = ?, wrappedKey = ?, secret = ?, accessControl = ? WHERE id = ?
-                """,
+                """).execute(
             arguments: row.arguments + [id])
-        try db.execute(sql: "DELETE FROM attributeHashes WHERE itemID = ?", arguments: [id])
+        try db.cachedStatement(sql: "DELETE FROM attributeHashes WHERE itemID = ?").execute(arguments: [id])
         try insertHashes(attributeHashes, for: id)
     }
 
@@ -104,7 +103,7 @@ public struct StoreTransaction {
         for id in ids {
             let current = try pair(id)
             try writing().record(identity: current.identity, from: current.version, to: nil)
-            try db.execute(sql: "DELETE FROM items WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM items WHERE id = ?").execute(arguments: [id])
         }
     }
 
@@ -138,12 +137,12 @@ public struct StoreTransaction {
 
     /// The database's commit generation.
     func generation() throws -> UInt64 {
-        try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'").flatMap(UInt64.init) ?? 0
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'generation'")).flatMap(UInt64.init) ?? 0
     }
 
     /// The identity and version of row `id`, checked against the ledger.
     private func pair(_ id: Int64) throws -> (identity: Data, version: Int64) {
-        guard let row = try Row.fetchOne(db, sql: "SELECT identity, version FROM items WHERE id = ?", arguments: [id]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT identity, version FROM items WHERE id = ?"), arguments: [id]) else {
             throw KeychainError(.errSecItemNotFound, "the item was deleted meanwhile")
         }
         let identity: Data = row[0]
@@ -162,7 +161,7 @@ public struct StoreTransaction {
 
     private func insertHashes(_ hashes: [Data], for id: Int64) throws {
         for hash in Set(hashes) {
-            try db.execute(sql: "INSERT INTO attributeHashes (hash, itemID) VALUES (?, ?)", arguments: [hash, id])
+            try db.cachedStatement(sql: "INSERT INTO attributeHashes (hash, itemID) VALUES (?, ?)").execute(arguments: [hash, id])
         }
     }
 
