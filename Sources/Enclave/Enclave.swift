@@ -31,7 +31,8 @@ public final class Enclave: Sendable {
 
     /// The name of the database file the Enclave keeps its records about.
     public static let databaseFileName = "keychain.db"
-    static let lockName = "enclave.lock"
+    /// The file processes take turns on (`flock`) before they change the Enclave's state.
+    public static let lockName = "enclave.lock"
 
     /// The keychain directory's path.
     public var directory: URL { files.url }

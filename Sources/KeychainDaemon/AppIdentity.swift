@@ -40,12 +40,7 @@ struct AppIdentity: Sendable {
         case .untrusted(let reason): return untrusted(peer, reason)
         case .trusted(let running): file = running
         }
-        let (registered, mismatch) = registry.app(for: peer.executable) { AppRegistry.sha256(ofRunningFile: peer.pid) }
-        if let mismatch { return untrusted(peer, mismatch) }
-        guard let registered else {
-            return AppIdentity(identifier: peer.executable, registeredGroups: [peer.executable], untrustedBecause: nil, executableFile: file)
-        }
-        return AppIdentity(identifier: registered.identifier, registeredGroups: registered.accessGroups, untrustedBecause: nil, executableFile: file)
+        return trusted(peer, key: peer.executable, file: file, registry: registry)
     }
 
     /// A sandboxed app's identity, once its process is shown to run the file installed for it.
@@ -62,10 +57,16 @@ struct AppIdentity: Sendable {
         if let reason = ExecutableTrust.reasonNotInstalled(installed, is: file) {
             return untrusted(peer, "it claims to be \(app.registryKey), but \(reason)")
         }
-        let (registered, mismatch) = registry.app(for: app.registryKey) { AppRegistry.sha256(ofRunningFile: peer.pid) }
+        return trusted(peer, key: app.registryKey, file: file, registry: registry)
+    }
+
+    /// A trusted app running `file`: the app the registry names under `key`, or else `key` alone
+    /// (its identifier and only group); untrusted when the running file is not a pinned build.
+    private static func trusted(_ peer: PeerIdentity, key: String, file: ExecutableTrust.FileIdentity, registry: AppRegistry) -> AppIdentity {
+        let (registered, mismatch) = registry.app(for: key) { AppRegistry.sha256(ofRunningFile: peer.pid) }
         if let mismatch { return untrusted(peer, mismatch) }
         guard let registered else {
-            return AppIdentity(identifier: app.registryKey, registeredGroups: [app.registryKey], untrustedBecause: nil, executableFile: file)
+            return AppIdentity(identifier: key, registeredGroups: [key], untrustedBecause: nil, executableFile: file)
         }
         return AppIdentity(identifier: registered.identifier, registeredGroups: registered.accessGroups, untrustedBecause: nil, executableFile: file)
     }

@@ -337,7 +337,8 @@ public final class KeychainDaemon: Service {
                 case .identify:
                     return .done
                 case .beginImport, .importChunk, .finishImport:
-                    guard let keychainImport = client.keychainImport else { throw KeychainError(.errSecUnimplemented, "only the system keychain daemon (keychaind --system) takes in a per-user keychain") }
+                    // The per-user daemon has none: its keychain answers that only the system daemon imports.
+                    guard let keychainImport = client.keychainImport else { return try keychain.perform(request, caller: caller) }
                     return try Self.perform(request, keychainImport)
                 case .openOwnerSession where untrusted, .openOwnerSessionByBiometry where untrusted:
                     throw KeychainError(.errSecMissingEntitlement, "this program is not trusted by the system keychain daemon (its log says why), so it cannot act for the owner")
@@ -412,7 +413,7 @@ public final class KeychainDaemon: Service {
             metadata["match"] = "\(match)"
             audit.notice("opening an owner session with a fingerprint", metadata: metadata)
         case .finishImport:
-            audit.notice("per-user keychain moved in", metadata: metadata)
+            audit.notice("moving a per-user keychain in", metadata: metadata)
         case .openOwnerSession, .closeOwnerSession:
             audit.notice(request.isOpeningOwnerSession ? "opening an owner session" : "closing an owner session", metadata: metadata)
         case .setEntitlement(let app, let group, let granted):

@@ -26,7 +26,7 @@ import Synchronization
 /// README says so).
 final class KeychainImport: Sendable {
     /// The files a keychain directory holds that are moved; anything else is refused.
-    static let fileNames: Set<String> = ["device-secret", "keybag", "keychain.db", "keychain.db-wal", "database-state", "attempts", "biometry", "entitlements"]
+    static let fileNames = Set(KeychainRequest.importedFileNames)
     /// The most bytes one import may stage.
     static let maximumBytes = 1 << 30
     static let stagingPrefix = ".import-"

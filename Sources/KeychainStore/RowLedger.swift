@@ -47,7 +47,7 @@ final class RowLedger: Sendable {
     /// - Throws: `errSecDecode` when the ledger is missing although required, does not belong
     ///   to this generation, or the rows do not add up to it; `errSecInteractionNotAllowed`
     ///   before the first unlock.
-    func verified(_ db: Database) throws(KeychainError) -> Snapshot? {
+    func verified(_ db: Database, authenticator given: (any RowLedgerAuthenticator)? = nil) throws(KeychainError) -> Snapshot? {
         let generation = try fetch(db) { try StoreTransaction(db: db, ledger: nil).generation() }
         if let snapshot = known.withLock({ $0 }), snapshot.generation == generation { return snapshot }
         guard let stored = try fetch(db, { try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [Self.metaKey]) }) else {
@@ -56,9 +56,10 @@ final class RowLedger: Sendable {
             }
             return nil
         }
-        let authenticator = try authority.rowLedgerAuthenticator()
+        let authenticator: any RowLedgerAuthenticator
+        if let given { authenticator = given } else { authenticator = try authority.rowLedgerAuthenticator() }
         let parts = stored.split(separator: " ")
-        guard parts.count == 3, let storedGeneration = UInt64(parts[0]), let setHash = Self.bytes(hex: parts[1]), let tag = Self.bytes(hex: parts[2]),
+        guard parts.count == 3, let storedGeneration = UInt64(parts[0]), let setHash = Data(base64Encoded: String(parts[1])).map(Array.init), let tag = Data(base64Encoded: String(parts[2])).map(Array.init),
             storedGeneration == generation, setHash.count == 32, tag == authenticator.summaryTag(generation: generation, setHash: setHash)
         else {
             throw KeychainError(.errSecDecode, "the keychain database's row ledger is not authentic for its generation \(generation): the database or its ledger was altered or put back from an older copy. \(Self.recovery)")
@@ -77,7 +78,7 @@ final class RowLedger: Sendable {
     /// from the rows as they are.
     func working(_ db: Database, resetting: Bool) throws(KeychainError) -> Working {
         let authenticator = try authority.rowLedgerAuthenticator()
-        if !resetting, let snapshot = try verified(db) {
+        if !resetting, let snapshot = try verified(db, authenticator: authenticator) {
             return Working(snapshot, authenticator: authenticator, establishing: false)
         }
         return Working(try scan(db, authenticator), authenticator: authenticator, establishing: !resetting)
@@ -90,7 +91,7 @@ final class RowLedger: Sendable {
         let tag = authenticator.summaryTag(generation: generation, setHash: working.snapshot.setHash)
         try db.execute(
             sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            arguments: [Self.metaKey, "\(generation) \(Self.hex(working.snapshot.setHash)) \(Self.hex(tag))"])
+            arguments: [Self.metaKey, "\(generation) \(Data(working.snapshot.setHash).base64EncodedString()) \(Data(tag).base64EncodedString())"])
     }
 
     /// Called once the transaction that sealed `working` committed.
@@ -135,23 +136,6 @@ final class RowLedger: Sendable {
 
     static func xor(_ accumulator: inout [UInt8], _ tag: [UInt8]) {
         for index in accumulator.indices { accumulator[index] ^= tag[index] }
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-    }
-
-    private static func bytes(hex: Substring) -> [UInt8]? {
-        guard hex.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
     }
 
     private static let recovery = "Nothing was changed. Restore the keychain's files as they were together, or erase the keychain with `keychainctl erase`."

@@ -36,16 +36,18 @@ struct DaemonMigrateToSystem: ParsableCommand {
             }
             // No per-user daemon may change the files while they are read, nor start meanwhile.
             let runtime = KeychainPaths.runtimeDirectory()
-            let daemonLock = try Self.lock(runtime.appendingPathComponent(KeychainPaths.daemonLockName).path, if: FileManager.default.fileExists(atPath: runtime.path), busy: "a per-user keychaind is running: stop it first (systemctl --user stop keychaind.socket keychaind.service, or keychainctl daemon stop)")
-            defer { if daemonLock >= 0 { close(daemonLock) } }
-            let enclaveLock = try Self.lock(directory.appendingPathComponent("enclave.lock").path, if: true, busy: "another program is changing the per-user keychain; try again")
+            let daemonLock = FileManager.default.fileExists(atPath: runtime.path) ? try Self.lock(
+                runtime.appendingPathComponent(KeychainPaths.daemonLockName).path,
+                busy: "a per-user keychaind is running: stop it first (systemctl --user stop keychaind.socket keychaind.service, or keychainctl daemon stop)") : nil
+            defer { daemonLock.map { _ = close($0) } }
+            let enclaveLock = try Self.lock(directory.appendingPathComponent(Enclave.lockName).path, busy: "another program is changing the per-user keychain; try again")
             defer { close(enclaveLock) }
 
             let transport = DaemonTransport(systemSocket: socket)
             try transport.identifyThisProcess()
             ProcessHardening.apply()
             _ = try transport.perform(.beginImport)
-            for name in DaemonMigrateToSystem.fileNames {
+            for name in KeychainRequest.importedFileNames {
                 try Self.send(directory.appendingPathComponent(name), as: name, through: transport)
             }
             let count: Int
@@ -60,9 +62,6 @@ struct DaemonMigrateToSystem: ParsableCommand {
             print("moved \(count) item\(count == 1 ? "" : "s") into the system keychain; removed \(directory.path)")
         }
     }
-
-    /// The files of a keychain directory that are moved, in the order they are sent.
-    static let fileNames = ["device-secret", "keybag", "attempts", "biometry", "entitlements", "database-state", "keychain.db", "keychain.db-wal"]
 
     private static func finish(_ transport: DaemonTransport, passcode: SecretBytes?) throws -> Int {
         guard case .count(let count) = try transport.perform(.finishImport(passcode: passcode)) else {
@@ -96,9 +95,8 @@ struct DaemonMigrateToSystem: ParsableCommand {
         bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
     }
 
-    /// Takes `flock` on `path` without waiting; the descriptor holds it (-1 when not `needed`).
-    private static func lock(_ path: String, if needed: Bool, busy: String) throws -> Int32 {
-        guard needed else { return -1 }
+    /// Takes `flock` on `path` without waiting; the descriptor holds it.
+    private static func lock(_ path: String, busy: String) throws -> Int32 {
         let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw KeychainError(.errSecIO, "cannot open \(path): \(String(cString: strerror(errno)))") }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
