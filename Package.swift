@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // The benchmark suite only (Benchmarks/); the malloc interposer counts allocations.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
         // What Swift cannot call by itself: variadic syscalls (kernel keyring), prctl, and glibc calls behind _GNU_SOURCE (pipe2, closefrom for spawn).
@@ -87,10 +89,19 @@ let package = Package(
         // The wire decoders under libFuzzer (README, "Fuzzing the wire decoders"); without it,
         // a replayer of saved inputs.
         .executableTarget(name: "wire-fuzzer", dependencies: ["KeychainProtocol"], swiftSettings: strict),
+        // The benchmark suite (README, "Benchmarks"): `swift package --disable-sandbox benchmark`.
         .executableTarget(
-            name: "keychain-benchmark",
-            dependencies: ["Keychain", "LocalAuth", "Enclave", "KeychainServer", .product(name: "GRDB", package: "GRDB.swift")],
-            swiftSettings: strict),
+            name: "KeychainBenchmarks",
+            dependencies: [
+                "Keychain", "LocalAuth", "keychaind",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/KeychainBenchmarks",
+            swiftSettings: strict,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        // One operation repeated under callgrind (README, "Profiling").
+        .executableTarget(name: "keychain-profile", dependencies: ["Keychain"], swiftSettings: strict),
         .testTarget(
             name: "KeychainTests",
             dependencies: [
@@ -100,7 +111,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",
-            dependencies: ["keychainctl", "chores", "keychaind", "KeychainDaemon", "Biometrics", "CKeychainSupport", "KeychainProtocol"],
+            dependencies: ["keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "Biometrics", "CKeychainSupport", "KeychainProtocol"],
             swiftSettings: strict),
     ]
 )

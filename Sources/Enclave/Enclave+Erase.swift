@@ -28,7 +28,7 @@ extension Enclave {
     /// The keys go first, so a crash before the rows are deleted still leaves them unreadable,
     /// and the next open finishes the erase. Must run under the enclave lock.
     func erase(_ old: Keybag) throws(KeychainError) {
-        for protectionClass in ProtectionClass.allCases { cache.remove(cacheName(protectionClass, old)) }
+        for protectionClass in ProtectionClass.allCases { removeCachedClassKey(cacheName(protectionClass, old)) }
         try save(Keybag.fresh(deviceKey: deviceKey, databaseCreated: old.databaseCreated, erasedKeychainID: old.keychainID))
         try saveAttempts(PasscodeAttempts())
         try files.remove(BiometryState.fileName)

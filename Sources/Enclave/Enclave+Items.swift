@@ -55,11 +55,18 @@ public struct ItemBinding: Sendable, Hashable {
 /// The keyed hash of the store's lookup columns (``Enclave/indexHasher()``). It holds the index
 /// key for the length of one request and never gives it out.
 public struct IndexHasher: Sendable {
-    fileprivate let key: SymmetricKey
+    /// HMAC's state after the key: copied for each hash, so the key is set up once.
+    private let keyed: HMAC<SHA256>
+
+    fileprivate init(key: SymmetricKey) {
+        keyed = HMAC<SHA256>(key: key)
+    }
 
     /// HMAC-SHA256 of `bytes` under the index key.
     public func hash(_ bytes: Data) -> Data {
-        Data(HMAC<SHA256>.authenticationCode(for: bytes, using: key))
+        var hmac = keyed
+        hmac.update(data: bytes)
+        return Data(hmac.finalize())
     }
 }
 
@@ -81,17 +88,13 @@ public struct SealedItem: Sendable, Hashable {
 }
 
 extension Enclave {
-    private func subkey(_ classKey: SymmetricKey, _ purpose: String) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: classKey, info: Data("swift-keychain \(purpose) v1".utf8), outputByteCount: 32)
-    }
-
     /// Seals a new item: a fresh random per-item key encrypts the secret; the class key wraps
     /// that key; the class's metadata key encrypts the attributes. AES-256-GCM throughout.
     ///
     /// - Throws: `errSecInteractionNotAllowed` when the class is locked, `errSecNotAvailable`
     ///   for WhenPasscodeSet with no passcode.
     public func seal(attributes: Data, secret: SecretBytes?, binding: ItemBinding, applicationPassword: SecretBytes? = nil) throws(KeychainError) -> SealedItem {
-        let classKey = try classKey(binding.protectionClass)
+        let keys = try classKeys(binding.protectionClass)
         let itemKey = SymmetricKey(size: .bits256)
         var keyBytes = itemKey.withUnsafeBytes { Data($0) }
         defer { keyBytes.resetBytes(in: 0..<keyBytes.count) }
@@ -102,8 +105,8 @@ extension Enclave {
             keyBytes = try sealWithApplicationPassword(keyBytes, applicationPassword, binding)
         }
         do {
-            let metadata = try AES.GCM.seal(attributes, using: subkey(classKey, "metadata"), authenticating: binding.associatedData("metadata"))
-            let wrapped = try AES.GCM.seal(keyBytes, using: subkey(classKey, "item-key-wrap"), authenticating: binding.associatedData("item-key"))
+            let metadata = try AES.GCM.seal(attributes, using: keys.metadata, authenticating: binding.associatedData("metadata"))
+            let wrapped = try AES.GCM.seal(keyBytes, using: keys.itemKeyWrap, authenticating: binding.associatedData("item-key"))
             do {
             let sealedSecret = try (secret ?? SecretBytes([])).withUnsafeBytes {
                 try AES.GCM.seal($0, using: itemKey, authenticating: binding.associatedData("secret"))
@@ -123,8 +126,7 @@ extension Enclave {
     /// - Throws: `errSecInteractionNotAllowed` when the class is locked, `errSecDecode` when the
     ///   ciphertext was altered or belongs to another row.
     public func openAttributes(_ metadata: Data, binding: ItemBinding) throws(KeychainError) -> Data {
-        let classKey = try classKey(binding.protectionClass)
-        return try open(metadata, subkey(classKey, "metadata"), binding.associatedData("metadata"))
+        try open(metadata, try classKeys(binding.protectionClass).metadata, binding.associatedData("metadata"))
     }
 
     /// Opens an item's secret: checks the access control against the grants, unwraps the
@@ -137,8 +139,7 @@ extension Enclave {
     public func openSecret(_ item: SealedItem, binding: ItemBinding, grants: [AuthenticationGrant] = [],
                            applicationPassword: SecretBytes? = nil) throws(KeychainError) -> SecretBytes {
         if let accessControl = binding.accessControl { try authorize(accessControl, grants: grants) }
-        let classKey = try classKey(binding.protectionClass)
-        var keyBytes = try open(item.wrappedKey, subkey(classKey, "item-key-wrap"), binding.associatedData("item-key"))
+        var keyBytes = try open(item.wrappedKey, try classKeys(binding.protectionClass).itemKeyWrap, binding.associatedData("item-key"))
         defer { keyBytes.resetBytes(in: 0..<keyBytes.count) }
         if binding.accessControl?.control.flags.contains(.applicationPassword) == true {
             guard let applicationPassword else { throw applicationPasswordRequired(binding) }
@@ -156,7 +157,7 @@ extension Enclave {
     ///
     /// - Throws: `errSecInteractionNotAllowed` before the first unlock.
     public func indexHasher() throws(KeychainError) -> IndexHasher {
-        IndexHasher(key: subkey(try classKey(.afterFirstUnlock), "index"))
+        IndexHasher(key: try classKeys(.afterFirstUnlock).index)
     }
 
     private func applicationPasswordRequired(_ binding: ItemBinding) -> KeychainError {

@@ -32,8 +32,8 @@ extension Enclave {
     public func lock() throws(KeychainError) {
         let keybag = try keybag()
         guard keybag.passcode != nil else { return }
-        cache.remove(cacheName(.whenUnlocked, keybag))
-        cache.remove(cacheName(.whenPasscodeSet, keybag))
+        removeCachedClassKey(cacheName(.whenUnlocked, keybag))
+        removeCachedClassKey(cacheName(.whenPasscodeSet, keybag))
     }
 
     /// Unlocks the keychain with the device passcode.
@@ -102,7 +102,7 @@ extension Enclave {
             keybag.eraseAfterFailedAttempts = false
             keybag.wrappedClassKeys = try keybag.wrapped(keys) { [keybag] in keybag.deviceWrappingKey(deviceKey, for: $0) }
             try save(keybag)
-            for protectionClass in ProtectionClass.allCases { cache.remove(cacheName(protectionClass, old)) }
+            for protectionClass in ProtectionClass.allCases { removeCachedClassKey(cacheName(protectionClass, old)) }
         }
     }
 

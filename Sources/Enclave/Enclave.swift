@@ -28,6 +28,10 @@ public final class Enclave: Sendable {
     let passcodeLimits: PasscodeKDF.Limits
     let lockTimeout: Double
     private let keybagCache = Mutex<(stamp: FileStamp, keybag: Keybag)?>(nil)
+    /// The cache-sealing key of the current keybag (derived from the device secret and the
+    /// keychain's identity, so it changes only when the keychain is erased).
+    private let cacheSealingKeys = Mutex<(keychainID: String, key: SymmetricKey)?>(nil)
+    let openedClassKeys = OpenedClassKeys()
 
     /// The name of the database file the Enclave keeps its records about.
     public static let databaseFileName = "keychain.db"
@@ -134,9 +138,19 @@ public final class Enclave: Sendable {
     }
 
     private func cacheSealingKey(_ keybag: Keybag) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(
+        if let derived = cacheSealingKeys.withLock({ $0 }), derived.keychainID == keybag.keychainID { return derived.key }
+        let key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: deviceKey, salt: Data(keybag.keychainID.utf8),
             info: Data("swift-keychain class-key-cache v1".utf8), outputByteCount: 32)
+        cacheSealingKeys.withLock { $0 = (keybag.keychainID, key) }
+        return key
+    }
+
+    /// Removes a class's entry from the cache (its class locks, in every process that shares
+    /// the cache) and forgets the keys this process opened from it.
+    func removeCachedClassKey(_ name: String) {
+        cache.remove(name)
+        openedClassKeys.forget(name)
     }
 
     /// Puts unlocked class keys in the cache, sealed by a device-derived key (AAD: the entry's
@@ -155,29 +169,54 @@ public final class Enclave: Sendable {
     /// - Throws: `errSecInteractionNotAllowed` when the class is locked, `errSecNotAvailable`
     ///   for WhenPasscodeSet with no passcode set.
     func classKey(_ protectionClass: ProtectionClass) throws(KeychainError) -> SymmetricKey {
+        try classKeys(protectionClass).classKey
+    }
+
+    /// The key of `protectionClass` and the keys derived from it, if it is available now.
+    /// The cache (or, without a passcode, the keybag) is consulted at every call, so a lock by
+    /// any process is seen at once; opening and deriving are done again only when the entry
+    /// changed (``OpenedClassKeys``).
+    ///
+    /// - Throws: as ``classKey(_:)``.
+    func classKeys(_ protectionClass: ProtectionClass) throws(KeychainError) -> ClassKeySet {
         let keybag = try keybag()
         if protectionClass == .whenPasscodeSet && keybag.passcode == nil {
             throw KeychainError(.errSecNotAvailable, "no device passcode is set, so items accessible WhenPasscodeSetThisDeviceOnly cannot exist; set one with `keychainctl passcode set`")
         }
+        let name = cacheName(protectionClass, keybag)
         if keybag.passcode == nil {
             // No passcode: class keys are wrapped by the device secret alone and always available.
-            if let key = keybag.unwrap(protectionClass, with: keybag.deviceWrappingKey(deviceKey, for: protectionClass)) {
+            guard let wrapped = keybag.wrappedClassKeys[protectionClass] else { throw unopenableKeybagEntry(protectionClass) }
+            return try openedClassKeys.keys(name, source: wrapped) { (_: Data) throws(KeychainError) -> SymmetricKey in
+                guard let key = keybag.unwrap(protectionClass, with: keybag.deviceWrappingKey(deviceKey, for: protectionClass)) else {
+                    throw unopenableKeybagEntry(protectionClass)
+                }
                 return key
             }
-            throw KeychainError(.errSecDecode, "the keybag entry for the \(protectionClass) class does not open with this device secret; the keybag or device secret was replaced")
         }
-        let name = cacheName(protectionClass, keybag)
-        if let sealed = cache.load(name), let box = try? AES.GCM.SealedBox(combined: sealed),
-            var bytes = try? AES.GCM.open(box, using: cacheSealingKey(keybag), authenticating: Data(name.utf8))
-        {
+        guard let sealed = cache.load(name) else {
+            openedClassKeys.forget(name)
+            throw locked(protectionClass)
+        }
+        return try openedClassKeys.keys(name, source: sealed) { (sealed: Data) throws(KeychainError) -> SymmetricKey in
+            guard let box = try? AES.GCM.SealedBox(combined: sealed),
+                var bytes = try? AES.GCM.open(box, using: cacheSealingKey(keybag), authenticating: Data(name.utf8))
+            else { throw locked(protectionClass) }
             defer { bytes.resetBytes(in: 0..<bytes.count) }
             return SymmetricKey(data: bytes)
         }
+    }
+
+    private func locked(_ protectionClass: ProtectionClass) -> KeychainError {
         switch protectionClass {
         case .afterFirstUnlock:
-            throw KeychainError(.errSecInteractionNotAllowed, "the keychain has not been unlocked since the machine started; unlock it with `keychainctl unlock`")
+            KeychainError(.errSecInteractionNotAllowed, "the keychain has not been unlocked since the machine started; unlock it with `keychainctl unlock`")
         case .whenUnlocked, .whenPasscodeSet:
-            throw KeychainError(.errSecInteractionNotAllowed, "the keychain is locked; unlock it with `keychainctl unlock`")
+            KeychainError(.errSecInteractionNotAllowed, "the keychain is locked; unlock it with `keychainctl unlock`")
         }
+    }
+
+    private func unopenableKeybagEntry(_ protectionClass: ProtectionClass) -> KeychainError {
+        KeychainError(.errSecDecode, "the keybag entry for the \(protectionClass) class does not open with this device secret; the keybag or device secret was replaced")
     }
 }

@@ -6,11 +6,14 @@ import Foundation
 public enum LengthPrefixed {
     /// Encodes `fields`, after a fixed `label` that names the format and its version.
     public static func encode(label: String, _ fields: [Data]) -> Data {
-        var data = Data(label.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(label.utf8.count + fields.reduce(0) { $0 + 4 + $1.count })
+        bytes.append(contentsOf: label.utf8)
         for field in fields {
-            withUnsafeBytes(of: UInt32(field.count).bigEndian) { data.append(contentsOf: $0) }
-            data.append(field)
+            let count = UInt32(field.count)
+            bytes.append(contentsOf: [UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)])
+            bytes.append(contentsOf: field)
         }
-        return data
+        return Data(bytes)
     }
 }

@@ -82,7 +82,7 @@ extension KeychainServer {
         let binding = ItemBinding(
             rowIdentity: identity, version: version, itemClass: itemClass.rawValue, accessibility: accessibility,
             accessGroupTag: groupTag, synchronizable: synchronizable, accessControl: accessControl)
-        let sealed = try enclave.seal(attributes: try record.encoded(), secret: secret, binding: binding, applicationPassword: applicationPassword)
+        let sealed = try enclave.seal(attributes: record.encoded(), secret: secret, binding: binding, applicationPassword: applicationPassword)
         let row = StoredRow(
             identity: identity, version: version, itemClass: itemClass.rawValue, accessGroupHash: groupTag, synchronizable: synchronizable,
             accessibility: accessibility.rawValue,

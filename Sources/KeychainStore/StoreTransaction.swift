@@ -23,7 +23,7 @@ public struct StoreTransaction {
 
     /// Rows matching `filter`, oldest first.
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
-        var sql = "SELECT items.* FROM items"
+        var sql = "SELECT \(StoredRow.selection) FROM items"
         var arguments = StatementArguments()
         sql += " WHERE items.itemClass = ?"
         arguments += [filter.itemClass]

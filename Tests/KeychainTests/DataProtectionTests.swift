@@ -39,6 +39,27 @@ import Testing
         #expect(try read(keychain, "pc")?.secret?.copyData() == Data("secret-pc".utf8))
     }
 
+    /// Class keys opened once are remembered per process (a read would otherwise open and derive
+    /// them again), but a lock by any other process sharing the key cache, like a second client
+    /// of the kernel keyring, still hides the items at the very next read, and a change of
+    /// passcode made elsewhere is seen at once.
+    @Test func aLockByAnotherProcessTakesEffectAtOnceForKeysThisOneRemembers() throws {
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        try add(keychain, "wu", .whenUnlocked)
+        let other = try TestKeychain.open(keychain.directory, clock: keychain.clock, cache: keychain.cache)
+        #expect(try read(other, "wu")?.secret?.copyData() == Data("secret-wu".utf8))
+        try keychain.setPasscode("1234")
+        #expect(try read(other, "wu")?.secret?.copyData() == Data("secret-wu".utf8))
+        try keychain.lock()
+        #expect(throws: KeychainError.errSecInteractionNotAllowed) { try read(other, "wu") }
+        #expect(throws: KeychainError.errSecInteractionNotAllowed) { try read(other, "wu", .attributes) }
+        try keychain.unlock("1234")
+        #expect(try read(other, "wu")?.secret?.copyData() == Data("secret-wu".utf8))
+        try other.lock()
+        #expect(throws: KeychainError.errSecInteractionNotAllowed) { try read(keychain, "wu") }
+    }
+
     @Test func afterARestartNothingIsReadableUntilTheFirstUnlock() throws {
         let keychain = try TestKeychain.make()
         defer { keychain.remove() }

@@ -1,0 +1,144 @@
+import Benchmark
+import Foundation
+import Keychain
+import Synchronization
+
+/// The keychain's benchmark suite (ordo-one/benchmark). README, "Benchmarks", says how to run it:
+///
+///     swift package --disable-sandbox benchmark            # every benchmark, release build
+///     swift package --disable-sandbox benchmark --filter 'read · embedded'
+///     KEYCHAIN_BENCHMARK_SMOKE=1 swift run KeychainBenchmarks   # CI: small keychains, few rounds
+///
+/// Item operations go through the public SecItem functions, embedded and through keychaind, on
+/// keychains of 1,000 and 100,000 items (``Fixture``); then durable adds with 1, 4 and 16
+/// clients, the passcode KDF, the first read after opening (the row ledger's check), a touch's
+/// way to the `evaluatePolicy` reply, keychaind's memory and the database's bytes per item, and
+/// two floors measured in the same run: the same reads from plain SQLite, and one fsync.
+let benchmarks: @Sendable () -> Void = {
+    let scale = Scale.current
+    for count in scale.itemCounts {
+        for mode in Mode.allCases {
+            itemBenchmarks(mode: mode, count: count, scale: scale)
+        }
+        Benchmark("first read after opening · embedded · \(Scale.label(count))", configuration: scale.configuration(rounds: 15), closure: { _ in
+            // A keychain opened anew in this process: the row ledger is checked against every row.
+            let reopened = CurrentFixture.get().transport()
+            let query = ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("bench"), "acct": .string("account-0")], returns: .data)
+            guard case .items(let found) = try? reopened.perform(.copyMatching(query)), found.count == 1 else { preconditionFailure("first read failed") }
+        }, setup: failLoudly { CurrentFixture.set(try Fixture.open(.embedded, count: count)) })
+    }
+    let smallest = scale.itemCounts[0]
+    for clients in [1, 4, 16] {
+        durableAdds(clients: clients, count: smallest, scale: scale)
+    }
+    Benchmark("passcode KDF (one unlock)", configuration: scale.configuration(rounds: 15), closure: { _ in
+        do { try KeychainDevice.unlock(passcode: SecretBytes(utf8: Fixture.passcode)) } catch { preconditionFailure("unlock: \(error)") }
+    }, setup: failLoudly { CurrentFixture.set(try Fixture.open(.embedded, count: smallest)) })
+    Benchmark("fsync of one 4 KiB write (the floor)", configuration: scale.configuration(rounds: 1000)) { _ in
+        FsyncFloor.shared.writeAndSync()
+    }
+    Benchmark("read · plain SQLite · \(Scale.label(smallest))", configuration: scale.configuration(rounds: 5000), closure: { _ in
+        PlainSQLiteBaseline.current.read(Int.random(in: 0..<smallest))
+    }, setup: failLoudly { PlainSQLiteBaseline.current = try PlainSQLiteBaseline.filled(count: smallest) })
+    Benchmark("touch to evaluatePolicy reply (simulated sensor)", configuration: scale.configuration(rounds: 25), closure: { benchmark in
+        TouchToReply.shared.measureOne(benchmark)
+    }, setup: failLoudly { try TouchToReply.shared.prepare() })
+    footprint(count: scale.itemCounts.last ?? smallest, scale: scale)
+}
+
+/// Durable adds through keychaind: `clients` connections adding at once, as many apps would;
+/// each acknowledged add is committed and synced (group commit shares the fsyncs).
+func durableAdds(clients: Int, count: Int, scale: Scale) {
+    let addsPerRound = scale.addsPerThroughputRound
+    let rate = BenchmarkMetric.custom("adds/s", polarity: .prefersLarger, useScalingFactor: false)
+    Benchmark(
+        "durable adds · daemon · \(clients) client\(clients == 1 ? "" : "s")", configuration: scale.configuration(rounds: 10, metrics: [.wallClock, rate]),
+        closure: { benchmark in
+            let connections = (0..<clients).map { _ in CurrentFixture.get().transport() }
+            let round = UUID().uuidString
+            let start = DispatchTime.now().uptimeNanoseconds
+            DispatchQueue.concurrentPerform(iterations: clients) { client in
+                for i in 0..<(addsPerRound / clients) {
+                    let item = NewItem(
+                        itemClass: .genericPassword, attributes: ["svce": .string("bench-added"), "acct": .string("\(round)-\(client)-\(i)")],
+                        secret: SecretBytes(utf8: "added-secret"))
+                    do { _ = try connections[client].perform(.add(item)) } catch { preconditionFailure("add through keychaind: \(error)") }
+                }
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            benchmark.measurement(rate, Int(Double(addsPerRound) / seconds))
+        },
+        setup: failLoudly { CurrentFixture.set(try Fixture.open(.daemon, count: count)) },
+        teardown: { ItemOperations.removeAdded() })
+}
+
+/// keychaind's resident memory after 2,000 reads on the largest fixture, and the database's
+/// bytes per item.
+func footprint(count: Int, scale: Scale) {
+    let resident = BenchmarkMetric.custom("daemon RSS (KiB)", useScalingFactor: false)
+    let perItem = BenchmarkMetric.custom("database bytes per item", useScalingFactor: false)
+    Benchmark(
+        "footprint · daemon · \(Scale.label(count))", configuration: scale.configuration(rounds: 1, metrics: [resident, perItem]),
+        closure: { benchmark in
+            let fixture = CurrentFixture.get()
+            for _ in 0..<2000 { ItemOperations.read(Int.random(in: 0..<count)) }
+            let pid = try? fixture.daemonPID()
+            benchmark.measurement(resident, Footprint.residentKiB(pid: pid ?? nil))
+            benchmark.measurement(perItem, Footprint.bytesPerItem(fixture))
+        },
+        setup: failLoudly { CurrentFixture.set(try Fixture.open(.daemon, count: count)) })
+}
+
+/// read, miss, add, update, delete and the 100-item query on one fixture.
+func itemBenchmarks(mode: Mode, count: Int, scale: Scale) {
+    let suffix = "\(mode.rawValue) · \(Scale.label(count))"
+    let open = failLoudly { CurrentFixture.set(try Fixture.open(mode, count: count)) }
+    let added = Atomic<Int>(0)
+    func nextAccount() -> String { "\(getpid())-\(added.add(1, ordering: .relaxed).newValue)" }
+    Benchmark("read · \(suffix)", configuration: scale.configuration(rounds: 5000), closure: { _ in
+        ItemOperations.read(Int.random(in: 0..<count))
+    }, setup: open)
+    Benchmark("miss · \(suffix)", configuration: scale.configuration(rounds: 5000), closure: { _ in
+        ItemOperations.miss(Int.random(in: 0..<count))
+    }, setup: open)
+    Benchmark("add · \(suffix)", configuration: scale.configuration(rounds: 1000), closure: { _ in
+        ItemOperations.add(nextAccount())
+    }, setup: open, teardown: { ItemOperations.removeAdded() })
+    Benchmark("update · \(suffix)", configuration: scale.configuration(rounds: 1000), closure: { _ in
+        ItemOperations.update(Int.random(in: 0..<count))
+    }, setup: open)
+    Benchmark("delete · \(suffix)", configuration: scale.configuration(rounds: 1000), closure: { benchmark in
+        // The item to delete is added first, outside the measurement.
+        let account = nextAccount()
+        ItemOperations.add(account)
+        benchmark.startMeasurement()
+        ItemOperations.delete(account)
+        benchmark.stopMeasurement()
+    }, setup: open)
+    Benchmark("query 100 items' attributes · \(suffix)", configuration: scale.configuration(rounds: 2000), closure: { _ in
+        ItemOperations.query100()
+    }, setup: open)
+}
+
+/// The fixture the running benchmark opened in its setup.
+enum CurrentFixture {
+    private static let current = Mutex<Fixture?>(nil)
+
+    static func set(_ fixture: Fixture) { current.withLock { $0 = fixture } }
+
+    static func get() -> Fixture {
+        guard let fixture = current.withLock({ $0 }) else { preconditionFailure("no fixture opened") }
+        return fixture
+    }
+}
+
+/// `body` as a setup hook that ends the process with a message when it throws. (Run without the
+/// benchmark plugin, as CI's smoke run does, the runner would end quietly with status 0.)
+func failLoudly(_ body: @escaping () throws -> Void) -> Benchmark.BenchmarkSetupHook {
+    {
+        do { try body() } catch {
+            FileHandle.standardError.write(Data("benchmark setup failed: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Benchmark
+import Foundation
+
+/// How big the suite's keychains are and how long each benchmark runs. The full scale is for
+/// figures; `KEYCHAIN_BENCHMARK_SMOKE=1` makes every benchmark run a few rounds on small
+/// keychains, which CI uses to check that the suite and the operations it times still work.
+struct Scale {
+    /// The fixtures' item counts, smallest first.
+    let itemCounts: [Int]
+    /// Adds per round of the throughput benchmarks, shared among the clients.
+    let addsPerThroughputRound: Int
+    let isSmoke: Bool
+
+    static let full = Scale(itemCounts: [1_000, 100_000], addsPerThroughputRound: 512, isSmoke: false)
+    static let smoke = Scale(itemCounts: [50, 200], addsPerThroughputRound: 32, isSmoke: true)
+
+    static var current: Scale {
+        ProcessInfo.processInfo.environment["KEYCHAIN_BENCHMARK_SMOKE"].map { !$0.isEmpty && $0 != "0" } == true ? .smoke : .full
+    }
+
+    /// `KEYCHAIN_BENCHMARK_ROUNDS`: at most this many iterations of every benchmark, for a run
+    /// under a profiler (`valgrind --tool=callgrind`, README) where each round is slow.
+    static let roundLimit = ProcessInfo.processInfo.environment["KEYCHAIN_BENCHMARK_ROUNDS"].flatMap { Int($0) }
+
+    /// `1k`, `100k`.
+    static func label(_ count: Int) -> String {
+        count >= 1000 && count % 1000 == 0 ? "\(count / 1000)k" : "\(count)"
+    }
+
+    /// At most `rounds` iterations and 5 seconds (3 iterations in a smoke run), timed in
+    /// microseconds.
+    func configuration(rounds: Int, metrics: [BenchmarkMetric] = [.wallClock, .mallocCountTotal]) -> Benchmark.Configuration {
+        Benchmark.Configuration(
+            metrics: metrics, timeUnits: .microseconds, warmupIterations: isSmoke ? 0 : min(10, rounds / 10),
+            maxDuration: .seconds(isSmoke ? 60 : 5), maxIterations: min(isSmoke ? min(3, rounds) : rounds, Scale.roundLimit ?? .max))
+    }
+}

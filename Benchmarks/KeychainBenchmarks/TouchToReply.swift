@@ -1,0 +1,57 @@
+import Benchmark
+import Foundation
+import Keychain
+import LocalAuth
+import Synchronization
+
+/// A prompt with nobody at it: interactive, presses nothing, counts the sheets it showed.
+final class UnattendedPrompt: AuthenticationPrompt {
+    let sheetsShown = Mutex(0)
+    var isInteractive: Bool { true }
+
+    func present(_ sheet: PromptSheet) -> any PromptSession {
+        sheetsShown.withLock { $0 += 1 }
+        return Session()
+    }
+
+    final class Session: PromptSession {
+        func pressedButton() -> PromptButton? { nil }
+        func show(_ message: String) {}
+        func readPasscode(shouldStop: () -> Bool) -> SecretBytes? { nil }
+        func dismiss() {}
+    }
+}
+
+/// The time from a touch on the simulated sensor (as `keychainctl biometry touch` makes it) to
+/// the `evaluatePolicy` reply, for a biometrics-only evaluation already showing its sheet. Runs
+/// on a keychain of its own, made in the fixtures' folder and removed when the process exits.
+final class TouchToReply: Sendable {
+    static let shared = TouchToReply()
+    private let prompt = UnattendedPrompt()
+
+    /// A new keychain with a passcode, the simulated sensor, and one enrolled finger.
+    func prepare() throws {
+        let directory = Fixture.root.appendingPathComponent("touch-\(getpid())")
+        atexit { try? FileManager.default.removeItem(at: Fixture.root.appendingPathComponent("touch-\(getpid())")) }
+        KeychainServices.transport = EmbeddedTransport(directory: directory, accessGroups: ["bench"], sharedUnlock: false)
+        try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
+        _ = try KeychainServices.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "correct horse")))
+        _ = try KeychainServices.perform(.enrollFinger(name: "thumb", passcode: SecretBytes(utf8: "correct horse")))
+    }
+
+    /// One evaluation: measured from the touch to the reply.
+    func measureOne(_ benchmark: Benchmark) {
+        let shown = prompt.sheetsShown.withLock { $0 }
+        let context = LAContext(prompt: prompt)
+        let done = DispatchSemaphore(value: 0)
+        context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "benchmark") { success, _ in
+            precondition(success, "the touch did not authenticate")
+            done.signal()
+        }
+        while prompt.sheetsShown.withLock({ $0 }) == shown { usleep(500) }
+        benchmark.startMeasurement()
+        do { _ = try KeychainServices.perform(.simulateTouch(matching: true, finger: nil)) } catch { preconditionFailure("touch: \(error)") }
+        done.wait()
+        benchmark.stopMeasurement()
+    }
+}
