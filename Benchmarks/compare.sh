@@ -33,7 +33,10 @@ if [[ -z "${COMPARE_INSIDE_SESSION:-}" ]]; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
     fi
     python3 -c 'import keyring, secretstorage' 2>/dev/null || python3 -m pip install -q keyring secretstorage
-    swift build -c release --product keychainctl --product keychaind >&2
+    # Built as the README installs them (static Swift runtime), apart from the suite's build.
+    for product in keychainctl keychaind; do
+        swift build -c release --static-swift-stdlib --scratch-path .build-static --product "$product" >&2
+    done
     swift package --disable-sandbox benchmark --filter '^read · (embedded|daemon) · 1k$' --time-units microseconds --no-progress >"${TMPDIR:-/tmp}/compare-suite.$$" 2>&1 \
         || { cat "${TMPDIR:-/tmp}/compare-suite.$$" >&2; exit 1; }
     export COMPARE_SUITE_OUTPUT="${TMPDIR:-/tmp}/compare-suite.$$"
@@ -52,7 +55,7 @@ fi
 # Inside the private session.
 results="$HOME/results"
 mkdir -p "$results"
-keychainctl="$PWD/.build/release/keychainctl"
+keychainctl="$PWD/.build-static/release/keychainctl"
 secret="correct-horse-battery-staple"
 
 # gnome-keyring: a login keyring created and unlocked with a password, as a desktop login does.

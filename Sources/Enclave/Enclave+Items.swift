@@ -43,12 +43,17 @@ public struct ItemBinding: Sendable, Hashable {
 
     /// `purpose` keeps the item's three ciphertexts from standing in for one another.
     func associatedData(_ purpose: String) -> Data {
-        var fields = [
-            Data(purpose.utf8), rowIdentity, Data(itemClass.utf8), Data(accessibility.rawValue.utf8),
-            accessGroupTag, Data([synchronizable ? 1 : 0]), accessControl?.encoded() ?? Data(),
-        ]
-        if version != 0 { fields.append(withUnsafeBytes(of: UInt64(bitPattern: version).bigEndian) { Data($0) }) }
-        return LengthPrefixed.encode(label: "swift-keychain item v1", fields)
+        let accessControl = accessControl?.encoded() ?? Data()
+        var builder = LengthPrefixed.Builder(label: "swift-keychain item v1", capacity: 96 + rowIdentity.count + accessGroupTag.count + accessControl.count)
+        builder.append(utf8: purpose)
+        builder.append(rowIdentity)
+        builder.append(utf8: itemClass)
+        builder.append(utf8: accessibility.rawValue)
+        builder.append(accessGroupTag)
+        builder.append(byte: synchronizable ? 1 : 0)
+        builder.append(accessControl)
+        if version != 0 { builder.append(bigEndian: UInt64(bitPattern: version)) }
+        return builder.encoded()
     }
 }
 

@@ -177,8 +177,15 @@ public final class Enclave: Sendable {
     /// any process is seen at once; opening and deriving are done again only when the entry
     /// changed (``OpenedClassKeys``).
     ///
+    /// Within an item request, each class is looked up once (``ItemRequestScope``).
+    ///
     /// - Throws: as ``classKey(_:)``.
     func classKeys(_ protectionClass: ProtectionClass) throws(KeychainError) -> ClassKeySet {
+        guard let scope = ItemRequestScope.current else { return try lookUpClassKeys(protectionClass) }
+        return try scope.keys(self, protectionClass) { () throws(KeychainError) in try lookUpClassKeys(protectionClass) }
+    }
+
+    private func lookUpClassKeys(_ protectionClass: ProtectionClass) throws(KeychainError) -> ClassKeySet {
         let keybag = try keybag()
         if protectionClass == .whenPasscodeSet && keybag.passcode == nil {
             throw KeychainError(.errSecNotAvailable, "no device passcode is set, so items accessible WhenPasscodeSetThisDeviceOnly cannot exist; set one with `keychainctl passcode set`")

@@ -23,7 +23,8 @@ enum ResultShape {
 
     /// Attribute values as Foundation types, with `class` added as iOS does.
     static func attributes(_ item: ItemResult) -> [String: Any] {
-        var dictionary: [String: Any] = [kSecClass: item.itemClass.rawValue]
+        var dictionary = [String: Any](minimumCapacity: (item.attributes?.count ?? 0) + 2)
+        dictionary[kSecClass] = item.itemClass.rawValue
         for (name, value) in item.attributes ?? [:] {
             dictionary[name] = foundationValue(value)
         }

@@ -19,21 +19,10 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
     /// the ones every class has (access group, accessibility, synchronizable, dates).
     public var attributes: [String: AttributeValue.Kind] {
         switch self {
-        case .genericPassword:
-            Self.passwordCommon.merging(["acct": .string, "svce": .string, "gena": .data]) { a, _ in a }
-        case .internetPassword:
-            Self.passwordCommon.merging([
-                "acct": .string, "sdmn": .string, "srvr": .string, "ptcl": .string, "atyp": .string,
-                "port": .number, "path": .string,
-            ]) { a, _ in a }
-        case .key:
-            [
-                "kcls": .string, "labl": .string, "klbl": .data, "atag": .data, "type": .string,
-                "bsiz": .number, "esiz": .number, "perm": .bool, "encr": .bool, "decr": .bool,
-                "drve": .bool, "sign": .bool, "vrfy": .bool, "wrap": .bool, "unwp": .bool,
-            ]
-        case .certificate, .identity:
-            [:]
+        case .genericPassword: Self.genericPasswordAttributes
+        case .internetPassword: Self.internetPasswordAttributes
+        case .key: Self.keyAttributes
+        case .certificate, .identity: [:]
         }
     }
 
@@ -54,6 +43,17 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
     private static let passwordCommon: [String: AttributeValue.Kind] = [
         "desc": .string, "icmt": .string, "crtr": .number, "type": .number, "labl": .string,
         "invi": .bool, "nega": .bool,
+    ]
+    // Built once: every query and every opened row looks names up here.
+    private static let genericPasswordAttributes = passwordCommon.merging(["acct": .string, "svce": .string, "gena": .data]) { a, _ in a }
+    private static let internetPasswordAttributes = passwordCommon.merging([
+        "acct": .string, "sdmn": .string, "srvr": .string, "ptcl": .string, "atyp": .string,
+        "port": .number, "path": .string,
+    ]) { a, _ in a }
+    private static let keyAttributes: [String: AttributeValue.Kind] = [
+        "kcls": .string, "labl": .string, "klbl": .data, "atag": .data, "type": .string,
+        "bsiz": .number, "esiz": .number, "perm": .bool, "encr": .bool, "decr": .bool,
+        "drve": .bool, "sign": .bool, "vrfy": .bool, "wrap": .bool, "unwp": .bool,
     ]
 }
 

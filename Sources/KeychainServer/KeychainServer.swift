@@ -69,14 +69,14 @@ public final class KeychainServer: Sendable {
     public func handle(_ request: KeychainRequest, caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
         switch request {
         case .add(let item):
-            return .items(try add(item, caller: caller))
+            return .items(try enclave.inItemRequest { () throws(KeychainError) in try add(item, caller: caller) })
         case .copyMatching(let query):
-            return .items(try copyMatching(query, caller: caller))
+            return .items(try enclave.inItemRequest { () throws(KeychainError) in try copyMatching(query, caller: caller) })
         case .update(let query, let changes):
-            try update(query, changes, caller: caller)
+            try enclave.inItemRequest { () throws(KeychainError) in try update(query, changes, caller: caller) }
             return .done
         case .delete(let query):
-            return .count(try delete(query, caller: caller))
+            return .count(try enclave.inItemRequest { () throws(KeychainError) in try delete(query, caller: caller) })
         case .deviceStatus:
             return .status(try enclave.status())
         case .lock:

@@ -112,12 +112,7 @@ struct FindGenericPassword: ParsableCommand {
     @Flag(name: .customShort("w"), help: "Print only the secret.") var secretOnly = false
 
     func run() throws {
-        try Session.run {
-            let attributes = ItemCommands.attributes([(kSecAttrService, service), (kSecAttrAccount, account)])
-            var query = ItemQuery(itemClass: .genericPassword, attributes: attributes)
-            query.accessGroup = accessGroup
-            try ItemCommands.find(query, secretOnly: secretOnly)
-        }
+        try GenericPasswordLookup(service: service, account: account, accessGroup: accessGroup, secretOnly: secretOnly).run()
     }
 }
 

@@ -38,6 +38,7 @@ struct KeychainCtl: ParsableCommand {
             }
             arguments.removeFirst(2)
         }
+        if let lookup = GenericPasswordLookup(plainArguments: arguments) { lookup.runAndExit() }
         if let first = arguments.first, !first.hasPrefix("-"), let hint = unknownCommandHint(first) {
             FileHandle.standardError.write(Data("keychainctl: error: unknown command '\(first)'\(hint)\nkeychainctl: hint: `keychainctl --help` lists the commands\n".utf8))
             Glibc.exit(64)

@@ -111,6 +111,39 @@ import Testing
         #expect(throws: WireError.self) { try RequestParser.parse(Array(repeating: 0, count: WireFrame.maximumRequest + 1)) }
     }
 
+    /// Text is read as UTF-8 exactly: what is not (a lone continuation byte, a truncated
+    /// sequence whose replacement is as long as it, an overlong form, a surrogate, a code point
+    /// past U+10FFFF) is refused, and valid text, a replacement character included, is kept.
+    @Test(arguments: [[0x80], [0xF0, 0x9F, 0x98], [0xF0, 0x9F, 0x98, 0x41], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x61, 0xFF]] as [[UInt8]])
+    func textThatIsNotUTF8IsRefused(_ bytes: [UInt8]) {
+        var writer = WireWriter()
+        writer.data(Data(bytes))
+        var reader = WireReader(writer.finish())
+        #expect(throws: WireError.self) { try reader.string(max: 64) }
+    }
+
+    @Test(arguments: ["", "a", "Café", "\u{FFFD}", "a\u{FFFD}b", "😀", "\u{10FFFF}"])
+    func validTextIsReadUnchanged(_ text: String) throws {
+        var writer = WireWriter()
+        writer.string(text)
+        var reader = WireReader(writer.finish())
+        #expect(try reader.string(max: 64) == text)
+    }
+
+    /// Associated data built a field at a time is the same bytes as from a list of fields: a
+    /// difference would make every stored item unreadable.
+    @Test func theLengthPrefixedBuilderEncodesAsTheListDoes() {
+        var builder = LengthPrefixed.Builder(label: "label v1", capacity: 0)
+        builder.append(utf8: "Café")
+        builder.append(Data([1, 2, 3]))
+        builder.append(byte: 1)
+        builder.append(Data())
+        builder.append(bigEndian: 0x0102_0304_0506_0708)
+        let list = LengthPrefixed.encode(label: "label v1", [Data("Café".utf8), Data([1, 2, 3]), Data([1]), Data(), Data([1, 2, 3, 4, 5, 6, 7, 8])])
+        #expect(builder.encoded() == list)
+        #expect(list == Data("label v1".utf8) + Data([0, 0, 0, 5]) + Data("Café".utf8) + Data([0, 0, 0, 3, 1, 2, 3, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8]))
+    }
+
     @Test func randomAndMutatedBytesNeverCrashTheParser() {
         var generator = SystemRandomNumberGenerator()
         let valid = Self.everyRequest.map(RequestParser.encode)

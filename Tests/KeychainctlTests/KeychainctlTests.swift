@@ -3,6 +3,32 @@ import Testing
 
 /// `keychainctl` as a user drives it: the built binary, its exit codes, its output.
 @Suite struct KeychainctlTests {
+    /// `find-generic-password` in its plain forms is read without ArgumentParser's command tree
+    /// (``GenericPasswordLookup``); every other spelling goes through the parser. Both give the
+    /// same output, status and errors.
+    @Test func aLookupGivesTheSameAnswerWhicheverParserReadsIt() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        #expect(try shell.run(["add-generic-password", "-s", "github.com", "-a", "alice"], input: "hunter2").status == 0)
+        let attributes = try [["find-generic-password", "-s", "github.com"], ["find-generic-password", "-s", "github.com", "-a", "alice", "-a", "alice"]].map { try shell.run($0) }
+        #expect(attributes[0].status == 0 && attributes[0].stdout.contains("\"acct\"<blob>=\"alice\""))
+        #expect(attributes[0].stdout == attributes[1].stdout)
+        // keychainctl's own group: its executable through keychaind.
+        let group = try #require(attributes[0].stdout.split(separator: "\n").first { $0.contains("\"agrp\"") }?.split(separator: "=", maxSplits: 1).last?.dropFirst().dropLast())
+        let plain = ["find-generic-password", "-w", "-a", "alice", "-s", "github.com", "--access-group", String(group)]
+        let parsed = ["find-generic-password", "-s", "github.com", "-a", "alice", "-w", "--access-group=\(group)"]
+        for arguments in [plain, parsed] {
+            let out = try shell.run(arguments)
+            #expect(out.status == 0 && out.stdout == "hunter2\n" && out.stderr.isEmpty, "\(arguments): \(out)")
+        }
+        let missing = try [["find-generic-password", "-s", "gitlab.com", "-w"], ["find-generic-password", "-s=gitlab.com", "-w"]].map { try shell.run($0) }
+        #expect(missing[0].status == 44 && missing[0].stderr.contains("OSStatus -25300"), "\(missing[0])")
+        #expect(missing[1].status == missing[0].status && missing[1].stderr == missing[0].stderr, "\(missing[1])")
+        // A value that looks like an option, an unknown option: the parser's usage errors.
+        #expect(try shell.run(["find-generic-password", "-a", "-w"]).status == 64)
+        #expect(try shell.run(["find-generic-password", "-s", "github.com", "-x", "1"]).status == 64)
+    }
+
     @Test func genericPasswordLifeCycle() throws {
         let shell = try CommandRunner()
         defer { shell.cleanUp() }

@@ -53,7 +53,7 @@ enum WireValues {
         let entries = try reader.array(max: KeychainLimits.maximumAttributeCount) { (reader: inout WireReader) throws(WireError) in
             (try reader.string(max: maximumToken), try attributeValue(&reader))
         }
-        var attributes: [String: AttributeValue] = [:]
+        var attributes = [String: AttributeValue](minimumCapacity: entries.count)
         for (name, value) in entries {
             guard attributes.updateValue(value, forKey: name) == nil else { throw WireError("an attribute named twice") }
         }
