@@ -31,7 +31,9 @@ import Testing
         try process.run()
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(printed.suffix(2000))")
+        // A crash's own message comes before its long backtrace: shown first.
+        let failures = printed.split(separator: "\n").filter { $0.contains("Fatal error") || $0.contains("error:") }.joined(separator: "\n")
+        #expect(process.terminationStatus == 0, "\(failures)\n\(printed.suffix(2000))")
 
         let ran = Set(printed.split(separator: "\n").compactMap { line -> String? in
             guard let range = line.range(of: "Debug results for ") else { return nil }
