@@ -4,19 +4,21 @@ import KeychainProtocol
 import Synchronization
 
 /// A class key with the keys derived from it (HKDF-SHA256, one purpose each): the metadata key
-/// that seals attributes, the key that wraps per-item keys, and the index key of the store's
-/// keyed hashes.
+/// that seals attributes, the key that wraps per-item keys, the index key of the store's
+/// keyed hashes, and the row ledger's keyed hash (used from the AfterFirstUnlock class only).
 struct ClassKeySet: Sendable {
     let classKey: SymmetricKey
     let metadata: SymmetricKey
     let itemKeyWrap: SymmetricKey
     let index: SymmetricKey
+    let rowLedger: RowLedgerMAC
 
     init(_ classKey: SymmetricKey) {
         self.classKey = classKey
         metadata = Self.subkey(classKey, "metadata")
         itemKeyWrap = Self.subkey(classKey, "item-key-wrap")
         index = Self.subkey(classKey, "index")
+        rowLedger = RowLedgerMAC(key: Self.subkey(classKey, "row-ledger"))
     }
 
     private static func subkey(_ classKey: SymmetricKey, _ purpose: String) -> SymmetricKey {

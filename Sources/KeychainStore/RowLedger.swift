@@ -25,7 +25,7 @@ final class RowLedger: Sendable {
     struct Snapshot: Sendable {
         var generation: UInt64
         var setHash: [UInt8]
-        var versions: [Data: Int64]
+        var versions: [Key: Int64]
 
         static let empty = Snapshot(generation: 0, setHash: Array(repeating: 0, count: 32), versions: [:])
     }
@@ -87,16 +87,16 @@ final class RowLedger: Sendable {
     /// Writes `working`'s ledger for the transaction's new `generation`.
     func seal(_ working: Working, generation: UInt64, _ db: Database) throws {
         guard let authenticator = working.authenticator else { throw KeychainError.errSecInternalComponent }
-        working.snapshot.generation = generation
-        let tag = authenticator.summaryTag(generation: generation, setHash: working.snapshot.setHash)
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            arguments: [Self.metaKey, "\(generation) \(Data(working.snapshot.setHash).base64EncodedString()) \(Data(tag).base64EncodedString())"])
+        working.sealedGeneration = generation
+        let tag = authenticator.summaryTag(generation: generation, setHash: working.setHash)
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(
+            arguments: [Self.metaKey, "\(generation) \(Data(working.setHash).base64EncodedString()) \(Data(tag).base64EncodedString())"])
     }
 
     /// Called once the transaction that sealed `working` committed.
     func committed(_ working: Working) {
-        remember(working.snapshot)
+        guard let generation = working.sealedGeneration else { return }
+        known.withLock { working.committedSnapshot(updating: &$0, generation: generation) }
         if working.establishing { try? authority.recordRowLedgerEstablished() }
     }
 
@@ -119,7 +119,7 @@ final class RowLedger: Sendable {
             while let row = try rows.next() {
                 let identity: Data = row[0]
                 let version: Int64 = row[1]
-                snapshot.versions[identity] = version
+                snapshot.versions[Key(identity)] = version
                 Self.xor(&snapshot.setHash, authenticator.pairTag(identity: Array(identity), version: version))
             }
         }
@@ -145,26 +145,44 @@ extension RowLedger {
     /// The ledger inside one transaction. A read only checks rows against it; a write also
     /// records each row it inserts, replaces or deletes, and undoes a failed write's records
     /// when its savepoint is rolled back.
+    ///
+    /// A write's records are kept apart from the snapshot it started from (`changed`), so that
+    /// recording a row costs the same with a hundred rows as with a hundred thousand: the
+    /// snapshot, shared with what the ledger remembers, is never copied, and once the
+    /// transaction commits its records are merged into the remembered snapshot in place.
     final class Working {
-        fileprivate(set) var snapshot: Snapshot
+        /// The snapshot the transaction started from; unchanged by it, and let go of once its
+        /// records are merged into the remembered snapshot (which then has the only reference
+        /// to the versions, and is changed in place).
+        private var base: Snapshot
+        /// True once every row was deleted (``clear()``): `base`'s versions no longer hold.
+        private var baseCleared = false
+        /// The version each row this transaction wrote has now (nil: deleted).
+        private var changed: [Key: Int64?] = [:]
+        /// The set hash with this transaction's records.
+        fileprivate private(set) var setHash: [UInt8]
+        /// The generation this transaction's ledger was sealed to (``RowLedger/seal(_:generation:_:)``).
+        fileprivate var sealedGeneration: UInt64?
         let authenticator: (any RowLedgerAuthenticator)?
         /// True when this transaction writes the database's first ledger over existing rows.
         let establishing: Bool
-        private enum Change {
-            case pair(identity: Data, from: Int64?, to: Int64?)
-            case cleared(Snapshot)
+        /// What one record replaced, to put back when its write is rolled back.
+        private enum Undo {
+            case pair(Key, changedBefore: Int64??, setHashBefore: [UInt8])
+            case cleared(changedBefore: [Key: Int64?], baseClearedBefore: Bool, setHashBefore: [UInt8])
         }
-        private var changes: [Change] = []
+        private var undos: [Undo] = []
 
         init(_ snapshot: Snapshot, authenticator: (any RowLedgerAuthenticator)?, establishing: Bool) {
-            self.snapshot = snapshot
+            base = snapshot
+            setHash = snapshot.setHash
             self.authenticator = authenticator
             self.establishing = establishing
         }
 
         /// Refuses a row that is not the version the ledger holds.
         func check(identity: Data, version: Int64) throws(KeychainError) {
-            guard let known = snapshot.versions[identity] else {
+            guard let known = self.version(of: Key(identity)) else {
                 throw KeychainError(.errSecDecode, "a keychain row that its row ledger does not hold was found (an item deleted earlier was put back, or a row was copied in): the database was altered; no item was returned. \(RowLedger.recovery)")
             }
             guard known == version else {
@@ -174,39 +192,62 @@ extension RowLedger {
 
         /// Records that the row `identity` went from version `from` to `to` (nil: absent).
         func record(identity: Data, from: Int64?, to: Int64?) throws(KeychainError) {
-            try apply(identity, from: from, to: to)
-            changes.append(.pair(identity: identity, from: from, to: to))
+            guard let authenticator else { throw KeychainError(.errSecInternalComponent, "a read transaction tried to change the row ledger") }
+            let key = Key(identity)
+            undos.append(.pair(key, changedBefore: changed[key], setHashBefore: setHash))
+            if let from { RowLedger.xor(&setHash, authenticator.pairTag(identity: Array(identity), version: from)) }
+            if let to { RowLedger.xor(&setHash, authenticator.pairTag(identity: Array(identity), version: to)) }
+            changed.updateValue(to, forKey: key)
         }
 
         /// Records that every row was deleted.
         func clear() {
-            changes.append(.cleared(snapshot))
-            let generation = snapshot.generation
-            snapshot = .empty
-            snapshot.generation = generation
+            undos.append(.cleared(changedBefore: changed, baseClearedBefore: baseCleared, setHashBefore: setHash))
+            changed = [:]
+            baseCleared = true
+            setHash = Snapshot.empty.setHash
         }
 
         /// Starts one write's records.
         func beginWrite() {
-            changes = []
+            undos = []
         }
 
         /// Undoes the records of the write whose savepoint was rolled back.
         func rollBackWrite() {
-            for change in changes.reversed() {
-                switch change {
-                case .pair(let identity, let from, let to): try? apply(identity, from: to, to: from)
-                case .cleared(let previous): snapshot = previous
+            for undo in undos.reversed() {
+                switch undo {
+                case .pair(let key, let changedBefore, let setHashBefore):
+                    if let changedBefore { changed.updateValue(changedBefore, forKey: key) } else { changed.removeValue(forKey: key) }
+                    setHash = setHashBefore
+                case .cleared(let changedBefore, let baseClearedBefore, let setHashBefore):
+                    (changed, baseCleared, setHash) = (changedBefore, baseClearedBefore, setHashBefore)
                 }
             }
-            changes = []
+            undos = []
         }
 
-        private func apply(_ identity: Data, from: Int64?, to: Int64?) throws(KeychainError) {
-            guard let authenticator else { throw KeychainError(.errSecInternalComponent, "a read transaction tried to change the row ledger") }
-            if let from { RowLedger.xor(&snapshot.setHash, authenticator.pairTag(identity: Array(identity), version: from)) }
-            if let to { RowLedger.xor(&snapshot.setHash, authenticator.pairTag(identity: Array(identity), version: to)) }
-            snapshot.versions[identity] = to
+        /// The version the ledger holds for `key` in this transaction; nil when it holds none.
+        private func version(of key: Key) -> Int64? {
+            if let version = changed[key] { return version }
+            return baseCleared ? nil : base.versions[key]
+        }
+
+        /// The snapshot after this transaction: `remembered` changed in place when it is the
+        /// one the transaction started from, else `base` with the records applied.
+        fileprivate func committedSnapshot(updating remembered: inout Snapshot?, generation: UInt64) {
+            if !baseCleared, var current = remembered, current.generation == base.generation, current.setHash == base.setHash {
+                remembered = nil
+                base.versions = [:]
+                for (key, version) in changed { current.versions[key] = version }
+                (current.generation, current.setHash) = (generation, setHash)
+                remembered = current
+                return
+            }
+            var snapshot = baseCleared ? Snapshot.empty : base
+            for (key, version) in changed { snapshot.versions[key] = version }
+            (snapshot.generation, snapshot.setHash) = (generation, setHash)
+            if remembered == nil || remembered!.generation < generation { remembered = snapshot }
         }
     }
 }

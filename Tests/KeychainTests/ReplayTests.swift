@@ -167,6 +167,28 @@ import Testing
         #expect(throws: KeychainError.errSecDecode) { try Self.read("alice", keychain.restarted()).get() }
     }
 
+    /// The open keychain's memory of the ledger (merged in place after each commit) is the
+    /// ledger: after updates, deletes and writes that failed and were rolled back, a row written
+    /// back from before them is refused without a restart, and every current row still reads.
+    @Test func theOpenKeychainRemembersEveryCommittedWriteAndNoFailedOne() throws {
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        for index in 0..<10 { try Self.add("account-\(index)", "secret-\(index)", to: keychain) }
+        let identity = try Self.identity(of: "account-3", in: keychain)
+        let before = try Self.copy(keychain.databaseURL)
+        _ = try keychain.perform(.update(ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("account-3")]),
+                                         ItemChanges(secret: SecretBytes(utf8: "changed"))))
+        _ = try keychain.perform(.delete(ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("account-5")])))
+        #expect(throws: KeychainError.errSecDuplicateItem) { try Self.add("account-3", "duplicate", to: keychain) }
+        try Self.add("account-10", "secret-10", to: keychain)
+        #expect(try Self.read("account-3", keychain).get() == "changed")
+        #expect(try Self.read("account-10", keychain).get() == "secret-10")
+        #expect(throws: KeychainError.errSecItemNotFound) { try Self.read("account-5", keychain).get() }
+        try Self.writeBack(identity, from: before, to: keychain.databaseURL)
+        try Self.expectRefused("account-3", keychain)
+        #expect(try Self.read("account-4", keychain).get() == "secret-4")
+    }
+
     @Test func everyWriteKeepsTheLedgerTrueAcrossRestarts() throws {
         let keychain = try TestKeychain.make()
         defer { keychain.remove() }
