@@ -20,7 +20,12 @@ public struct ItemBinding: Sendable, Hashable {
     /// The item's synchronizable flag.
     public var synchronizable: Bool
     /// The item's access control, if it has one.
-    public var accessControl: StoredAccessControl?
+    public var accessControl: StoredAccessControl? {
+        didSet { encodedAccessControl = accessControl?.encoded() ?? Data() }
+    }
+    /// `accessControl` as bound into the associated data, encoded once rather than for each of
+    /// the item's ciphertexts.
+    private var encodedAccessControl: Data
     /// The row's version: 1 when added, one more at every update. The store's row ledger
     /// remembers each row's version, so a row written back from an older copy is refused, and
     /// binding it here keeps an older row's ciphertexts from passing for the current version.
@@ -37,13 +42,14 @@ public struct ItemBinding: Sendable, Hashable {
         self.accessGroupTag = accessGroupTag
         self.synchronizable = synchronizable
         self.accessControl = accessControl
+        encodedAccessControl = accessControl?.encoded() ?? Data()
     }
 
     var protectionClass: ProtectionClass { accessibility.protectionClass }
 
     /// `purpose` keeps the item's three ciphertexts from standing in for one another.
     func associatedData(_ purpose: String) -> Data {
-        let accessControl = accessControl?.encoded() ?? Data()
+        let accessControl = encodedAccessControl
         var builder = LengthPrefixed.Builder(label: "swift-keychain item v1", capacity: 96 + rowIdentity.count + accessGroupTag.count + accessControl.count)
         builder.append(utf8: purpose)
         builder.append(rowIdentity)
