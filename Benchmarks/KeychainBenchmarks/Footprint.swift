@@ -2,10 +2,12 @@ import Foundation
 
 /// What keychaind and the database cost in memory and disk.
 enum Footprint {
-    /// The most memory the process has had resident (`VmHWM`), in KiB; 0 when unknown.
-    static func residentKiB(pid: Int32?) -> Int {
+    /// The memory process `pid` has resident now (`VmRSS`) or had at most (`VmHWM`), in KiB;
+    /// 0 when unknown.
+    static func residentKiB(pid: Int32?, peak: Bool) -> Int {
         guard let pid, let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        let field = peak ? "VmHWM:" : "VmRSS:"
+        for line in status.split(separator: "\n") where line.hasPrefix(field) {
             return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
         }
         return 0
