@@ -69,7 +69,7 @@ public struct IndexHasher: Sendable {
     /// HMAC's state after the key: copied for each hash, so the key is set up once.
     private let keyed: HMAC<SHA256>
 
-    fileprivate init(key: SymmetricKey) {
+    init(key: SymmetricKey) {
         keyed = HMAC<SHA256>(key: key)
     }
 
@@ -168,7 +168,7 @@ extension Enclave {
     ///
     /// - Throws: `errSecInteractionNotAllowed` before the first unlock.
     public func indexHasher() throws(KeychainError) -> IndexHasher {
-        IndexHasher(key: try classKeys(.afterFirstUnlock).index)
+        try classKeys(.afterFirstUnlock).index
     }
 
     private func applicationPasswordRequired(_ binding: ItemBinding) -> KeychainError {

@@ -4,20 +4,20 @@ import KeychainProtocol
 import Synchronization
 
 /// A class key with the keys derived from it (HKDF-SHA256, one purpose each): the metadata key
-/// that seals attributes, the key that wraps per-item keys, the index key of the store's
-/// keyed hashes, and the row ledger's keyed hash (used from the AfterFirstUnlock class only).
+/// that seals attributes, the key that wraps per-item keys, and, keyed once (used from the
+/// AfterFirstUnlock class only), the store's index hash and the row ledger's keyed hash.
 struct ClassKeySet: Sendable {
     let classKey: SymmetricKey
     let metadata: SymmetricKey
     let itemKeyWrap: SymmetricKey
-    let index: SymmetricKey
+    let index: IndexHasher
     let rowLedger: RowLedgerMAC
 
     init(_ classKey: SymmetricKey) {
         self.classKey = classKey
         metadata = Self.subkey(classKey, "metadata")
         itemKeyWrap = Self.subkey(classKey, "item-key-wrap")
-        index = Self.subkey(classKey, "index")
+        index = IndexHasher(key: Self.subkey(classKey, "index"))
         rowLedger = RowLedgerMAC(key: Self.subkey(classKey, "row-ledger"))
     }
 
