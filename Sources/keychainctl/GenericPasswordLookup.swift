@@ -54,12 +54,18 @@ struct GenericPasswordLookup {
     }
 
     /// Runs the lookup and ends the process with the status the full parser would give.
+    ///
+    /// Success and a keychain error (already printed, its status an ``ExitCode``) end the
+    /// process directly: ArgumentParser's `exit(withError:)` builds the help of the whole
+    /// command tree even to exit 0, which was three quarters of the process's instructions.
     func runAndExit() -> Never {
         do {
             try run()
+        } catch let code as ExitCode {
+            Glibc.exit(code.rawValue)
         } catch {
             KeychainCtl.exit(withError: error)
         }
-        KeychainCtl.exit()
+        Glibc.exit(EXIT_SUCCESS)
     }
 }
