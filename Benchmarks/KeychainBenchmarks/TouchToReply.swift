@@ -28,6 +28,8 @@ final class UnattendedPrompt: AuthenticationPrompt {
 final class TouchToReply: Sendable {
     static let shared = TouchToReply()
     private let prompt = UnattendedPrompt()
+    /// The simulated sensor's folder, where a waiting prompt keeps its `waiting-PID` marker.
+    private var sensor: URL { Fixture.root.appendingPathComponent("touch-\(getpid())/sensor") }
 
     /// A new keychain with a passcode, the simulated sensor, and one enrolled finger.
     func prepare() throws {
@@ -49,10 +51,18 @@ final class TouchToReply: Sendable {
             done.signal()
         }
         while prompt.sheetsShown.withLock({ $0 }) == shown { usleep(500) }
+        // The sheet shows before its sensor wait begins; on a loaded machine the gap can pass
+        // the sensor's grace. The touch is made once the prompt says it waits (at most 30 s).
+        let deadline = Date().addingTimeInterval(30)
+        while !isPromptWaiting() && Date() < deadline { usleep(500) }
         benchmark.startMeasurement()
         touch()
         done.wait()
         benchmark.stopMeasurement()
+    }
+
+    private func isPromptWaiting() -> Bool {
+        ((try? FileManager.default.contentsOfDirectory(atPath: sensor.path)) ?? []).contains { $0.hasPrefix("waiting-") }
     }
 
     /// Touches the sensor. On a loaded machine the sheet can be showing before its sensor wait
