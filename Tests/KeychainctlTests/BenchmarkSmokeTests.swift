@@ -31,9 +31,7 @@ import Testing
         try process.run()
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        // A crash's own message comes before its long backtrace: shown first.
-        let failures = printed.split(separator: "\n").filter { $0.contains("Fatal error") || $0.contains("error:") }.joined(separator: "\n")
-        #expect(process.terminationStatus == 0, "\(failures)\n\(printed.suffix(2000))")
+        #expect(process.terminationStatus == 0, "\(Self.crashReport(in: printed))")
 
         let ran = Set(printed.split(separator: "\n").compactMap { line -> String? in
             guard let range = line.range(of: "Debug results for ") else { return nil }
@@ -58,6 +56,20 @@ import Testing
         #expect(resident > 1000)
         #expect((Self.firstValue(of: "daemon peak RSS, with the unlock's scrypt (KiB)", in: printed) ?? 0) >= resident)
         #expect((Self.firstValue(of: "database bytes per item", in: printed) ?? 0) > 100)
+    }
+
+    /// What a crashed run said about its crash: the lines before the backtracer's banner (a
+    /// `Fatal error`, or the C library's own message such as a heap check's), the crashed
+    /// thread's frames, and the benchmark that was running; a run that ended otherwise, its tail.
+    static func crashReport(in printed: String) -> String {
+        let lines = printed.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let banner = lines.firstIndex(where: { $0.hasPrefix("*** Signal") || $0.hasPrefix("*** Program crashed") }) else {
+            return String(printed.suffix(2000))
+        }
+        let running = lines[..<banner].last { $0.contains("ETA:") }.map { "running: \($0.split(separator: "|").last ?? "")" } ?? ""
+        let before = lines[max(0, banner - 4)..<banner]
+        let crashed = lines[banner...].drop { !$0.contains(" crashed:") }.prefix(40)
+        return ([Substring(running)] + before + crashed).joined(separator: "\n")
     }
 
     /// The first value of `metric`'s histogram in a run's output (its lowest sample).
