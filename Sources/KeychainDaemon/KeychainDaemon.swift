@@ -21,8 +21,9 @@ import Synchronization
 /// (``AppIdentity``: the path in per-user mode; in system mode the registered app, the path, or
 /// an untrusted identity). Requests are
 /// parsed in one place (``RequestParser``); a malformed, oversized or truncated message gets
-/// `errSecDecode` and a closed connection while every other connection goes on. Requests run on
-/// a pool of threads, so one client's passcode check or wait for a touch does not stall another.
+/// `errSecDecode` and a closed connection while every other connection goes on. A request that
+/// can wait runs on a pool of threads, so one client's passcode check or wait for a touch does
+/// not stall another; a one-item lookup is answered on the event loop (``RequestHandler``).
 /// Unlocked class keys live only in this process's memory (locked, excluded from dumps).
 public final class KeychainDaemon: Service {
     /// How a daemon runs.
@@ -64,9 +65,10 @@ public final class KeychainDaemon: Service {
         }
     }
 
-    /// A connection as accepted: admitted with its caller's identity, or refused.
+    /// A connection as accepted: admitted with its caller's identity (not read until its
+    /// ``RequestHandler`` is in place), or refused.
     private enum Connection: Sendable {
-        case admitted(NIOAsyncChannel<InboundFrame, ByteBuffer>, PeerIdentity)
+        case admitted(any Channel, PeerIdentity)
         case refused(any Channel, String)
     }
 
@@ -148,7 +150,7 @@ public final class KeychainDaemon: Service {
             }
             KeychainImport.removeLeftovers(in: configuration.keychainDirectory)
         }
-        let server = try await bind(configuration.runtimeDirectory)
+        let server = try await bind(configuration.runtimeDirectory, pool)
         logger.info("keychaind listening", metadata: ["mode": "\(configuration.mode)", "socket": "\(configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)", "pid": "\(getpid())"])
         let sessionLocks = SessionLockWatcher(logger: logger) { [self] session, user in
             guard let keychain = keychains.withLock({ $0[user] }) else { return }
@@ -161,7 +163,7 @@ public final class KeychainDaemon: Service {
                 group.addTask { await self.lockWhenIdle() }
                 try await server.executeThenClose { connections in
                     for try await connection in connections {
-                        group.addTask { await self.serve(connection, pool) }
+                        group.addTask { await self.serve(connection) }
                     }
                 }
                 // The listener closed (graceful shutdown): requests under way are answered on
@@ -175,7 +177,7 @@ public final class KeychainDaemon: Service {
         logger.info("keychaind stopped")
     }
 
-    private func bind(_ runtime: URL) async throws -> NIOAsyncChannel<Connection, Never> {
+    private func bind(_ runtime: URL, _ pool: NIOThreadPool) async throws -> NIOAsyncChannel<Connection, Never> {
         // A client that ends its stream inside a message is still told why (remote half-closure).
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
@@ -187,8 +189,8 @@ public final class KeychainDaemon: Service {
                     identity.close()
                     return .refused(channel, "a process of uid \(identity.uid)")
                 }
-                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(FrameDecoder()))
-                return .admitted(try NIOAsyncChannel(wrappingChannelSynchronously: channel), identity)
+                try channel.pipeline.syncOperations.addHandlers(ByteToMessageHandler(FrameDecoder()), RequestHandler(pool: pool))
+                return .admitted(channel, identity)
             }.flatMapErrorThrowing { error in
                 .refused(channel, "\(error)")
             }
@@ -204,7 +206,7 @@ public final class KeychainDaemon: Service {
         return server
     }
 
-    private func serve(_ connection: Connection, _ pool: NIOThreadPool) async {
+    private func serve(_ connection: Connection) async {
         switch connection {
         case .refused(let channel, let reason):
             audit.warning("connection refused", metadata: ["peer": "\(reason)"])
@@ -215,7 +217,7 @@ public final class KeychainDaemon: Service {
             // The checks read /proc/PID: had the process ended meanwhile, its pid could be another's.
             guard kc_pidfd_is_alive(identity.pidfd) == 1 else {
                 audit.warning("connection refused", metadata: ["peer": "pid \(identity.pid), which exited while it was identified"])
-                try? await channel.channel.close()
+                try? await channel.close()
                 return
             }
             let number = connectionNumbers.add(1, ordering: .relaxed).oldValue
@@ -232,22 +234,21 @@ public final class KeychainDaemon: Service {
                 audit.warning("untrusted app: its own items only", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "because": "\(reason)"])
             }
             audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(app.identifier)", "pid": "\(identity.pid)", "connection": "\(number)"])
-            try? await channel.executeThenClose { inbound, _ in
-                for try await frame in inbound {
-                    var (reply, keepOpen) = await answer(frame, client, pool)
-                    var buffer = channel.channel.allocator.buffer(capacity: WireFrame.headerSize + reply.count)
-                    buffer.writeBytes(WireFrame.header(reply.count))
-                    buffer.writeBytes(reply)
-                    // A reply may carry a secret. The encoded copy is wiped once it is in the
-                    // buffer, and the buffer once the socket has it: the write is awaited until
-                    // it completes, when NIO has normally released its reference, so the wipe
-                    // reaches the storage (were NIO still holding it, the wipe would touch a
-                    // copy and the storage would be freed unwiped).
-                    reply.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
-                    try await channel.channel.writeAndFlush(buffer)
-                    buffer.withUnsafeMutableReadableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
-                    guard keepOpen else { return }
-                }
+            let answerFrame: RequestHandler.Answer = { [self] frame in route(frame, client) }
+            do {
+                try await channel.eventLoop.submit {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.handler(type: RequestHandler.self).start(answerFrame, context: pipeline.context(handlerType: RequestHandler.self))
+                }.get()
+            } catch {
+                try? await channel.close()
+            }
+            // Stopping (graceful shutdown cancels this task): the request under way is
+            // answered, then the connection closes.
+            await withTaskCancellationHandler {
+                try? await channel.closeFuture.get()
+            } onCancel: {
+                channel.pipeline.fireUserInboundEventTriggered(RequestHandler.Stop())
             }
         }
     }
@@ -274,28 +275,36 @@ public final class KeychainDaemon: Service {
         return CallerIdentity(accessGroups: groups, isOwnerTool: owner, connection: client.connection)
     }
 
-    /// The reply to one frame, and whether the connection stays open.
-    private func answer(_ frame: InboundFrame, _ client: Client, _ pool: NIOThreadPool) async -> ([UInt8], Bool) {
-        let caller = caller(client)
-        let keychain = client.keychain
-        let owners = keychain.owners
+    /// Reads one frame, on the event loop: the work that answers it, and whether that work runs
+    /// there too. Only a one-item lookup in a keychain already open does (opening one checks
+    /// every row's version, and a search for many items could hold the loop).
+    private func route(_ frame: InboundFrame, _ client: Client) -> RequestHandler.Route {
         let request: KeychainRequest
         switch frame {
         case .oversized(let length):
-            return (ReplyParser.encode(.failure(WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit").keychainError)), false)
+            return .refusal(WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit").keychainError)
         case .truncated:
-            return (ReplyParser.encode(.failure(WireError("the connection ended inside a request").keychainError)), false)
+            return .refusal(WireError("the connection ended inside a request").keychainError)
         case .body(var body):
             defer { body.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
             do throws(WireError) {
                 request = try RequestParser.parse(body)
             } catch {
                 if let suppressed = malformedLog.admit() {
-                    audit.warning("malformed request", metadata: ["app": "\(caller.defaultAccessGroup)", "reason": "\(error.reason)", "unlogged since the last": "\(suppressed)"])
+                    audit.warning("malformed request", metadata: ["app": "\(caller(client).defaultAccessGroup)", "reason": "\(error.reason)", "unlogged since the last": "\(suppressed)"])
                 }
-                return (ReplyParser.encode(.failure(error.keychainError)), false)
+                return .refusal(error.keychainError)
             }
         }
+        let atOnce = request.isOneItemLookup && client.keychain.keychain.openedServer != nil
+        return RequestHandler.Route(runsAtOnce: atOnce) { [self] in answer(request, client) }
+    }
+
+    /// The reply to one request, and whether the connection stays open.
+    private func answer(_ request: KeychainRequest, _ client: Client) -> RequestHandler.Reply {
+        let caller = caller(client)
+        let keychain = client.keychain
+        let owners = keychain.owners
         // A trusted app's process must still be untraced and run the same file: a debugger
         // attached after the connection, or another program run in the process, ends it.
         if let file = client.app.executableFile, !ExecutableTrust.stillUntraced(client.peer.pid, executable: file) {
@@ -304,7 +313,7 @@ public final class KeychainDaemon: Service {
         }
         let mark = owners.mark
         keychain.beginRequest()
-        var result = await perform(request, caller, client, pool)
+        var result = Result { () throws(KeychainError) in try reply(to: request, caller, client) }
         // Idle time counts from the end of the last request: a long passcode check is not idleness.
         keychain.endRequest()
         defer { record(request, result, caller, client.peer.uid) }
@@ -325,36 +334,28 @@ public final class KeychainDaemon: Service {
         return (ReplyParser.encode(result), true)
     }
 
-    private func perform(_ request: KeychainRequest, _ caller: CallerIdentity, _ client: Client, _ pool: NIOThreadPool) async -> Result<KeychainReply, KeychainError> {
+    private func reply(to request: KeychainRequest, _ caller: CallerIdentity, _ client: Client) throws(KeychainError) -> KeychainReply {
         let keychain = client.keychain.keychain
         let untrusted = client.app.untrustedBecause != nil
         let system = configuration.mode == .system
-        do {
-            return .success(try await pool.runIfActive { () throws -> KeychainReply in
-                switch request {
-                case .daemonStatus:
-                    return .daemon(try self.status(of: keychain))
-                case .identify:
-                    return .done
-                case .beginImport, .importChunk, .finishImport:
-                    // The per-user daemon has none: its keychain answers that only the system daemon imports.
-                    guard let keychainImport = client.keychainImport else { return try keychain.perform(request, caller: caller) }
-                    return try Self.perform(request, keychainImport)
-                case .openOwnerSession where untrusted, .openOwnerSessionByBiometry where untrusted:
-                    throw KeychainError(.errSecMissingEntitlement, "this program is not trusted by the system keychain daemon (its log says why), so it cannot act for the owner")
-                case .setEntitlement where system, .listEntitlements where system:
-                    throw KeychainError(.errSecParam, "the system keychain daemon takes apps' shared groups from its app registry (/etc/keychain/apps.d), which root edits")
-                case .simulateTouch where !caller.isOwnerTool:
-                    // The simulated sensor is the owner's finger: only the owner's channel touches it.
-                    throw KeychainError(.errSecMissingEntitlement, "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")
-                default:
-                    return try keychain.perform(request, caller: caller)
-                }
-            })
-        } catch let error as KeychainError {
-            return .failure(error)
-        } catch {
-            return .failure(KeychainError(.errSecInternalComponent, "the daemon is shutting down"))
+        switch request {
+        case .daemonStatus:
+            return .daemon(try status(of: keychain))
+        case .identify:
+            return .done
+        case .beginImport, .importChunk, .finishImport:
+            // The per-user daemon has none: its keychain answers that only the system daemon imports.
+            guard let keychainImport = client.keychainImport else { return try keychain.perform(request, caller: caller) }
+            return try Self.perform(request, keychainImport)
+        case .openOwnerSession where untrusted, .openOwnerSessionByBiometry where untrusted:
+            throw KeychainError(.errSecMissingEntitlement, "this program is not trusted by the system keychain daemon (its log says why), so it cannot act for the owner")
+        case .setEntitlement where system, .listEntitlements where system:
+            throw KeychainError(.errSecParam, "the system keychain daemon takes apps' shared groups from its app registry (/etc/keychain/apps.d), which root edits")
+        case .simulateTouch where !caller.isOwnerTool:
+            // The simulated sensor is the owner's finger: only the owner's channel touches it.
+            throw KeychainError(.errSecMissingEntitlement, "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")
+        default:
+            return try keychain.perform(request, caller: caller)
         }
     }
 
@@ -446,5 +447,14 @@ public final class KeychainDaemon: Service {
 extension KeychainRequest {
     fileprivate var isOpeningOwnerSession: Bool {
         if case .openOwnerSession = self { true } else { false }
+    }
+
+    /// The client's identification, or a search for one item: never a wait, never many rows.
+    fileprivate var isOneItemLookup: Bool {
+        switch self {
+        case .identify: true
+        case .copyMatching(let query): query.limit == .one
+        default: false
+        }
     }
 }

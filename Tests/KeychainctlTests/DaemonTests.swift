@@ -182,6 +182,32 @@ import Testing
         #expect(client.exchange(.copyMatching(query)).map(status) == KeychainError.errSecInteractionNotAllowed.status)
     }
 
+    /// Lookups are answered on the socket's thread and writes on the pool: requests sent
+    /// together without waiting for replies are still answered one by one, in order (a read of
+    /// an item sent after its add finds it), while another connection's passcode check runs.
+    @Test func requestsSentTogetherAreAnsweredInOrder() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        let checking = try RawDaemonClient(socket: daemon.socket)
+        checking.send(.verifyPasscode(SecretBytes(utf8: "1234"), context: .random()))
+        let client = try RawDaemonClient(socket: daemon.socket)
+        let rounds = 25
+        for round in 0..<rounds {
+            client.send(.add(NewItem(itemClass: .genericPassword, attributes: ["svce": .string("piped"), "acct": .string("\(round)")], secret: SecretBytes(utf8: "secret-\(round)"))))
+            client.send(.copyMatching(ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("piped"), "acct": .string("\(round)")], returns: .data)))
+        }
+        for round in 0..<rounds {
+            #expect(client.reply().map(status) == 0, "add \(round)")
+            guard case .success(.items(let items))? = client.reply() else {
+                Issue.record("the read sent after add \(round) did not find its item")
+                continue
+            }
+            #expect(items.first?.secret?.copyData() == Data("secret-\(round)".utf8))
+        }
+        #expect(checking.reply().map(status) == 0)
+    }
+
     @Test func aClientThatStopsInsideAMessageIsDisconnectedAndNoOneWaits() throws {
         let daemon = try DaemonHarness()
         defer { daemon.cleanUp() }
