@@ -13,6 +13,14 @@ enum InboundFrame: Sendable {
     case oversized(Int)
     /// The client closed the connection in the middle of a message.
     case truncated
+
+    /// Zeroes a body's bytes (a request can carry a secret) and leaves no body behind. The
+    /// enum's own reference is dropped first, so the wipe reaches the storage the frame held.
+    mutating func wipe() {
+        guard case .body(var bytes) = self else { return }
+        self = .truncated
+        bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
+    }
 }
 
 /// Cuts the stream into frames (``WireFrame``), never buffering more than one frame's limit:

@@ -285,8 +285,8 @@ public final class KeychainDaemon: Service {
             return .refusal(WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit").keychainError)
         case .truncated:
             return .refusal(WireError("the connection ended inside a request").keychainError)
-        case .body(var body):
-            defer { body.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
+        case .body(let body):
+            // The handler wipes the frame once routed (a copy wiped here would leave its storage).
             do throws(WireError) {
                 request = try RequestParser.parse(body)
             } catch {

@@ -42,7 +42,7 @@ final class RequestHandler: ChannelDuplexHandler {
         }
     }
 
-    /// Reads one frame (on the event loop): its route.
+    /// Reads one frame (on the event loop): its route. The handler wipes the frame afterwards.
     typealias Answer = @Sendable (InboundFrame) -> Route
 
     private var answer: Answer?
@@ -78,7 +78,7 @@ final class RequestHandler: ChannelDuplexHandler {
             closeIfDone(context: context)
         case is Stop:
             stopping = true
-            waiting.removeAll()
+            discardWaiting()
             closeIfDone(context: context)
         default:
             context.fireUserInboundEventTriggered(event)
@@ -100,8 +100,9 @@ final class RequestHandler: ChannelDuplexHandler {
     /// Answers the frames waiting, in order, until one goes to the pool; with none left, closes
     /// the connection if it is done, or reads on.
     private func answerWaiting(context: ChannelHandlerContext) {
-        while let answer, !answering, !stopping, let frame = waiting.popFirst() {
+        while let answer, !answering, !stopping, var frame = waiting.popFirst() {
             let route = answer(frame)
+            frame.wipe()
             if route.runsAtOnce {
                 var reply: Reply? = route.answer()
                 deliver(&reply, context: context)
@@ -142,8 +143,13 @@ final class RequestHandler: ChannelDuplexHandler {
         write(&answered.reply, context: context)
         if !answered.keepOpen {
             stopping = true
-            waiting.removeAll()
+            discardWaiting()
         }
+    }
+
+    /// Drops the frames not yet answered, wiped.
+    private func discardWaiting() {
+        while var frame = waiting.popFirst() { frame.wipe() }
     }
 
     /// Writes one reply. A reply may carry a secret: the encoded copy is wiped once it is in the
