@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CDBus
+import CKeychainSupport
 import Foundation
 import Logging
 import Synchronization
@@ -26,12 +27,12 @@ final class SessionLockWatcher: Sendable {
     private static let logind = "org.freedesktop.login1"
     private static let sessionInterface = "org.freedesktop.login1.Session"
     private static let propertiesInterface = "org.freedesktop.DBus.Properties"
-    /// How long one wait for the bus lasts, so that ``stop()`` is seen soon.
-    private static let pollMilliseconds: Int32 = 250
-
     private let logger: Logger
     private let onLock: @Sendable (_ session: String, _ user: uid_t) -> Void
     private let stopping = Atomic<Bool>(false)
+    /// A pipe ``stop()`` writes to, ending the thread's wait for the bus: the thread sleeps
+    /// until the bus or this pipe has something, with no periodic wake-up.
+    private let stopPipe: (read: Int32, write: Int32)
     private let ended = DispatchSemaphore(value: 0)
 
     /// A watcher that calls `onLock` with the session's object path and its user each time a
@@ -39,6 +40,14 @@ final class SessionLockWatcher: Sendable {
     init(logger: Logger, onLock: @escaping @Sendable (_ session: String, _ user: uid_t) -> Void) {
         self.logger = logger
         self.onLock = onLock
+        var ends: [Int32] = [-1, -1]
+        _ = kc_pipe_cloexec(&ends)
+        stopPipe = (ends[0], ends[1])
+    }
+
+    deinit {
+        close(stopPipe.read)
+        close(stopPipe.write)
     }
 
     /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS`, or the standard socket) and follows
@@ -55,6 +64,7 @@ final class SessionLockWatcher: Sendable {
     /// Stops following and waits (at most a second) for the thread to close its connection.
     func stop() {
         stopping.store(true, ordering: .relaxed)
+        _ = write(stopPipe.write, "x", 1)
         _ = ended.wait(timeout: .now() + 1)
     }
 
@@ -85,8 +95,14 @@ final class SessionLockWatcher: Sendable {
         if dbus_bus_name_has_owner(bus, Self.logind, nil) == 0 {
             logger.info("logind is not on the system bus (yet); session locks are followed once it is")
         }
+        var busDescriptor: Int32 = -1
+        guard stopPipe.read >= 0, dbus_connection_get_unix_fd(bus, &busDescriptor) != 0 else {
+            logger.warning("cannot wait on the system bus, so session locks are not followed")
+            return
+        }
         while !stopping.load(ordering: .relaxed) {
-            guard dbus_connection_read_write(bus, Self.pollMilliseconds) != 0 else {
+            // What has come (without blocking), every message it completes, then a wait.
+            guard dbus_connection_read_write(bus, 0) != 0 else {
                 logger.warning("the system bus closed; session locks are no longer followed")
                 return
             }
@@ -95,6 +111,11 @@ final class SessionLockWatcher: Sendable {
                 if let (session, user) = lockedSession(message, bus) {
                     onLock(session, user)
                 }
+            }
+            var waits = [pollfd(fd: busDescriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
+            if poll(&waits, nfds_t(waits.count), -1) < 0 && errno != EINTR {
+                logger.warning("the wait on the system bus failed; session locks are no longer followed", metadata: ["reason": "\(String(cString: strerror(errno)))"])
+                return
             }
         }
     }

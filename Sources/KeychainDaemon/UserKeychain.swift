@@ -50,6 +50,15 @@ final class UserKeychain: Sendable {
         }
     }
 
+    /// When the keychain becomes idle for `seconds`: the end of its last request plus `seconds`.
+    /// Nil while a request is under way (its end starts a full idle time) and once the keychain
+    /// was locked for idleness (until a request comes).
+    func idleLockDue(after seconds: Double) -> ContinuousClock.Instant? {
+        activity.withLock { activity in
+            activity.lockedForIdleness || activity.inFlight > 0 ? nil : activity.last + .seconds(seconds)
+        }
+    }
+
     /// Locks the keychain as `keychainctl lock` does: the unlocked class keys are dropped, every
     /// grant is forgotten and every owner session ends. False when it was never opened (so
     /// nothing was unlocked).

@@ -44,6 +44,39 @@ import Testing
         #expect(try daemon.shell.run(["status"]).stdout.contains("state: unlocked"))
     }
 
+    /// An idle daemon sleeps: neither the idle lock nor the wait for logind wakes it on a tick
+    /// (each woke it four times a second: 72 switches in 3 s), and a session lock still reaches
+    /// it at once. What remains is libdispatch's own worker-pool monitor, a timer it runs once a
+    /// second on Linux (`_dispatch_workq_monitor_pools`): 3 switches in 3 s.
+    @Test func anIdleDaemonFollowingLogindDoesNotWakeUp() throws {
+        let logind = try LogindMock()
+        defer { logind.stop() }
+        let mine = try logind.addSession("c1", uid: getuid())
+        let daemon = try DaemonHarness(idleLock: 300, extra: ["DBUS_SYSTEM_BUS_ADDRESS": logind.bus.address])
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        let pid = try #require(try daemon.daemonPID())
+        usleep(500_000)
+        let before = try Self.contextSwitches(of: pid)
+        sleep(3)
+        // Per thread: a worker thread that ends meanwhile takes its own count away with it.
+        let woken = try Self.contextSwitches(of: pid).reduce(0) { $0 + $1.value - (before[$1.key] ?? 0) }
+        #expect(woken <= 5, "keychaind's threads were switched in \(woken) times in 3 idle seconds")
+        try logind.lock(mine)
+        #expect(try eventuallyLocked(daemon), "the keychain stayed unlocked after logind's Lock")
+    }
+
+    /// The context switches of each thread of `pid` so far, by thread id.
+    private static func contextSwitches(of pid: Int32) throws -> [String: Int] {
+        var switches: [String: Int] = [:]
+        for thread in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8) else { continue }
+            switches[thread] = status.split(separator: "\n").filter { $0.hasPrefix("voluntary_ctxt_switches") || $0.hasPrefix("nonvoluntary_ctxt_switches") }
+                .compactMap { Int($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) }.reduce(0, +)
+        }
+        return switches
+    }
+
     /// Whether `keychainctl status` says locked within 5 s.
     private func eventuallyLocked(_ daemon: DaemonHarness) throws -> Bool {
         for _ in 0..<50 {
