@@ -462,7 +462,11 @@ import Testing
             Issue.record("systemd-socket-activate is not installed (Debian's systemd package)")
             return
         }
-        let activator = try ChildSpawn.spawn(activate, ["-l", daemon.socket, keychaind], environment: daemon.environment, stdio: (nil, nil, nil))
+        // systemd-socket-activate hands its child none of its environment but what -E names:
+        // without these, the daemon served the default runtime directory and the user's own
+        // keychain (and failed when a daemon already ran there).
+        let passed = ["HOME", "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME"].filter { daemon.environment[$0] != nil }.flatMap { ["-E", $0] }
+        let activator = try ChildSpawn.spawn(activate, ["-l", daemon.socket] + passed + [keychaind], environment: daemon.environment, stdio: (nil, nil, nil))
         defer {
             kill(activator, SIGKILL)
             var status: Int32 = 0
