@@ -109,9 +109,20 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
+        // iOS-style keychain code (Tests/SourceCompatibility/Corpus) compiled in both language
+        // modes and run by the end-to-end tests (SourceCompatibilityTests).
+        .executableTarget(
+            name: "source-compatibility-swift5", dependencies: ["Keychain"], path: "Tests/SourceCompatibility/Swift5",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(
+            name: "source-compatibility-swift6", dependencies: ["Keychain"], path: "Tests/SourceCompatibility/Swift6",
+            swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",
-            dependencies: ["keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "Biometrics", "CKeychainSupport", "KeychainProtocol"],
+            dependencies: [
+                "keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "Biometrics", "CKeychainSupport", "KeychainProtocol",
+                "source-compatibility-swift5", "source-compatibility-swift6",
+            ],
             swiftSettings: strict),
     ]
 )

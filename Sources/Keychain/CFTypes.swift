@@ -1,29 +1,46 @@
 import Foundation
 
-// Core Foundation's names as Swift code written for iOS spells them, so that
-// `query as CFDictionary`, `var result: CFTypeRef?` and `kSecClass as String` compile on Linux
-// unchanged. Each is the Swift type that Core Foundation's bridges to.
+// Core Foundation's names as Swift code written for iOS spells them. On Apple platforms each CF
+// type is a class toll-free bridged to its Foundation counterpart; here each *is* that Foundation
+// class, so the same idioms compile and behave the same on Linux:
+//
+//     var result: AnyObject?                                  // or CFTypeRef?
+//     SecItemCopyMatching(query as CFDictionary, &result)     // [String: Any] as NSDictionary
+//     let data = result as? Data                              // NSData bridges to Data
+//     let query: [String: AnyObject] = [kSecClass as String: kSecClassGenericPassword]
 
 /// A status code, as in `Security`: 0 for success, an `errSec…` value otherwise.
 public typealias OSStatus = Int32
-/// A string constant (`kSecClass`, …); bridges to `String`.
-public typealias CFString = String
-/// A query or attribute dictionary; `[String: Any]` (and `[CFString: Any]`) convert with `as`.
-public typealias CFDictionary = [String: Any]
-/// Any value a keychain call returns: `Data`, `[String: Any]` or an array of those.
-public typealias CFTypeRef = Any
-/// Bytes; bridges to `Data`.
-public typealias CFData = Data
-/// An array; bridges to `[Any]`.
-public typealias CFArray = [Any]
-/// A boolean; bridges to `Bool`.
-public typealias CFBoolean = Bool
+/// A string (`kSecClass`, …): `NSString`, which converts with `as String` and is an object.
+public typealias CFString = NSString
+/// A query or attribute dictionary: `NSDictionary`; `[String: Any]` converts with `as`.
+public typealias CFDictionary = NSDictionary
+/// Any Core Foundation object: what a keychain call returns (`NSData`, `NSDictionary`,
+/// `NSArray`, `NSString`, `NSNumber`, `NSDate`, `SecAccessControl`).
+public typealias CFTypeRef = AnyObject
+/// Bytes: `NSData`, which bridges to `Data`.
+public typealias CFData = NSData
+/// An array: `NSArray`, which bridges to `[Any]`.
+public typealias CFArray = NSArray
+/// A boolean: an `NSNumber` holding true or false, which bridges to `Bool`.
+public typealias CFBoolean = NSNumber
+/// A number: `NSNumber`.
+public typealias CFNumber = NSNumber
+/// A date: `NSDate`, which bridges to `Date`.
+public typealias CFDate = NSDate
+/// Option bits, as `CFOptionFlags` (an unsigned long on Apple's 64-bit platforms).
+public typealias CFOptionFlags = UInt
+/// A count or index, as `CFIndex` (a signed long).
+public typealias CFIndex = Int
 /// An allocator argument, accepted and ignored (`kCFAllocatorDefault`, `nil`).
 public typealias CFAllocator = Never?
 
-/// `true`, as Core Foundation's optional constant (iOS code writes `kCFBooleanTrue!`).
-public let kCFBooleanTrue: CFBoolean? = true
-/// `false`, as Core Foundation's optional constant.
-public let kCFBooleanFalse: CFBoolean? = false
+/// `true`, as Core Foundation's implicitly unwrapped constant (iOS code writes `kCFBooleanTrue!`
+/// or passes it as is).
+public let kCFBooleanTrue: CFBoolean! = NSNumber(value: true)
+/// `false`, as Core Foundation's implicitly unwrapped constant.
+public let kCFBooleanFalse: CFBoolean! = NSNumber(value: false)
 /// The default allocator: nil.
 public let kCFAllocatorDefault: CFAllocator = nil
+/// Success, as the classic Mac OS constant `noErr` that iOS code still compares against.
+public let noErr: OSStatus = 0

@@ -130,9 +130,9 @@ public struct Keychain: Sendable {
     /// - Throws: `errSecDataTooLarge` over 16 KiB, `errSecInteractionNotAllowed` when locked.
     public func set(_ value: Data, key: String) throws(KeychainError) {
         let secret = SecretBytes(value)
-        var attributes: [String: AttributeValue] = [kSecAttrService: .string(service), kSecAttrAccount: .string(key)]
-        if let itemLabel { attributes[kSecAttrLabel] = .string(itemLabel) }
-        if let itemComment { attributes[kSecAttrComment] = .string(itemComment) }
+        var attributes: [String: AttributeValue] = [kSecAttrService as String: .string(service), kSecAttrAccount as String: .string(key)]
+        if let itemLabel { attributes[kSecAttrLabel as String] = .string(itemLabel) }
+        if let itemComment { attributes[kSecAttrComment as String] = .string(itemComment) }
         let accessControl = try authenticationPolicy.map { (flags: SecAccessControlCreateFlags) throws(KeychainError) -> AccessControl in
             try AccessControl(protection: itemAccessibility, flags: flags)
         }
@@ -204,7 +204,7 @@ public struct Keychain: Sendable {
         do {
             guard case .items(let items) = try KeychainServices.perform(.copyMatching(query)) else { return [] }
             return items.compactMap {
-                if case .string(let account)? = $0.attributes?[kSecAttrAccount] { return account }
+                if case .string(let account)? = $0.attributes?[kSecAttrAccount as String] { return account }
                 return nil
             }.sorted()
         } catch KeychainError.errSecItemNotFound {
@@ -213,8 +213,8 @@ public struct Keychain: Sendable {
     }
 
     private func query(_ key: String?) -> ItemQuery {
-        var attributes: [String: AttributeValue] = [kSecAttrService: .string(service)]
-        if let key { attributes[kSecAttrAccount] = .string(key) }
+        var attributes: [String: AttributeValue] = [kSecAttrService as String: .string(service)]
+        if let key { attributes[kSecAttrAccount as String] = .string(key) }
         var query = ItemQuery(
             itemClass: .genericPassword, attributes: attributes, accessGroup: accessGroup,
             synchronizable: isSynchronizable ? .yes : .no)

@@ -2,43 +2,55 @@ import Foundation
 
 /// Shapes returned items as iOS does: one `kSecReturn…` key gives that value, several give a
 /// dictionary, and a limit above one gives an array of either.
+///
+/// Every value is the Foundation object Core Foundation's would bridge to (`NSData`,
+/// `NSDictionary` with `NSString` keys, `NSArray`, `NSString`, `NSNumber`, `NSDate`), so
+/// `result as? Data`, `as? [String: Any]` and `as? [[String: Any]]` work as on Apple platforms.
 enum ResultShape {
-    static func value(_ items: [ItemResult], returns: ReturnSelection, limit: MatchLimit) -> CFTypeRef? {
-        let shaped = items.map { single($0, returns) }
-        return limit.returnsArray ? shaped : shaped.first
+    /// - Parameter asDictionary: a dictionary per item even for one return key (`kSecReturnRef`
+    ///   was asked for too).
+    static func value(_ items: [ItemResult], returns: ReturnSelection, limit: MatchLimit, asDictionary: Bool) -> CFTypeRef? {
+        let shaped = items.map { single($0, returns, asDictionary: asDictionary) }
+        return limit.returnsArray ? NSArray(array: shaped) : shaped.first
     }
 
-    private static func single(_ item: ItemResult, _ returns: ReturnSelection) -> Any {
+    private static func single(_ item: ItemResult, _ returns: ReturnSelection, asDictionary: Bool) -> AnyObject {
         switch returns {
-        case .data: return item.secret?.copyData() ?? Data()
-        case .persistentRef: return item.persistentRef ?? Data()
-        case .attributes: return attributes(item)
+        case .data where !asDictionary: return secret(item)
+        case .persistentRef where !asDictionary: return NSData(data: item.persistentRef ?? Data())
+        case .attributes: return NSDictionary(dictionary: attributes(item))
         default:
             var dictionary = returns.contains(.attributes) ? attributes(item) : [:]
-            if returns.contains(.data) { dictionary[kSecValueData] = item.secret?.copyData() ?? Data() }
-            if returns.contains(.persistentRef) { dictionary[kSecValuePersistentRef] = item.persistentRef ?? Data() }
-            return dictionary
+            if returns.contains(.data) { dictionary[kSecValueData as String] = secret(item) }
+            if returns.contains(.persistentRef) { dictionary[kSecValuePersistentRef as String] = NSData(data: item.persistentRef ?? Data()) }
+            return NSDictionary(dictionary: dictionary)
         }
     }
 
-    /// Attribute values as Foundation types, with `class` added as iOS does.
-    static func attributes(_ item: ItemResult) -> [String: Any] {
-        var dictionary = [String: Any](minimumCapacity: (item.attributes?.count ?? 0) + 2)
-        dictionary[kSecClass] = item.itemClass.rawValue
+    /// The item's data, copied once into the object handed to the app (as iOS hands its own).
+    private static func secret(_ item: ItemResult) -> NSData {
+        guard let secret = item.secret else { return NSData() }
+        return secret.withUnsafeBytes { NSData(bytes: $0.baseAddress, length: $0.count) }
+    }
+
+    /// Attribute values as Foundation objects, with `class` added as iOS does.
+    private static func attributes(_ item: ItemResult) -> [String: AnyObject] {
+        var dictionary = [String: AnyObject](minimumCapacity: (item.attributes?.count ?? 0) + 2)
+        dictionary[kSecClass as String] = item.itemClass.rawValue as NSString
         for (name, value) in item.attributes ?? [:] {
-            dictionary[name] = foundationValue(value)
+            dictionary[name] = foundationObject(value)
         }
-        if let accessControl = item.accessControl { dictionary[kSecAttrAccessControl] = SecAccessControl(accessControl) }
+        if let accessControl = item.accessControl { dictionary[kSecAttrAccessControl as String] = SecAccessControl(accessControl) }
         return dictionary
     }
 
-    static func foundationValue(_ value: AttributeValue) -> Any {
+    private static func foundationObject(_ value: AttributeValue) -> AnyObject {
         switch value {
-        case .string(let string): string
-        case .data(let data): data
-        case .number(let number): Int(number)
-        case .bool(let flag): flag
-        case .date(let date): date
+        case .string(let string): string as NSString
+        case .data(let data): NSData(data: data)
+        case .number(let number): NSNumber(value: number)
+        case .bool(let flag): NSNumber(value: flag)
+        case .date(let date): date as NSDate
         }
     }
 }

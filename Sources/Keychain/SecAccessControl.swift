@@ -14,12 +14,12 @@ extension AccessControlFlags {
     public static let watch = AccessControlFlags.companion
 }
 
-/// An error object, as Core Foundation's `CFError` (an `NSError` here).
-public typealias CFError = NSError
-
 /// An access control object for `kSecAttrAccessControl`: an accessibility and the
 /// authentication an item's data needs.
-public final class SecAccessControl: Sendable, Equatable {
+///
+/// An object, as on Apple platforms: it goes in `[String: AnyObject]` and `[String: AnyHashable]`
+/// dictionaries, and two are equal (and hash alike) when they say the same.
+public final class SecAccessControl: Sendable, Hashable {
     /// The validated access control.
     public let accessControl: AccessControl
 
@@ -29,6 +29,10 @@ public final class SecAccessControl: Sendable, Equatable {
 
     public static func == (lhs: SecAccessControl, rhs: SecAccessControl) -> Bool {
         lhs.accessControl == rhs.accessControl
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(accessControl)
     }
 }
 
@@ -55,8 +59,7 @@ public func SecAccessControlCreateWithFlags(
         }
         return SecAccessControl(try AccessControl(protection: accessibility, flags: flags))
     } catch {
-        let failure = NSError(domain: "NSOSStatusErrorDomain", code: Int(error.status), userInfo: [NSLocalizedDescriptionKey: error.message])
-        errorOut?.pointee = Unmanaged.passRetained(failure)
+        errorOut?.pointee = Unmanaged.passRetained(osStatusError(error))
         return nil
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 // Apple's status codes (SecBase.h), for code that compares `OSStatus` values.
 
 /// No error.
@@ -54,5 +56,5 @@ public let errSecDecode: OSStatus = -26275
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1394686-seccopyerrormessagestring>
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
-    KeychainError.standardMessage(for: status)
+    KeychainError.standardMessage(for: status).map { $0 as NSString }
 }

@@ -20,11 +20,11 @@ import Foundation
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
     return status { () throws(KeychainError) in
-        var dictionary = SecItemDictionary(attributes)
+        var dictionary = try SecItemDictionary(attributes)
         let item = try dictionary.newItem()
         let reply = try AuthenticatedCall.perform(dictionary.authentication) { KeychainRequest.add(item).with($0) }
         guard case .items(let items) = reply else { return }
-        if !item.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: item.returns, limit: .one) }
+        if !item.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: item.returns, limit: .one, asDictionary: dictionary.returnsReferenceToo) }
     }
 }
 
@@ -42,11 +42,11 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
     return status { () throws(KeychainError) in
-        var dictionary = SecItemDictionary(query)
+        var dictionary = try SecItemDictionary(query)
         let parsed = try dictionary.query()
         let reply = try AuthenticatedCall.perform(dictionary.authentication) { .copyMatching(parsed.with($0)) }
         guard case .items(let items) = reply else { return }
-        if !parsed.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: parsed.returns, limit: parsed.limit) }
+        if !parsed.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: parsed.returns, limit: parsed.limit, asDictionary: dictionary.returnsReferenceToo) }
     }
 }
 
@@ -60,9 +60,9 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 @discardableResult
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     status { () throws(KeychainError) in
-        var queryDictionary = SecItemDictionary(query)
+        var queryDictionary = try SecItemDictionary(query)
         let parsed = try queryDictionary.query(allowReturns: false)
-        var changesDictionary = SecItemDictionary(attributesToUpdate)
+        var changesDictionary = try SecItemDictionary(attributesToUpdate)
         let changes = try changesDictionary.changes(for: parsed.itemClass)
         _ = try AuthenticatedCall.perform(queryDictionary.authentication) { .update(parsed.with($0), changes) }
     }
@@ -76,7 +76,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 @discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     status { () throws(KeychainError) in
-        var dictionary = SecItemDictionary(query)
+        var dictionary = try SecItemDictionary(query)
         _ = try KeychainServices.perform(.delete(try dictionary.query(allowReturns: false)))
     }
 }

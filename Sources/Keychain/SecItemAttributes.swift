@@ -1,75 +1,75 @@
 // Attribute keys (SecItem.h), with Apple's raw strings.
 /// When the item's data can be read; one of the `kSecAttrAccessible…` values.
-public let kSecAttrAccessible: CFString = "pdmn"
+nonisolated(unsafe) public let kSecAttrAccessible: CFString = "pdmn"
 /// An access control object (not supported yet: errSecUnimplemented).
-public let kSecAttrAccessControl: CFString = "accc"
+nonisolated(unsafe) public let kSecAttrAccessControl: CFString = "accc"
 /// The item's access group.
-public let kSecAttrAccessGroup: CFString = "agrp"
+nonisolated(unsafe) public let kSecAttrAccessGroup: CFString = "agrp"
 /// Whether the item syncs; `kSecAttrSynchronizableAny` in queries matches both.
-public let kSecAttrSynchronizable: CFString = "sync"
+nonisolated(unsafe) public let kSecAttrSynchronizable: CFString = "sync"
 /// Matches synchronizable and non-synchronizable items.
-public let kSecAttrSynchronizableAny: CFString = "syna"
+nonisolated(unsafe) public let kSecAttrSynchronizableAny: CFString = "syna"
 /// The creation date (read-only).
-public let kSecAttrCreationDate: CFString = "cdat"
+nonisolated(unsafe) public let kSecAttrCreationDate: CFString = "cdat"
 /// The last modification date (read-only).
-public let kSecAttrModificationDate: CFString = "mdat"
+nonisolated(unsafe) public let kSecAttrModificationDate: CFString = "mdat"
 /// A user-visible description of the item's kind.
-public let kSecAttrDescription: CFString = "desc"
+nonisolated(unsafe) public let kSecAttrDescription: CFString = "desc"
 /// A user-editable comment.
-public let kSecAttrComment: CFString = "icmt"
+nonisolated(unsafe) public let kSecAttrComment: CFString = "icmt"
 /// The creator's four-character code, as a number.
-public let kSecAttrCreator: CFString = "crtr"
+nonisolated(unsafe) public let kSecAttrCreator: CFString = "crtr"
 /// The item type's four-character code, as a number.
-public let kSecAttrType: CFString = "type"
+nonisolated(unsafe) public let kSecAttrType: CFString = "type"
 /// A user-visible label.
-public let kSecAttrLabel: CFString = "labl"
+nonisolated(unsafe) public let kSecAttrLabel: CFString = "labl"
 /// Whether the item is hidden from users.
-public let kSecAttrIsInvisible: CFString = "invi"
+nonisolated(unsafe) public let kSecAttrIsInvisible: CFString = "invi"
 /// Whether the item is a placeholder with no valid password.
-public let kSecAttrIsNegative: CFString = "nega"
+nonisolated(unsafe) public let kSecAttrIsNegative: CFString = "nega"
 /// The account name.
-public let kSecAttrAccount: CFString = "acct"
+nonisolated(unsafe) public let kSecAttrAccount: CFString = "acct"
 /// The service name (generic passwords).
-public let kSecAttrService: CFString = "svce"
+nonisolated(unsafe) public let kSecAttrService: CFString = "svce"
 /// User-defined data (generic passwords).
-public let kSecAttrGeneric: CFString = "gena"
+nonisolated(unsafe) public let kSecAttrGeneric: CFString = "gena"
 /// The security domain (internet passwords).
-public let kSecAttrSecurityDomain: CFString = "sdmn"
+nonisolated(unsafe) public let kSecAttrSecurityDomain: CFString = "sdmn"
 /// The server's domain name or IP address (internet passwords).
-public let kSecAttrServer: CFString = "srvr"
+nonisolated(unsafe) public let kSecAttrServer: CFString = "srvr"
 /// The protocol; one of the `kSecAttrProtocol…` values (internet passwords).
-public let kSecAttrProtocol: CFString = "ptcl"
+nonisolated(unsafe) public let kSecAttrProtocol: CFString = "ptcl"
 /// The authentication scheme; one of the `kSecAttrAuthenticationType…` values.
-public let kSecAttrAuthenticationType: CFString = "atyp"
+nonisolated(unsafe) public let kSecAttrAuthenticationType: CFString = "atyp"
 /// The port number (internet passwords).
-public let kSecAttrPort: CFString = "port"
+nonisolated(unsafe) public let kSecAttrPort: CFString = "port"
 /// The path (internet passwords).
-public let kSecAttrPath: CFString = "path"
+nonisolated(unsafe) public let kSecAttrPath: CFString = "path"
 /// The key's class: `kSecAttrKeyClassPublic`, `…Private` or `…Symmetric`.
-public let kSecAttrKeyClass: CFString = "kcls"
+nonisolated(unsafe) public let kSecAttrKeyClass: CFString = "kcls"
 /// The key's application label (data).
-public let kSecAttrApplicationLabel: CFString = "klbl"
+nonisolated(unsafe) public let kSecAttrApplicationLabel: CFString = "klbl"
 /// Whether the key is stored permanently.
-public let kSecAttrIsPermanent: CFString = "perm"
+nonisolated(unsafe) public let kSecAttrIsPermanent: CFString = "perm"
 /// The key's private tag (data).
-public let kSecAttrApplicationTag: CFString = "atag"
+nonisolated(unsafe) public let kSecAttrApplicationTag: CFString = "atag"
 /// The key's algorithm; one of the `kSecAttrKeyType…` values.
-public let kSecAttrKeyType: CFString = "type"
+nonisolated(unsafe) public let kSecAttrKeyType: CFString = "type"
 /// The key's size in bits.
-public let kSecAttrKeySizeInBits: CFString = "bsiz"
+nonisolated(unsafe) public let kSecAttrKeySizeInBits: CFString = "bsiz"
 /// The key's effective size in bits.
-public let kSecAttrEffectiveKeySize: CFString = "esiz"
+nonisolated(unsafe) public let kSecAttrEffectiveKeySize: CFString = "esiz"
 /// Whether the key can encrypt.
-public let kSecAttrCanEncrypt: CFString = "encr"
+nonisolated(unsafe) public let kSecAttrCanEncrypt: CFString = "encr"
 /// Whether the key can decrypt.
-public let kSecAttrCanDecrypt: CFString = "decr"
+nonisolated(unsafe) public let kSecAttrCanDecrypt: CFString = "decr"
 /// Whether the key can derive other keys.
-public let kSecAttrCanDerive: CFString = "drve"
+nonisolated(unsafe) public let kSecAttrCanDerive: CFString = "drve"
 /// Whether the key can sign.
-public let kSecAttrCanSign: CFString = "sign"
+nonisolated(unsafe) public let kSecAttrCanSign: CFString = "sign"
 /// Whether the key can verify signatures.
-public let kSecAttrCanVerify: CFString = "vrfy"
+nonisolated(unsafe) public let kSecAttrCanVerify: CFString = "vrfy"
 /// Whether the key can wrap other keys.
-public let kSecAttrCanWrap: CFString = "wrap"
+nonisolated(unsafe) public let kSecAttrCanWrap: CFString = "wrap"
 /// Whether the key can unwrap other keys.
-public let kSecAttrCanUnwrap: CFString = "unwp"
+nonisolated(unsafe) public let kSecAttrCanUnwrap: CFString = "unwp"

@@ -1,13 +1,13 @@
 // Item classes: the values of `kSecClass` (SecItem.h), with Apple's raw strings.
 /// The key whose value is the item's class.
-public let kSecClass: CFString = "class"
+nonisolated(unsafe) public let kSecClass: CFString = "class"
 /// A generic password.
-public let kSecClassGenericPassword: CFString = "genp"
+nonisolated(unsafe) public let kSecClassGenericPassword: CFString = "genp"
 /// An internet password.
-public let kSecClassInternetPassword: CFString = "inet"
+nonisolated(unsafe) public let kSecClassInternetPassword: CFString = "inet"
 /// A certificate (not stored yet: errSecUnimplemented).
-public let kSecClassCertificate: CFString = "cert"
+nonisolated(unsafe) public let kSecClassCertificate: CFString = "cert"
 /// A cryptographic key.
-public let kSecClassKey: CFString = "keys"
+nonisolated(unsafe) public let kSecClassKey: CFString = "keys"
 /// An identity (not stored yet: errSecUnimplemented).
-public let kSecClassIdentity: CFString = "idnt"
+nonisolated(unsafe) public let kSecClassIdentity: CFString = "idnt"

@@ -1,16 +1,28 @@
 import Foundation
 import LocalAuth
 
-/// Parses the `[String: Any]` dictionaries of the SecItem functions into typed requests, in one
-/// place, before anything acts on them. Wrong types, unknown keys, unknown classes and keys
-/// that do not belong in a call give Apple's codes; nothing here crashes on bad input.
+/// Parses the dictionaries of the SecItem functions into typed requests, in one place, before
+/// anything acts on them. Wrong types, unknown keys, unknown classes and keys that do not
+/// belong in a call give Apple's codes; nothing here crashes on bad input.
+///
+/// Keys and values come as the caller built them: Swift values from a `[String: Any]`, or
+/// Foundation objects (`NSString`, `NSNumber`, `NSData`, `NSDate`) from an `NSDictionary` or a
+/// `[String: AnyObject]`; both read the same.
 struct SecItemDictionary {
     private var entries: [String: Any]
     /// The call's authentication options, parsed with the item or query.
     private(set) var authentication = AuthenticationOptions()
+    /// `kSecReturnRef` came with another `kSecReturn…` key (see ``takeReturns(of:)``): the result
+    /// is a dictionary per item, as for several return keys.
+    private(set) var returnsReferenceToo = false
 
-    init(_ dictionary: CFDictionary) {
-        entries = dictionary
+    /// - Throws: `errSecParam` for a key that is not a string.
+    init(_ dictionary: CFDictionary) throws(KeychainError) {
+        entries = Dictionary(minimumCapacity: dictionary.count)
+        for (key, value) in dictionary {
+            guard let name = key as? String else { throw KeychainError(.errSecParam, "a dictionary key is not a string (\(type(of: key))); keys are kSec… constants") }
+            entries[name] = value
+        }
     }
 
     // MARK: Calls
@@ -19,24 +31,24 @@ struct SecItemDictionary {
     mutating func newItem() throws(KeychainError) -> NewItem {
         let itemClass = try takeClass()
         var item = NewItem(itemClass: itemClass)
-        item.returns = try takeReturns()
+        item.returns = try takeReturns(of: itemClass)
         item.accessGroup = try takeString(kSecAttrAccessGroup)
         item.accessibility = try takeAccessibility()
         item.synchronizable = try takeBool(kSecAttrSynchronizable) ?? false
         item.secret = try takeData(kSecValueData).map { SecretBytes($0) }
         item.accessControl = try takeAccessControl()
         authentication = try takeAuthenticationOptions()
-        try refuse(unsupportedSearchKeys, in: "SecItemAdd", code: .errSecUnimplemented)
-        try refuse(searchKeys, in: "SecItemAdd")
+        try refuse(Self.unsupportedSearchKeys, in: "SecItemAdd", code: .errSecUnimplemented)
+        try refuse(Self.searchKeys, in: "SecItemAdd")
         item.attributes = try takeAttributes(of: itemClass)
         return item
     }
 
     /// A `SecItemCopyMatching`, `SecItemUpdate` or `SecItemDelete` query.
     mutating func query(allowReturns: Bool = true) throws(KeychainError) -> ItemQuery {
-        let itemClass = try takeClass()
+        let itemClass = try takeClass(orFromPersistentReference: true)
         var query = ItemQuery(itemClass: itemClass)
-        query.returns = try takeReturns()
+        query.returns = try takeReturns(of: itemClass)
         if !allowReturns { query.returns = [] }
         query.limit = try takeLimit()
         query.accessGroup = try takeString(kSecAttrAccessGroup)
@@ -45,15 +57,15 @@ struct SecItemDictionary {
         query.persistentRef = try takeData(kSecValuePersistentRef)
         authentication = try takeAuthenticationOptions()
         query.skipsItemsNeedingAuthentication = authentication.interface == .skip
-        try refuse([kSecAttrAccessControl], in: "a query (it is not a search attribute)")
-        try refuse(unsupportedSearchKeys, in: "a query", code: .errSecUnimplemented)
+        try takeAccessControlInQuery()
+        try refuse(Self.unsupportedSearchKeys, in: "a query", code: .errSecUnimplemented)
         query.attributes = try takeAttributes(of: itemClass)
         return query
     }
 
     /// A `SecItemUpdate` attributes-to-update dictionary (Apple: real item attributes only).
     mutating func changes(for itemClass: ItemClass) throws(KeychainError) -> ItemChanges {
-        try refuse(searchKeys + returnKeys + [kSecClass, kSecValuePersistentRef, kSecValueRef] + useKeys, in: "the attributes to update")
+        try refuse(Self.searchKeys + Self.returnKeys + Self.strings([kSecClass, kSecValuePersistentRef, kSecValueRef]) + Self.useKeys, in: "the attributes to update")
         var changes = ItemChanges()
         changes.accessGroup = try takeString(kSecAttrAccessGroup)
         changes.accessibility = try takeAccessibility()
@@ -66,18 +78,33 @@ struct SecItemDictionary {
 
     // MARK: Keys
 
-    private let searchKeys = [kSecMatchLimit, kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers,
-                              kSecMatchEmailAddressIfPresent, kSecMatchSubjectContains, kSecMatchCaseInsensitive,
-                              kSecMatchTrustedOnly, kSecMatchValidOnDate]
-    private let unsupportedSearchKeys = [kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers,
-                                         kSecMatchEmailAddressIfPresent, kSecMatchSubjectContains, kSecMatchCaseInsensitive,
-                                         kSecMatchTrustedOnly, kSecMatchValidOnDate, kSecValueRef]
-    private let returnKeys = [kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef]
-    private let useKeys = [kSecUseOperationPrompt, kSecUseNoAuthenticationUI, kSecUseAuthenticationUI,
-                           kSecUseAuthenticationContext, kSecUseDataProtectionKeychain]
+    private static let searchKeys = strings([
+        kSecMatchLimit, kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers, kSecMatchEmailAddressIfPresent,
+        kSecMatchSubjectContains, kSecMatchCaseInsensitive, kSecMatchTrustedOnly, kSecMatchValidOnDate,
+    ])
+    private static let unsupportedSearchKeys = strings([
+        kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers, kSecMatchEmailAddressIfPresent,
+        kSecMatchSubjectContains, kSecMatchCaseInsensitive, kSecMatchTrustedOnly, kSecMatchValidOnDate, kSecValueRef,
+    ])
+    private static let returnKeys = strings([kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef])
+    private static let useKeys = strings([
+        kSecUseOperationPrompt, kSecUseNoAuthenticationUI, kSecUseAuthenticationUI, kSecUseAuthenticationContext, kSecUseDataProtectionKeychain,
+    ])
 
-    private mutating func takeClass() throws(KeychainError) -> ItemClass {
-        guard let value = entries.removeValue(forKey: kSecClass) else {
+    private static func strings(_ keys: [CFString]) -> [String] {
+        keys.map { $0 as String }
+    }
+
+    /// - Parameter orFromPersistentReference: a query may leave the class out when it has a
+    ///   `kSecValuePersistentRef`, which names it (as on iOS).
+    private mutating func takeClass(orFromPersistentReference: Bool = false) throws(KeychainError) -> ItemClass {
+        guard let value = entries.removeValue(forKey: kSecClass as String) else {
+            if orFromPersistentReference, let reference = entries[kSecValuePersistentRef as String] as? Data {
+                guard let itemClass = PersistentReference.itemClass(of: reference), itemClass.isImplemented else {
+                    throw KeychainError(.errSecParam, "kSecValuePersistentRef is not a persistent reference to an item of this keychain")
+                }
+                return itemClass
+            }
             throw KeychainError(.errSecParam, "the dictionary has no kSecClass; every SecItem call names the item class")
         }
         guard let raw = value as? String else { throw KeychainError(.errSecParam, "kSecClass takes a kSecClass… constant") }
@@ -90,19 +117,27 @@ struct SecItemDictionary {
         return itemClass
     }
 
-    private mutating func takeReturns() throws(KeychainError) -> ReturnSelection {
+    /// `kSecReturnRef` beside another `kSecReturn…` key of a password is left out, and the
+    /// others returned, as iOS does (a password has no reference object; iOS's own `v_Ref` for
+    /// one is not documented, so none is made up). Alone, or for a key (whose reference is a
+    /// `SecKey`), it is not supported yet.
+    private mutating func takeReturns(of itemClass: ItemClass) throws(KeychainError) -> ReturnSelection {
         var returns: ReturnSelection = []
         if try takeBool(kSecReturnData) == true { returns.insert(.data) }
         if try takeBool(kSecReturnAttributes) == true { returns.insert(.attributes) }
         if try takeBool(kSecReturnPersistentRef) == true { returns.insert(.persistentRef) }
+        let isPassword = itemClass == .genericPassword || itemClass == .internetPassword
         if try takeBool(kSecReturnRef) == true {
-            throw KeychainError(.errSecUnimplemented, "kSecReturnRef is not supported yet; ask for kSecReturnPersistentRef, kSecReturnAttributes or kSecReturnData")
+            guard !returns.isEmpty && isPassword else {
+                throw KeychainError(.errSecUnimplemented, "kSecReturnRef is not supported yet; ask for kSecReturnPersistentRef, kSecReturnAttributes or kSecReturnData")
+            }
+            returnsReferenceToo = true
         }
         return returns
     }
 
     private mutating func takeLimit() throws(KeychainError) -> MatchLimit {
-        guard let value = entries.removeValue(forKey: kSecMatchLimit) else { return .one }
+        guard let value = entries.removeValue(forKey: kSecMatchLimit as String) else { return .one }
         if let raw = value as? String {
             switch raw {
             case kSecMatchLimitOne: return .one
@@ -116,7 +151,7 @@ struct SecItemDictionary {
     }
 
     private mutating func takeAccessibility() throws(KeychainError) -> Accessibility? {
-        guard let value = entries.removeValue(forKey: kSecAttrAccessible) else { return nil }
+        guard let value = entries.removeValue(forKey: kSecAttrAccessible as String) else { return nil }
         guard let raw = value as? String, let accessibility = Accessibility(rawValue: raw) else {
             throw KeychainError(.errSecParam, "kSecAttrAccessible takes one of the kSecAttrAccessible… constants")
         }
@@ -124,16 +159,24 @@ struct SecItemDictionary {
     }
 
     private mutating func takeSynchronizableMatch() throws(KeychainError) -> SynchronizableMatch {
-        guard let value = entries.removeValue(forKey: kSecAttrSynchronizable) else { return .no }
-        if let raw = value as? String, raw == kSecAttrSynchronizableAny { return .any }
+        guard let value = entries.removeValue(forKey: kSecAttrSynchronizable as String) else { return .no }
+        if let raw = value as? String, raw == kSecAttrSynchronizableAny as String { return .any }
         guard let flag = Self.boolean(value) else {
             throw KeychainError(.errSecParam, "kSecAttrSynchronizable takes a boolean or kSecAttrSynchronizableAny")
         }
         return flag ? .yes : .no
     }
 
+    /// An access control in a query (a wrapper's delete often keeps it) is accepted and does
+    /// not narrow the match, as on iOS, where it is not a search attribute (UNCONFIRMED: Apple
+    /// does not document whether it narrows; it is not part of any class's primary key, so a
+    /// query by the primary key finds the same item either way).
+    private mutating func takeAccessControlInQuery() throws(KeychainError) {
+        _ = try takeAccessControl()
+    }
+
     private mutating func takeAccessControl() throws(KeychainError) -> AccessControl? {
-        guard let value = entries.removeValue(forKey: kSecAttrAccessControl) else { return nil }
+        guard let value = entries.removeValue(forKey: kSecAttrAccessControl as String) else { return nil }
         guard let accessControl = value as? SecAccessControl else {
             throw KeychainError(.errSecParam, "kSecAttrAccessControl takes a SecAccessControl from SecAccessControlCreateWithFlags")
         }
@@ -143,18 +186,18 @@ struct SecItemDictionary {
     /// The kSecUse… keys: the context, the prompt, and whether the call may prompt.
     private mutating func takeAuthenticationOptions() throws(KeychainError) -> AuthenticationOptions {
         var options = AuthenticationOptions()
-        if let value = entries.removeValue(forKey: kSecUseAuthenticationContext) {
+        if let value = entries.removeValue(forKey: kSecUseAuthenticationContext as String) {
             guard let context = value as? LAContext else { throw KeychainError(.errSecParam, "kSecUseAuthenticationContext takes an LAContext") }
             options.context = context
             if context.interactionNotAllowed { options.interface = .fail }
         }
-        if let value = entries.removeValue(forKey: kSecUseOperationPrompt) {
+        if let value = entries.removeValue(forKey: kSecUseOperationPrompt as String) {
             guard let prompt = value as? String else { throw KeychainError(.errSecParam, "kSecUseOperationPrompt takes a string") }
             options.reason = prompt
         }
         if try takeBool(kSecUseNoAuthenticationUI) == true { options.interface = .fail }
         _ = try takeBool(kSecUseDataProtectionKeychain)
-        if let value = entries.removeValue(forKey: kSecUseAuthenticationUI) {
+        if let value = entries.removeValue(forKey: kSecUseAuthenticationUI as String) {
             switch value as? String {
             case kSecUseAuthenticationUIAllow?: break
             case kSecUseAuthenticationUIFail?: options.interface = .fail
@@ -177,11 +220,11 @@ struct SecItemDictionary {
         var attributes: [String: AttributeValue] = [:]
         for (key, value) in entries {
             let kind: AttributeValue.Kind
-            if key == kSecAttrCreationDate || key == kSecAttrModificationDate {
+            if key == kSecAttrCreationDate as String || key == kSecAttrModificationDate as String {
                 kind = .date
             } else if let classKind = itemClass.attributes[key] {
                 kind = classKind
-            } else if returnKeys.contains(key) || searchKeys.contains(key) || useKeys.contains(key) || key.hasPrefix("v_") {
+            } else if Self.returnKeys.contains(key) || Self.searchKeys.contains(key) || Self.useKeys.contains(key) || key.hasPrefix("v_") {
                 throw KeychainError(.errSecParam, "\(key) does not belong in this call")
             } else {
                 throw KeychainError(.errSecNoSuchAttr, "\(key) is not an attribute of \(itemClass.rawValue) items")
@@ -197,20 +240,20 @@ struct SecItemDictionary {
 
     // MARK: Values
 
-    private mutating func takeString(_ key: String) throws(KeychainError) -> String? {
-        guard let value = entries.removeValue(forKey: key) else { return nil }
+    private mutating func takeString(_ key: CFString) throws(KeychainError) -> String? {
+        guard let value = entries.removeValue(forKey: key as String) else { return nil }
         guard let string = value as? String else { throw KeychainError(.errSecParam, "\(key) takes a string") }
         return string
     }
 
-    private mutating func takeBool(_ key: String) throws(KeychainError) -> Bool? {
-        guard let value = entries.removeValue(forKey: key) else { return nil }
+    private mutating func takeBool(_ key: CFString) throws(KeychainError) -> Bool? {
+        guard let value = entries.removeValue(forKey: key as String) else { return nil }
         guard let flag = Self.boolean(value) else { throw KeychainError(.errSecParam, "\(key) takes a boolean") }
         return flag
     }
 
-    private mutating func takeData(_ key: String) throws(KeychainError) -> Data? {
-        guard let value = entries.removeValue(forKey: key) else { return nil }
+    private mutating func takeData(_ key: CFString) throws(KeychainError) -> Data? {
+        guard let value = entries.removeValue(forKey: key as String) else { return nil }
         if let data = value as? Data { return data }
         if let bytes = value as? [UInt8] { return Data(bytes) }
         throw KeychainError(.errSecParam, "\(key) takes Data")
@@ -238,4 +281,9 @@ struct SecItemDictionary {
         case .date: (value as? Date).map(AttributeValue.date)
         }
     }
+}
+
+/// Lets `case kSecMatchLimitOne:` match the string a caller passed.
+private func ~= (constant: CFString, value: String) -> Bool {
+    constant as String == value
 }

@@ -1,7 +1,8 @@
-/// `SecAccessControlCreateFlags`, with Apple's raw values.
+/// `SecAccessControlCreateFlags`, with Apple's raw values and raw type (`CFOptionFlags`, an
+/// unsigned long).
 public struct AccessControlFlags: OptionSet, Sendable, Hashable, Codable {
-    public let rawValue: UInt64
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
 
     /// Biometry or the device passcode: `biometryAny | or | devicePasscode`.
     public static let userPresence = AccessControlFlags(rawValue: 1 << 0)
@@ -43,12 +44,13 @@ public struct AccessControl: Sendable, Hashable, Codable {
     /// The flags as given.
     public let flags: AccessControlFlags
 
-    /// Checks a combination of flags.
+    /// Checks a combination of flags by the rules of Apple's `SecAccessControlCreateWithFlags`
+    /// (Security's SecAccessControl.c): several constraints without `.or` must all be met, as
+    /// with `.and`; `.or` or `.and` with one constraint changes nothing.
     ///
-    /// - Throws: `errSecParam` for unknown bits, `.or` with `.and`, several constraints
-    ///   without `.or`/`.and` (ambiguous), `.or`/`.and` with fewer than two constraints,
-    ///   `userPresence` combined with other constraints, or `companion` (no companion devices
-    ///   exist on Linux).
+    /// - Throws: `errSecParam` for `.or` with `.and`, both biometry constraints, `userPresence`
+    ///   with anything but `applicationPassword` and `privateKeyUsage` (as Apple); and, unlike
+    ///   Apple, for unknown bits and for `companion` (no companion devices exist on Linux).
     public init(protection: Accessibility, flags: AccessControlFlags) throws(KeychainError) {
         guard AccessControlFlags.known.isSuperset(of: flags) else {
             throw KeychainError(.errSecParam, "unknown SecAccessControlCreateFlags bits 0x\(String(flags.subtracting(.known).rawValue, radix: 16))")
@@ -59,16 +61,11 @@ public struct AccessControl: Sendable, Hashable, Codable {
         guard !(flags.contains(.or) && flags.contains(.and)) else {
             throw KeychainError(.errSecParam, ".or and .and cannot be combined")
         }
-        let constraints = flags.intersection([.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode])
-        let count = [AccessControlFlags.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode].filter { constraints.contains($0) }.count
-        if constraints.contains(.userPresence) && count > 1 {
-            throw KeychainError(.errSecParam, ".userPresence already means biometry or passcode; combine .biometryAny, .biometryCurrentSet and .devicePasscode with .or/.and instead")
+        guard !flags.isSuperset(of: [.biometryAny, .biometryCurrentSet]) else {
+            throw KeychainError(.errSecParam, "only one biometry constraint can be set: .biometryAny or .biometryCurrentSet")
         }
-        if count > 1 && !flags.contains(.or) && !flags.contains(.and) {
-            throw KeychainError(.errSecParam, "several constraints need .or or .and to say how they combine")
-        }
-        if count < 2 && (flags.contains(.or) || flags.contains(.and)) {
-            throw KeychainError(.errSecParam, ".or and .and combine at least two constraints")
+        if flags.contains(.userPresence) && !flags.subtracting([.userPresence, .applicationPassword, .privateKeyUsage]).isEmpty {
+            throw KeychainError(.errSecParam, ".userPresence already means biometry or passcode and combines only with .applicationPassword and .privateKeyUsage; combine .biometryAny, .biometryCurrentSet and .devicePasscode with .or/.and instead")
         }
         self.protection = protection
         self.flags = flags
@@ -88,7 +85,7 @@ public struct AccessControl: Sendable, Hashable, Codable {
         var factors = Set<AuthenticationFactor>()
         if !flags.intersection([.biometryAny, .biometryCurrentSet]).isEmpty { factors.insert(.biometry) }
         if flags.contains(.devicePasscode) { factors.insert(.passcode) }
-        return (factors, flags.contains(.and))
+        return (factors, !flags.contains(.or))
     }
 
     /// True when authentications by `factors` meet the constraints.

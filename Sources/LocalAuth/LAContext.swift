@@ -20,8 +20,11 @@ import Synchronization
 /// failures across evaluations and processes, and checks the passcode. The context shows the
 /// sheet on the caller's terminal; without one it fails with `notInteractive`, never hangs.
 ///
+/// A context is an object with identity, as Apple's (an `NSObject`): two contexts are equal only
+/// when they are the same one, so they can be kept in sets and `[String: AnyHashable]` queries.
+///
 /// Apple documentation: <https://developer.apple.com/documentation/localauthentication/lacontext>
-public final class LAContext: Sendable {
+public final class LAContext: Sendable, Hashable {
     /// The settings a caller can change.
     struct Settings: Sendable {
         var fallbackTitle: String?
@@ -283,5 +286,15 @@ public final class LAContext: Sendable {
             if policy != .deviceOwnerAuthentication || success { state.domainState = status.domainState }
             if success { state.lastSuccess = DispatchTime.now().uptimeNanoseconds }
         }
+    }
+}
+
+extension LAContext {
+    public static func == (lhs: LAContext, rhs: LAContext) -> Bool {
+        lhs === rhs
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
     }
 }

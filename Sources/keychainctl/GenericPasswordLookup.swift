@@ -47,7 +47,7 @@ struct GenericPasswordLookup {
     /// Prints the first match's attributes, or with `secretOnly` its secret.
     func run() throws {
         try Session.run {
-            var query = ItemQuery(itemClass: .genericPassword, attributes: ItemCommands.attributes([(kSecAttrService, service), (kSecAttrAccount, account)]))
+            var query = ItemQuery(itemClass: .genericPassword, attributes: ItemCommands.attributes([(kSecAttrService as String, service), (kSecAttrAccount as String, account)]))
             query.accessGroup = accessGroup
             try ItemCommands.find(query, secretOnly: secretOnly)
         }

@@ -4,24 +4,24 @@ import Keychain
 
 /// The options that identify an internet password when searching: all optional.
 struct InternetPasswordOptions: ParsableArguments {
-    @Option(name: .customShort("s"), help: ArgumentHelp("Server (kSecAttrServer).", valueName: "server")) var server: String?
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String?
+    @Option(name: .customShort("s"), help: ArgumentHelp("Server (kSecAttrServer as String).", valueName: "server")) var server: String?
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account")) var account: String?
     @OptionGroup var details: InternetPasswordDetails
 
     var attributes: [String: AttributeValue] {
-        details.attributes.merging(ItemCommands.attributes([(kSecAttrServer, server), (kSecAttrAccount, account)])) { a, _ in a }
+        details.attributes.merging(ItemCommands.attributes([(kSecAttrServer as String, server), (kSecAttrAccount as String, account)])) { a, _ in a }
     }
 }
 
 /// The parts of an internet password's key besides server and account.
 struct InternetPasswordDetails: ParsableArguments {
     @Option(name: .customShort("r"), help: ArgumentHelp("Protocol: a name (https, ssh) or Apple's four-character code (htps).", valueName: "protocol")) var protocolCode: ProtocolCode?
-    @Option(name: .customShort("P"), help: ArgumentHelp("Port (kSecAttrPort).", valueName: "port")) var port: Int?
-    @Option(name: .customShort("p"), help: ArgumentHelp("Path (kSecAttrPath).", valueName: "path")) var path: String?
+    @Option(name: .customShort("P"), help: ArgumentHelp("Port (kSecAttrPort as String).", valueName: "port")) var port: Int?
+    @Option(name: .customShort("p"), help: ArgumentHelp("Path (kSecAttrPath as String).", valueName: "path")) var path: String?
 
     var attributes: [String: AttributeValue] {
-        var attributes = ItemCommands.attributes([(kSecAttrProtocol, protocolCode?.code), (kSecAttrPath, path)])
-        if let port { attributes[kSecAttrPort] = .number(Int64(port)) }
+        var attributes = ItemCommands.attributes([(kSecAttrProtocol as String, protocolCode?.code), (kSecAttrPath as String, path)])
+        if let port { attributes[kSecAttrPort as String] = .number(Int64(port)) }
         return attributes
     }
 }
@@ -29,11 +29,11 @@ struct InternetPasswordDetails: ParsableArguments {
 struct AddInternetPassword: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add an internet password; the secret is read from standard input or a hidden prompt.")
-    @Option(name: .customShort("s"), help: ArgumentHelp("Server (kSecAttrServer).", valueName: "server")) var server: String
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String
+    @Option(name: .customShort("s"), help: ArgumentHelp("Server (kSecAttrServer as String).", valueName: "server")) var server: String
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account")) var account: String
     @OptionGroup var details: InternetPasswordDetails
-    @Option(name: .customShort("l"), help: ArgumentHelp("Label (kSecAttrLabel).", valueName: "label")) var label: String?
-    @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment).", valueName: "comment")) var comment: String?
+    @Option(name: .customShort("l"), help: ArgumentHelp("Label (kSecAttrLabel as String).", valueName: "label")) var label: String?
+    @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment as String).", valueName: "comment")) var comment: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock.") var accessible: Accessibility?
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false
     @Flag(help: "Accept an empty secret (refused otherwise, as an empty standard input is nearly always a mistake).") var allowEmpty = false
@@ -44,11 +44,11 @@ struct AddInternetPassword: ParsableCommand {
     }
 
     func run() throws {
-        let key = details.attributes.merging(ItemCommands.attributes([(kSecAttrServer, server), (kSecAttrAccount, account)])) { a, _ in a }
+        let key = details.attributes.merging(ItemCommands.attributes([(kSecAttrServer as String, server), (kSecAttrAccount as String, account)])) { a, _ in a }
         try Session.run {
             let item = NewItem(
                 itemClass: .internetPassword,
-                attributes: key.merging(ItemCommands.attributes([(kSecAttrLabel, label), (kSecAttrComment, comment)])) { a, _ in a },
+                attributes: key.merging(ItemCommands.attributes([(kSecAttrLabel as String, label), (kSecAttrComment as String, comment)])) { a, _ in a },
                 accessibility: accessible, secret: try SecretInput.itemSecret(allowEmpty: allowEmpty))
             try ItemCommands.add(item, updateExisting: update, key: key)
         }

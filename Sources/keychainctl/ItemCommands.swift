@@ -69,11 +69,11 @@ enum ItemCommands {
 struct AddGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add a generic password; the secret is read from standard input or a hidden prompt.")
-    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService).", valueName: "service")) var service: String
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String
-    @Option(name: .customShort("l"), help: ArgumentHelp("Label (kSecAttrLabel).", valueName: "label")) var label: String?
-    @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment).", valueName: "comment")) var comment: String?
-    @Option(help: ArgumentHelp("Access group (kSecAttrAccessGroup): a shared group this program is entitled to; default its own.", valueName: "group"))
+    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService as String).", valueName: "service")) var service: String
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account")) var account: String
+    @Option(name: .customShort("l"), help: ArgumentHelp("Label (kSecAttrLabel as String).", valueName: "label")) var label: String?
+    @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment as String).", valueName: "comment")) var comment: String?
+    @Option(help: ArgumentHelp("Access group (kSecAttrAccessGroup as String): a shared group this program is entitled to; default its own.", valueName: "group"))
     var accessGroup: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock, WhenPasscodeSetThisDeviceOnly.") var accessible: Accessibility?
     @Option(help: "Require the device owner to read it: userPresence, biometryAny, biometryCurrentSet, devicePasscode, or combinations like biometryAny,or,devicePasscode (with --accessible, default WhenPasscodeSetThisDeviceOnly).")
@@ -88,10 +88,10 @@ struct AddGenericPassword: ParsableCommand {
 
     func run() throws {
         try Session.run {
-            let key = ItemCommands.attributes([(kSecAttrService, service), (kSecAttrAccount, account)])
+            let key = ItemCommands.attributes([(kSecAttrService as String, service), (kSecAttrAccount as String, account)])
             var item = NewItem(
                 itemClass: .genericPassword,
-                attributes: key.merging(ItemCommands.attributes([(kSecAttrLabel, label), (kSecAttrComment, comment)])) { a, _ in a },
+                attributes: key.merging(ItemCommands.attributes([(kSecAttrLabel as String, label), (kSecAttrComment as String, comment)])) { a, _ in a },
                 accessibility: accessible, secret: try SecretInput.itemSecret(allowEmpty: allowEmpty))
             item.accessGroup = accessGroup
             if let accessControl {
@@ -105,9 +105,9 @@ struct AddGenericPassword: ParsableCommand {
 
 struct FindGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Find a generic password; print its attributes, or with -w only its secret.")
-    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService).", valueName: "service")) var service: String?
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String?
-    @Option(help: ArgumentHelp("Look only in this access group (kSecAttrAccessGroup); default every group of this program.", valueName: "group"))
+    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService as String).", valueName: "service")) var service: String?
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account")) var account: String?
+    @Option(help: ArgumentHelp("Look only in this access group (kSecAttrAccessGroup as String); default every group of this program.", valueName: "group"))
     var accessGroup: String?
     @Flag(name: .customShort("w"), help: "Print only the secret.") var secretOnly = false
 
@@ -118,13 +118,13 @@ struct FindGenericPassword: ParsableCommand {
 
 struct DeleteGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Delete the generic password that matches; several only with --all.")
-    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService).", valueName: "service")) var service: String?
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount).", valueName: "account")) var account: String?
+    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService as String).", valueName: "service")) var service: String?
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account")) var account: String?
     @Flag(help: "Delete every match, and say how many.") var all = false
 
     func run() throws {
         try Session.run {
-            let attributes = ItemCommands.attributes([(kSecAttrService, service), (kSecAttrAccount, account)])
+            let attributes = ItemCommands.attributes([(kSecAttrService as String, service), (kSecAttrAccount as String, account)])
             try ItemCommands.delete(ItemQuery(itemClass: .genericPassword, attributes: attributes), all: all)
         }
     }

@@ -36,6 +36,8 @@ extension SecItemAPITests {
         @Test func validCombinationsAreAccepted() {
             for flags: SecAccessControlCreateFlags in [.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode,
                                                        [.biometryAny, .or, .devicePasscode], [.biometryCurrentSet, .and, .devicePasscode],
+                                                       // Apple: several constraints without .or must all be met; .or with one changes nothing.
+                                                       [.biometryAny, .devicePasscode], [.biometryAny, .or], [.userPresence, .applicationPassword, .privateKeyUsage],
                                                        [.biometryAny, .applicationPassword], [.privateKeyUsage], [.applicationPassword], []] {
                 #expect(accessControl(flags) != nil, "\(flags)")
             }
@@ -43,18 +45,21 @@ extension SecItemAPITests {
             #expect(SecAccessControlCreateFlags.biometryCurrentSet.rawValue == 8 && SecAccessControlCreateFlags.devicePasscode.rawValue == 16)
             #expect(SecAccessControlCreateFlags.or.rawValue == 1 << 14 && SecAccessControlCreateFlags.and.rawValue == 1 << 15)
             #expect(SecAccessControlCreateFlags.privateKeyUsage.rawValue == 1 << 30 && SecAccessControlCreateFlags.applicationPassword.rawValue == 1 << 31)
+            // CFOptionFlags, so that `SecAccessControlCreateFlags(rawValue: someUInt)` compiles as on iOS.
+            #expect(SecAccessControlCreateFlags.RawValue.self == CFOptionFlags.self)
         }
 
         @Test func invalidCombinationsAreRefusedWithErrSecParam() {
-            for flags: SecAccessControlCreateFlags in [[.biometryAny, .devicePasscode], [.biometryAny, .or, .and, .devicePasscode],
-                                                       [.biometryAny, .or], [.userPresence, .or, .devicePasscode], [.watch],
-                                                       SecAccessControlCreateFlags(rawValue: 1 << 20)] {
+            // Apple's refusals (Security's SecAccessControl.c), then Linux's: no companion devices, no unknown bits.
+            for flags: SecAccessControlCreateFlags in [[.biometryAny, .or, .and, .devicePasscode], [.biometryAny, .biometryCurrentSet, .or],
+                                                       [.userPresence, .or, .devicePasscode], [.userPresence, .devicePasscode], [.userPresence, .and],
+                                                       [.watch], SecAccessControlCreateFlags(rawValue: 1 << 20)] {
                 var error: Unmanaged<CFError>?
                 #expect(SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenUnlocked, flags, &error) == nil)
                 #expect(error?.takeRetainedValue().code == Int(errSecParam), "\(flags)")
             }
             var error: Unmanaged<CFError>?
-            #expect(SecAccessControlCreateWithFlags(nil, "nope", .userPresence, &error) == nil)
+            #expect(SecAccessControlCreateWithFlags(nil, "nope" as CFString, .userPresence, &error) == nil)
         }
     }
 
@@ -176,10 +181,12 @@ extension SecItemAPITests {
             #expect(prompt.sheets.withLock { $0.map(\.asksForTouch) } == [false])
         }
 
-        @Test func biometryAndPasscodeNeedsBoth() throws {
+        /// With `.and`, and (as on iOS) with no conjunction at all.
+        @Test(arguments: [[.biometryAny, .and, .devicePasscode], [.biometryAny, .devicePasscode]] as [SecAccessControlCreateFlags])
+        func biometryAndPasscodeNeedsBoth(flags: SecAccessControlCreateFlags) throws {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
-            addProtected([.biometryAny, .and, .devicePasscode])
+            addProtected(flags)
             let prompt = ScriptedPrompt([.touch(matching: true), .passcode("1234")])
             #expect(readProtected(LAContext(prompt: prompt)) == (errSecSuccess, "SECRET_PASSWORD_TEXT"))
             #expect(prompt.sheets.withLock { $0.map(\.asksForTouch) } == [true, false])

@@ -29,7 +29,7 @@ extension SecItemAPITests {
             try Keychain(service: "svc").accessibility(.afterFirstUnlockThisDeviceOnly).label("L").comment("C").set("v", key: "k")
             let (_, result) = copyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "k", kSecReturnAttributes as String: true])
             let attributes = try #require(result as? [String: Any])
-            #expect(attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly)
+            #expect(attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly as String)
             #expect(attributes[kSecAttrLabel as String] as? String == "L")
             #expect(attributes[kSecAttrComment as String] as? String == "C")
         }
@@ -99,7 +99,7 @@ extension SecItemAPITests {
         @Test func everyCodeHasApplesName() {
             for error in KeychainError.known {
                 #expect(KeychainError.name(of: error.status).hasPrefix("errSec"))
-                #expect(SecCopyErrorMessageString(error.status, nil) == error.message)
+                #expect(SecCopyErrorMessageString(error.status, nil) as String? == error.message)
             }
             #expect(SecCopyErrorMessageString(errSecSuccess, nil) == "No error.")
         }

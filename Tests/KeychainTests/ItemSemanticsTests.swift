@@ -137,8 +137,8 @@ extension SecItemAPITests {
             let attributes = try #require(copyMatching(base.merging([kSecReturnAttributes as String: true]) { $1 }).1 as? [String: Any])
             #expect(attributes[kSecAttrAccount as String] as? String == "alice")
             #expect(attributes[kSecAttrService as String] as? String == "svc")
-            #expect(attributes[kSecClass as String] as? String == kSecClassGenericPassword)
-            #expect(attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleWhenUnlocked)
+            #expect(attributes[kSecClass as String] as? String == kSecClassGenericPassword as String)
+            #expect(attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleWhenUnlocked as String)
             #expect(attributes[kSecAttrCreationDate as String] is Date)
             #expect(attributes[kSecValueData as String] == nil)
             #expect(copyMatching(base.merging([kSecReturnPersistentRef as String: true]) { $1 }).1 is Data)
@@ -204,6 +204,49 @@ extension SecItemAPITests {
             #expect(SecItemDelete([kSecClass as String: kSecClassGenericPassword, kSecValuePersistentRef as String: reference] as CFDictionary) == errSecSuccess)
             #expect(copyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "a"]).0 == errSecSuccess)
             #expect(copyMatching([kSecClass as String: kSecClassGenericPassword, kSecValuePersistentRef as String: Data("junk".utf8)]).0 == errSecParam)
+        }
+
+        /// As on iOS, a persistent reference names its item's class: no kSecClass is needed.
+        @Test func aPersistentReferenceAloneFindsUpdatesAndDeletesItsItem() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            addPassword(account: "a", secret: "1")
+            let reference = try #require(copyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "a", kSecReturnPersistentRef as String: true]).1 as? Data)
+            let byReference: [String: Any] = [kSecValuePersistentRef as String: reference]
+            #expect(copyMatching(byReference.merging([kSecReturnData as String: true]) { $1 }).1 as? Data == Data("1".utf8))
+            #expect(SecItemUpdate(byReference as CFDictionary, [kSecValueData as String: Data("2".utf8)] as CFDictionary) == errSecSuccess)
+            #expect(copyMatching(byReference.merging([kSecReturnData as String: true]) { $1 }).1 as? Data == Data("2".utf8))
+            #expect(SecItemDelete(byReference as CFDictionary) == errSecSuccess)
+            #expect(SecItemDelete(byReference as CFDictionary) == errSecItemNotFound)
+            #expect(SecItemDelete([kSecValuePersistentRef as String: Data("junk".utf8)] as CFDictionary) == errSecParam)
+        }
+
+        /// kSecReturnRef beside another return key of a password: the others come back, in a
+        /// dictionary, as on iOS; alone, or for a key, it is not supported yet.
+        @Test func aReferenceAskedForBesideDataReturnsTheData() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            addPassword(account: "a", secret: "1")
+            let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "a", kSecReturnRef as String: true]
+            let (status, result) = copyMatching(query.merging([kSecReturnData as String: true]) { $1 })
+            #expect(status == errSecSuccess)
+            #expect((result as? [String: Any])?[kSecValueData as String] as? Data == Data("1".utf8))
+            let attributes = copyMatching(query.merging([kSecReturnAttributes as String: true]) { $1 }).1 as? [String: Any]
+            #expect(attributes?[kSecAttrAccount as String] as? String == "a")
+            #expect(copyMatching(query).0 == errSecUnimplemented)
+            #expect(copyMatching([kSecClass as String: kSecClassKey, kSecReturnRef as String: true, kSecReturnData as String: true]).0 == errSecUnimplemented)
+        }
+
+        /// A wrapper's delete often keeps the access control it added with: accepted, and it
+        /// does not narrow the match; anything but a SecAccessControl is errSecParam.
+        @Test func anAccessControlInAQueryIsAccepted() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            addPassword(account: "a")
+            var error: Unmanaged<CFError>?
+            let access = try #require(SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlocked, [], &error))
+            #expect(SecItemDelete([kSecClass as String: kSecClassGenericPassword, kSecAttrAccessControl as String: "x"] as CFDictionary) == errSecParam)
+            #expect(SecItemDelete([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "a", kSecAttrAccessControl as String: access] as CFDictionary) == errSecSuccess)
         }
     }
 }

@@ -72,7 +72,7 @@ extension SecItemAPITests {
             #expect(SecItemUpdate(service as CFDictionary, [kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlock] as CFDictionary) == errSecSuccess)
             let (_, result) = copyMatching(service.merging([kSecReturnData as String: true, kSecReturnAttributes as String: true]) { $1 })
             let item = try #require(result as? [String: Any])
-            #expect(item[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock)
+            #expect(item[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock as String)
             #expect(item[kSecValueData as String] as? Data == Data("kept".utf8))
         }
     }
@@ -114,7 +114,7 @@ extension SecItemAPITests {
             var query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "svc"]
             for (key, value) in extra { query[key] = value }
             let status = SecItemAdd(query as CFDictionary, nil)
-            let expected = extra.keys.first == kSecAttrPort ? errSecNoSuchAttr : errSecParam
+            let expected = extra.keys.first == kSecAttrPort as String ? errSecNoSuchAttr : errSecParam
             #expect(status == expected)
             #expect(copyMatching([kSecClass as String: kSecClassGenericPassword]).0 == errSecItemNotFound)
         }
@@ -123,6 +123,32 @@ extension SecItemAPITests {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
             #expect(copyMatching([kSecClass as String: kSecClassGenericPassword, "zzzz": "x"]).0 == errSecNoSuchAttr)
+        }
+
+        @Test func aKeyThatIsNotAStringIsErrSecParam() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            let query: NSDictionary = [kSecClass: kSecClassGenericPassword, NSNumber(value: 7): "x"]
+            var result: AnyObject?
+            #expect(SecItemCopyMatching(query, &result) == errSecParam)
+            #expect(SecItemDelete(query) == errSecParam)
+        }
+
+        @Test func foundationObjectsReadAsTheirSwiftValues() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            let add: NSDictionary = [
+                kSecClass: kSecClassGenericPassword, kSecAttrAccount: NSString(string: "k"), kSecValueData: NSData(data: Data("v".utf8)),
+                kSecAttrSynchronizable: kCFBooleanFalse!, kSecReturnAttributes: kCFBooleanTrue!,
+            ]
+            var added: AnyObject?
+            #expect(SecItemAdd(add, &added) == errSecSuccess)
+            #expect((added as? NSDictionary)?[kSecAttrAccount] as? NSString == "k")
+            var found: AnyObject?
+            let query: NSDictionary = [kSecClass: kSecClassGenericPassword, kSecAttrAccount: "k", kSecReturnData: kCFBooleanTrue!, kSecMatchLimit: NSNumber(value: 5)]
+            #expect(SecItemCopyMatching(query, &found) == errSecSuccess)
+            #expect((found as? [Data]) == [Data("v".utf8)])
+            #expect(found is NSArray)
         }
 
         @Test func unsupportedSearchKeysAreNotImplemented() throws {

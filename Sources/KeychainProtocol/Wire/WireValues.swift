@@ -62,13 +62,13 @@ enum WireValues {
 
     static func write(_ control: AccessControl, to writer: inout WireWriter) {
         writer.string(control.protection.rawValue)
-        writer.u64(control.flags.rawValue)
+        writer.u64(UInt64(control.flags.rawValue))
     }
 
     /// An access control, checked by the same rules as `SecAccessControlCreateWithFlags`.
     static func accessControl(_ reader: inout WireReader) throws(WireError) -> AccessControl {
         let protection = try token(&reader, Accessibility.self)
-        let flags = AccessControlFlags(rawValue: try reader.u64())
+        let flags = AccessControlFlags(rawValue: UInt(truncatingIfNeeded: try reader.u64()))
         do {
             return try AccessControl(protection: protection, flags: flags)
         } catch {

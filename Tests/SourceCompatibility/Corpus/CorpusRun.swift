@@ -1,0 +1,70 @@
+// Runs the corpus against the keychain this process reaches (the end-to-end test gives it an
+// embedded keychain of its own) and prints one line per check: "ok NAME" or "FAIL NAME: …".
+// Exits 1 when a check fails.
+import Foundation
+import Keychain
+
+@main
+enum CorpusRun {
+    static func main() {
+        var failures = 0
+        func check(_ name: String, _ passed: Bool, _ detail: @autoclosure () -> String = "") {
+            print(passed ? "ok \(name)" : "FAIL \(name): \(detail())")
+            if !passed { failures += 1 }
+        }
+
+        let store = PasswordStore(service: "com.example.corpus")
+        check("set a string", store.set("hunter2", forKey: "token"))
+        check("read it back as Data from AnyObject?", store.string(forKey: "token") == "hunter2", "\(String(describing: store.string(forKey: "token")))")
+        check("set again updates", store.set("second", forKey: "token") && store.string(forKey: "token") == "second")
+        let attributes = store.attributes(forKey: "token") ?? [:]
+        check("attributes as [String: Any]", attributes[kSecAttrAccount as String] as? String == "token" && attributes[kSecAttrService as String] as? String == "com.example.corpus", "\(attributes)")
+        check("class reported as kSecClassGenericPassword", attributes[kSecClass as String] as? String == kSecClassGenericPassword as String, "\(attributes)")
+        check("accessibility reported as the constant", attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock as String, "\(attributes)")
+        check("dates as Date", attributes[kSecAttrCreationDate as String] is Date, "\(attributes)")
+        store.set(Data("1".utf8), forKey: "a")
+        store.set(Data("2".utf8), forKey: "b")
+        check("all keys from [[String: Any]]", store.allKeys() == ["a", "b", "token"], "\(store.allKeys())")
+        check("NSMutableDictionary query with kCFBooleanTrue", OtherIdioms.mutableDictionaryLookup(service: "com.example.corpus", account: "a") == "1")
+        check("remove", store.removeObject(forKey: "token") && store.data(forKey: "token") == nil)
+        check("optional-key delete", OtherIdioms.optionalKeyDelete(service: "com.example.corpus") == errSecSuccess && store.allKeys().isEmpty, "\(store.allKeys())")
+
+        let protected = OtherIdioms.protectedItemQuery()
+        check("access control in [String: AnyHashable]", protected != nil)
+        if let protected = protected {
+            let status = SecItemAdd(protected as CFDictionary, nil)
+            // No passcode is set in this keychain: such an item cannot be stored (as on iOS).
+            check("a WhenPasscodeSet item without a passcode", status == errSecNotAvailable, "status \(status)")
+        }
+        if let refused = OtherIdioms.refusedAccessControl() {
+            check("refused access control: code", refused.code == Int(errSecParam), "\(refused)")
+            check("refused access control: domain", refused.domain == kCFErrorDomainOSStatus as String, "\(refused)")
+            check("refused access control: description", !refused.description.isEmpty)
+        } else {
+            check("refused access control", false, "no error")
+        }
+
+        check("LAContext as a hashable object", OtherIdioms.contextsAreObjects())
+        check("flags from CFOptionFlags, two constraints without a conjunction", OtherIdioms.flagsFromStorage(CFOptionFlags(0)) != nil)
+
+        let internet = OtherIdioms.internetPassword() ?? [:]
+        check("internet password attributes", internet[kSecAttrProtocol as String] as? String == kSecAttrProtocolHTTPS as String
+            && internet[kSecAttrAuthenticationType as String] as? String == kSecAttrAuthenticationTypeHTMLForm as String
+            && internet[kSecAttrPort as String] as? Int == 443 && internet[kSecAttrPath as String] as? String == "/login", "\(internet)")
+        store.set(Data("3".utf8), forKey: "c")
+        check("remove all generic passwords", OtherIdioms.removeAll(kSecClassGenericPassword) == errSecSuccess && store.allKeys().isEmpty, "\(store.allKeys())")
+        check("remove all internet passwords", OtherIdioms.removeAll(kSecClassInternetPassword) == errSecSuccess && OtherIdioms.internetPassword() != nil)
+
+        let key = OtherIdioms.randomKey()
+        check("SecRandomCopyBytes", key != nil && key != [UInt8](repeating: 0, count: 32))
+        let shared = OtherIdioms.sharedWebCredentialErrors()
+        check("SecAddSharedWebCredential without associated domains", shared.added == Int(errSecMissingEntitlement), "\(shared)")
+        check("SecRequestSharedWebCredential without associated domains", shared.requested == Int(errSecMissingEntitlement) && shared.credentials == 0, "\(shared)")
+        let password = OtherIdioms.generatedPassword() ?? ""
+        let groups = password.split(separator: "-", omittingEmptySubsequences: false)
+        check("SecCreateSharedWebCredentialPassword form", groups.count == 4 && groups.allSatisfy { $0.count == 3 }, password)
+        check("SecCopyErrorMessageString", OtherIdioms.message(for: errSecItemNotFound) == "The specified item could not be found in the keychain.", "\(String(describing: OtherIdioms.message(for: errSecItemNotFound)))")
+
+        exit(failures == 0 ? 0 : 1)
+    }
+}
