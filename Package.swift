@@ -110,7 +110,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         // iOS-style keychain code (Tests/SourceCompatibility/Corpus) compiled in both language
-        // modes and run by the end-to-end tests (SourceCompatibilityTests).
+        // modes and run by the end-to-end tests (SourceCompatibilityCorpusTests).
         .executableTarget(
             name: "source-compatibility-swift5", dependencies: ["Keychain"], path: "Tests/SourceCompatibility/Swift5",
             swiftSettings: [.swiftLanguageMode(.v5)]),

@@ -55,10 +55,11 @@ import Testing
     @Test func accessControlCombinationsAreCheckedByTheTool() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
-        for (index, flags) in ["biometryAny", "biometryCurrentSet", "devicePasscode", "biometryAny,or,devicePasscode", "biometryCurrentSet,and,devicePasscode"].enumerated() {
+        // Two constraints without a conjunction must both be met, as on iOS.
+        for (index, flags) in ["biometryAny", "biometryCurrentSet", "devicePasscode", "biometryAny,or,devicePasscode", "biometryCurrentSet,and,devicePasscode", "biometryAny,devicePasscode"].enumerated() {
             #expect(try shell.run(["add-generic-password", "-s", "svc", "-a", "a\(index)", "--access-control", flags], input: "x").status == 0, "\(flags)")
         }
-        let invalid = try shell.run(["add-generic-password", "-s", "svc", "-a", "bad", "--access-control", "biometryAny,devicePasscode"], input: "x")
+        let invalid = try shell.run(["add-generic-password", "-s", "svc", "-a", "bad", "--access-control", "biometryAny,biometryCurrentSet,or"], input: "x")
         #expect(invalid.status == 1)
         #expect(invalid.stderr.contains("OSStatus -50"))
     }

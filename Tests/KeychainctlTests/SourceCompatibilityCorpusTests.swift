@@ -5,7 +5,7 @@ import Testing
 /// popular ones and the other idioms such code uses) compiles unchanged but for its import in
 /// Swift 5 and Swift 6 language modes (the package builds it as two programs), and each program
 /// runs it against an embedded keychain of its own with every check passing.
-@Suite struct SourceCompatibilityTests {
+@Suite struct SourceCompatibilityCorpusTests {
     @Test(arguments: ["source-compatibility-swift5", "source-compatibility-swift6"])
     func theCorpusRunsInEachLanguageMode(program: String) throws {
         let runner = try CommandRunner()
