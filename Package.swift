@@ -8,7 +8,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Keychain", targets: ["Keychain"]),
-        .library(name: "LocalAuth", targets: ["LocalAuth"]),
+        .library(name: "Security", targets: ["Security"]),
+        .library(name: "LocalAuthentication", targets: ["LocalAuthentication"]),
         .executable(name: "keychainctl", targets: ["keychainctl"]),
         .executable(name: "chores", targets: ["chores"]),
         .executable(name: "keychaind", targets: ["keychaind"]),
@@ -73,16 +74,19 @@ let package = Package(
             name: "keychaind",
             dependencies: ["KeychainDaemon", "CKeychaindStartup", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
-        // The public API: SecItem*, kSec* constants, SecAccessControl, the Keychain facade.
+        // Apple's API under Apple's module name, so that iOS code compiles with its imports
+        // unchanged: SecItem*, kSec* constants, SecAccessControl, CF types. Apple's names only.
+        .target(name: "Security", dependencies: ["KeychainProtocol", "KeychainClient", "LocalAuthentication"], swiftSettings: strict),
+        // One import for everything: Security, LocalAuthentication, the typed API and the facade.
         .target(
             name: "Keychain",
-            dependencies: ["KeychainProtocol", "KeychainClient", "LocalAuth"],
+            dependencies: ["KeychainProtocol", "KeychainClient", "LocalAuthentication", "Security"],
             swiftSettings: strict),
         // LocalAuthentication: LAContext and the prompt; the rules stay in the Enclave.
-        .target(name: "LocalAuth", dependencies: ["KeychainClient", "CKeychainSupport"], swiftSettings: strict),
+        .target(name: "LocalAuthentication", dependencies: ["KeychainClient", "CKeychainSupport"], swiftSettings: strict),
         .executableTarget(
             name: "keychainctl",
-            dependencies: ["Keychain", "LocalAuth", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Keychain", "LocalAuthentication", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], swiftSettings: strict),
@@ -93,7 +97,7 @@ let package = Package(
         .executableTarget(
             name: "KeychainBenchmarks",
             dependencies: [
-                "Keychain", "LocalAuth", "keychaind",
+                "Keychain", "LocalAuthentication", "keychaind",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -105,17 +109,17 @@ let package = Package(
         .testTarget(
             name: "KeychainTests",
             dependencies: [
-                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol", "LocalAuth", "Biometrics",
+                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol", "LocalAuthentication", "Biometrics",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
         // iOS-style keychain code (Tests/SourceCompatibility/Corpus) compiled in both language
         // modes and run by the end-to-end tests (SourceCompatibilityCorpusTests).
         .executableTarget(
-            name: "source-compatibility-swift5", dependencies: ["Keychain"], path: "Tests/SourceCompatibility/Swift5",
+            name: "source-compatibility-swift5", dependencies: ["Security", "LocalAuthentication"], path: "Tests/SourceCompatibility/Swift5",
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(
-            name: "source-compatibility-swift6", dependencies: ["Keychain"], path: "Tests/SourceCompatibility/Swift6",
+            name: "source-compatibility-swift6", dependencies: ["Security", "LocalAuthentication"], path: "Tests/SourceCompatibility/Swift6",
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",

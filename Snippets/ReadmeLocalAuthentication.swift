@@ -1,5 +1,5 @@
 import Foundation
-import LocalAuth   // instead of `import LocalAuthentication`
+import LocalAuthentication
 
 let context = LAContext()
 var error: NSError?

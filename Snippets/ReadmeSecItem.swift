@@ -1,5 +1,5 @@
 import Foundation
-import Keychain   // instead of `import Security`
+import Security   // this package's module, with Apple's names only
 
 let add: [String: Any] = [
     kSecClass as String: kSecClassGenericPassword,

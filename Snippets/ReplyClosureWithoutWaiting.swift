@@ -2,7 +2,7 @@
 // returns from main without waiting for it. The reply never comes, but the terminal the sheet
 // had taken over is given back as it was (the sheet's guard restores it at exit).
 import Foundation
-import LocalAuth
+import LocalAuthentication
 
 let context = LAContext()
 context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "To add a new chore") { success, _ in

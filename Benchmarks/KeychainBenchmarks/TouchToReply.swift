@@ -1,7 +1,7 @@
 import Benchmark
 import Foundation
 import Keychain
-import LocalAuth
+import LocalAuthentication
 import Synchronization
 
 /// A prompt with nobody at it: interactive, presses nothing, counts the sheets it showed.

@@ -1,5 +1,6 @@
-// The typed API (KeychainError, ItemClass, Accessibility, SecretBytes, transports) and the
-// LocalAuthentication types that keychain calls take (`kSecUseAuthenticationContext`).
+// Apple's API (`Security`, `LocalAuthentication`), the typed API (KeychainError, ItemClass,
+// Accessibility, SecretBytes, transports) and the facade, in one import.
 @_exported import KeychainClient
 @_exported import KeychainProtocol
-@_exported import LocalAuth
+@_exported import LocalAuthentication
+@_exported import Security

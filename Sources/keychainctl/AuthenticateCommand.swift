@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Keychain
-import LocalAuth
+import LocalAuthentication
 import Synchronization
 
 struct Authenticate: ParsableCommand {

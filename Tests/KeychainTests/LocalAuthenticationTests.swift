@@ -1,6 +1,6 @@
 import Foundation
 import Keychain
-import LocalAuth
+import LocalAuthentication
 import Testing
 
 /// A keychain with a passcode, the simulated sensor on and one finger enrolled.

@@ -1,4 +1,4 @@
-@testable import LocalAuth
+@testable import LocalAuthentication
 import Testing
 
 /// The sheet as drawn on a terminal: narrow terminals wrap the text inside the box, and text

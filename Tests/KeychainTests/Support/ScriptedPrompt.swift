@@ -1,6 +1,6 @@
 import Foundation
 import Keychain
-import LocalAuth
+import LocalAuthentication
 import Synchronization
 
 /// A prompt that plays a script: touches on the simulated sensor, button presses and passcode

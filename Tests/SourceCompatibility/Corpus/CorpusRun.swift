@@ -2,7 +2,7 @@
 // embedded keychain of its own) and prints one line per check: "ok NAME" or "FAIL NAME: …".
 // Exits 1 when a check fails.
 import Foundation
-import Keychain
+import Security
 
 @main
 enum CorpusRun {

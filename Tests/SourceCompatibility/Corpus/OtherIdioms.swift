@@ -3,7 +3,8 @@
 // queries, optional keys, CFError accessors, random bytes, shared web credentials and error
 // messages.
 import Foundation
-import Keychain
+import LocalAuthentication
+import Security
 
 enum OtherIdioms {
     /// The KeychainTouchID sample's access control, kept in a `[String: AnyHashable]` query.

@@ -1,8 +1,8 @@
-// Written as iOS code is, with only `import Security` changed: a keychain wrapper in the style
+// Written as iOS code is, imports and all: a keychain wrapper in the style
 // of the popular open-source ones (a service, an optional access group, data by key), built
 // from `[String: AnyObject]` queries and `AnyObject?` results.
 import Foundation
-import Keychain
+import Security
 
 final class PasswordStore {
     let service: String

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainProtocol
 
 /// `SecAccessControlCreateFlags`, with Apple's names and raw values.
 public typealias SecAccessControlCreateFlags = AccessControlFlags

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainProtocol
 
 // Shared web credentials (SecSharedCredential.h): passwords an app shares with Safari for the
 // domains in its `com.apple.developer.associated-domains` entitlement. Linux has no associated

@@ -1,4 +1,6 @@
 import Foundation
+import KeychainClient
+import KeychainProtocol
 
 // Apple's SecItem functions, with Apple's signatures and status codes. Code written for iOS in
 // the usual style compiles unchanged:

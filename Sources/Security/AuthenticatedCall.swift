@@ -1,5 +1,7 @@
 import Foundation
-import LocalAuth
+import KeychainClient
+import KeychainProtocol
+import LocalAuthentication
 
 /// How a call may authenticate: `kSecUseAuthenticationContext`, `kSecUseOperationPrompt`,
 /// `kSecUseAuthenticationUI` / `kSecUseNoAuthenticationUI`.

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainProtocol
 
 /// An error object, as Core Foundation's `CFError`: an `NSError` here, as it is bridged on
 /// Apple platforms, so `error.takeRetainedValue() as Error` works the same.

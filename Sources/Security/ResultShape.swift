@@ -1,4 +1,5 @@
 import Foundation
+import KeychainProtocol
 
 /// Shapes returned items as iOS does: one `kSecReturn…` key gives that value, several give a
 /// dictionary, and a limit above one gives an array of either.

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainProtocol
 
 // Apple's status codes (SecBase.h), for code that compares `OSStatus` values.
 

@@ -1,5 +1,6 @@
 import Foundation
-import LocalAuth
+import LocalAuthentication
+import KeychainProtocol
 
 /// Parses the dictionaries of the SecItem functions into typed requests, in one place, before
 /// anything acts on them. Wrong types, unknown keys, unknown classes and keys that do not
