@@ -22,6 +22,7 @@ enum CorpusRun {
         check("class reported as kSecClassGenericPassword", attributes[kSecClass as String] as? String == kSecClassGenericPassword as String, "\(attributes)")
         check("accessibility reported as the constant", attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock as String, "\(attributes)")
         check("dates as Date", attributes[kSecAttrCreationDate as String] is Date, "\(attributes)")
+        check("access group reported as agrp", !(attributes[kSecAttrAccessGroup as String] as? String ?? "").isEmpty, "\(attributes)")
         store.set(Data("1".utf8), forKey: "a")
         store.set(Data("2".utf8), forKey: "b")
         check("all keys from [[String: Any]]", store.allKeys() == ["a", "b", "token"], "\(store.allKeys())")
@@ -39,7 +40,7 @@ enum CorpusRun {
         if let refused = OtherIdioms.refusedAccessControl() {
             check("refused access control: code", refused.code == Int(errSecParam), "\(refused)")
             check("refused access control: domain", refused.domain == kCFErrorDomainOSStatus as String, "\(refused)")
-            check("refused access control: description", !refused.description.isEmpty)
+            check("refused access control: description", !refused.description.isEmpty && refused.userInfo[NSLocalizedDescriptionKey] as? String == refused.description, "\(refused)")
         } else {
             check("refused access control", false, "no error")
         }

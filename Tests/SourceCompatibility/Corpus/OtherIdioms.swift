@@ -22,13 +22,12 @@ enum OtherIdioms {
     }
 
     /// The code and domain of a refused access control, read with the CFError functions.
-    static func refusedAccessControl() -> (code: CFIndex, domain: String, description: String)? {
+    static func refusedAccessControl() -> (code: CFIndex, domain: String, description: String, userInfo: [String: Any])? {
         var error: Unmanaged<CFError>?
         let access = SecAccessControlCreateWithFlags(nil, "not a protection" as CFString, [], &error)
         guard access == nil, let failure = error?.takeRetainedValue() else { return nil }
-        let userInfo = CFErrorCopyUserInfo(failure) as? [String: Any]
-        _ = userInfo
-        return (CFErrorGetCode(failure), CFErrorGetDomain(failure) as String, CFErrorCopyDescription(failure) as String)
+        let userInfo = CFErrorCopyUserInfo(failure) as? [String: Any] ?? [:]
+        return (CFErrorGetCode(failure), CFErrorGetDomain(failure) as String, CFErrorCopyDescription(failure) as String, userInfo)
     }
 
     /// An `NSMutableDictionary` query with `kCFBooleanTrue`, as Objective-C-minded code builds it.
