@@ -69,7 +69,11 @@ struct SecItemDictionary {
         query.persistentRef = try takeData(kSecValuePersistentRef)
         authentication = try takeAuthenticationOptions()
         query.skipsItemsNeedingAuthentication = authentication.interface == .skip
-        try takeAccessControlInQuery()
+        // An access control in a query (a wrapper's delete often keeps it) is accepted, checked
+        // and does not narrow the match, as on iOS, where it is not a search attribute
+        // (UNCONFIRMED whether iOS narrows: no class's primary key holds it, so a query by the
+        // primary key finds the same item either way).
+        _ = try takeAccessControl()
         try refuse(Self.unsupportedSearchKeys, in: "a query", code: .errSecUnimplemented)
         query.attributes = try takeAttributes(of: itemClass)
         return query
@@ -177,14 +181,6 @@ struct SecItemDictionary {
             throw KeychainError(.errSecParam, "kSecAttrSynchronizable takes a boolean or kSecAttrSynchronizableAny")
         }
         return flag ? .yes : .no
-    }
-
-    /// An access control in a query (a wrapper's delete often keeps it) is accepted and does
-    /// not narrow the match, as on iOS, where it is not a search attribute (UNCONFIRMED: Apple
-    /// does not document whether it narrows; it is not part of any class's primary key, so a
-    /// query by the primary key finds the same item either way).
-    private mutating func takeAccessControlInQuery() throws(KeychainError) {
-        _ = try takeAccessControl()
     }
 
     private mutating func takeAccessControl() throws(KeychainError) -> AccessControl? {
