@@ -50,15 +50,4 @@ public enum AttributeValue: Sendable, Hashable, Codable {
         }
         return bytes
     }
-
-    /// The zero value of a kind: the value a primary-key attribute takes when it is not given.
-    public static func empty(_ kind: Kind) -> AttributeValue {
-        switch kind {
-        case .string: .string("")
-        case .data: .data(Data())
-        case .number: .number(0)
-        case .bool: .bool(false)
-        case .date: .date(Date(timeIntervalSinceReferenceDate: 0))
-        }
-    }
 }

@@ -15,9 +15,10 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
         }
     }
 
-    /// The attributes an item of this class can carry, by Apple's raw attribute name, excluding
-    /// the ones every class has (access group, accessibility, synchronizable, dates).
-    public var attributes: [String: AttributeValue.Kind] {
+    /// The attributes an item of this class can carry, by Apple's raw attribute name, with
+    /// Apple's type for each, excluding the ones every class has (access group, accessibility,
+    /// synchronizable, dates).
+    public var attributes: [String: AttributeType] {
         switch self {
         case .genericPassword: Self.genericPasswordAttributes
         case .internetPassword: Self.internetPasswordAttributes
@@ -28,7 +29,7 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
 
     /// Apple's composite primary key for the class, besides access group and synchronizable
     /// (which belong to every class's key). Two items with equal values here clash with
-    /// `errSecDuplicateItem`. An absent primary-key attribute takes its kind's empty value.
+    /// `errSecDuplicateItem`. An absent primary-key attribute takes its type's empty value.
     ///
     /// Apple documentation: <https://developer.apple.com/documentation/security/errsecduplicateitem>
     public var primaryKey: [String] {
@@ -40,17 +41,22 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
         }
     }
 
-    private static let passwordCommon: [String: AttributeValue.Kind] = [
-        "desc": .string, "icmt": .string, "crtr": .number, "type": .number, "labl": .string,
+    // Apple's types (SecItemSchema.c), except `invi` and `nega`, Numbers there, kept as booleans
+    // (what kSecAttrIsInvisible and kSecAttrIsNegative take), and `ptcl`, a Number there whose
+    // kSecAttrProtocol… constants are non-numeric strings, which a Number keeps as strings.
+    private static let passwordCommon: [String: AttributeType] = [
+        "desc": .blob, "icmt": .blob, "crtr": .number, "type": .number, "labl": .blob,
         "invi": .bool, "nega": .bool,
     ]
     // Built once: every query and every opened row looks names up here.
-    private static let genericPasswordAttributes = passwordCommon.merging(["acct": .string, "svce": .string, "gena": .data]) { a, _ in a }
+    private static let genericPasswordAttributes = passwordCommon.merging(["acct": .blob, "svce": .blob, "gena": .blob]) { a, _ in a }
     private static let internetPasswordAttributes = passwordCommon.merging([
-        "acct": .string, "sdmn": .string, "srvr": .string, "ptcl": .string, "atyp": .string,
-        "port": .number, "path": .string,
+        "acct": .blob, "sdmn": .blob, "srvr": .blob, "ptcl": .string, "atyp": .blob,
+        "port": .number, "path": .blob,
     ]) { a, _ in a }
-    private static let keyAttributes: [String: AttributeValue.Kind] = [
+    // Keys keep this version's types (kSecAttrKeyClass and kSecAttrKeyType as their constants'
+    // strings) until SecKey arrives with Apple's Number forms.
+    private static let keyAttributes: [String: AttributeType] = [
         "kcls": .string, "labl": .string, "klbl": .data, "atag": .data, "type": .string,
         "bsiz": .number, "esiz": .number, "perm": .bool, "encr": .bool, "decr": .bool,
         "drve": .bool, "sign": .bool, "vrfy": .bool, "wrap": .bool, "unwp": .bool,

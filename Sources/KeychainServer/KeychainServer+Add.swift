@@ -32,7 +32,7 @@ extension KeychainServer {
 
         var record = ItemRecord(attributes: item.attributes)
         for name in item.itemClass.primaryKey where record.attributes[name] == nil {
-            if let kind = item.itemClass.attributes[name] { record.attributes[name] = .empty(kind) }
+            if let type = item.itemClass.attributes[name] { record.attributes[name] = type.emptyValue }
         }
         let now = Date()
         record.attributes[CommonAttribute.accessGroup] = .string(group)

@@ -12,7 +12,7 @@ enum RequestValidation {
         }
     }
 
-    /// Every attribute must belong to the class, have the class's type, and fit the limits.
+    /// Every attribute must belong to the class, have a form its type keeps, and fit the limits.
     static func checkAttributes(_ attributes: [String: AttributeValue], of itemClass: ItemClass, writing: Bool) throws(KeychainError) {
         guard attributes.count <= KeychainLimits.maximumAttributeCount else {
             throw KeychainError(.errSecParam, "too many attributes (\(attributes.count)); at most \(KeychainLimits.maximumAttributeCount)")
@@ -26,11 +26,11 @@ enum RequestValidation {
                 guard case .date = value else { throw KeychainError(.errSecParam, "attribute \(name) takes a date") }
                 continue
             }
-            guard let kind = itemClass.attributes[name] else {
+            guard let type = itemClass.attributes[name] else {
                 throw KeychainError(.errSecNoSuchAttr, "\(name) is not an attribute of \(itemClass.rawValue) items")
             }
-            guard value.kind == kind else {
-                throw KeychainError(.errSecParam, "attribute \(name) of a \(itemClass.rawValue) item takes a \(kind.rawValue), not a \(value.kind.rawValue)")
+            guard type.accepts(value) else {
+                throw KeychainError(.errSecParam, "attribute \(name) of a \(itemClass.rawValue) item takes \(type.takes), not a \(value.kind.rawValue)")
             }
             let size = switch value {
             case .string(let string): string.utf8.count

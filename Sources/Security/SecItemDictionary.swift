@@ -227,18 +227,18 @@ struct SecItemDictionary {
     private mutating func takeAttributes(of itemClass: ItemClass) throws(KeychainError) -> [String: AttributeValue] {
         var attributes: [String: AttributeValue] = [:]
         for (key, value) in entries {
-            let kind: AttributeValue.Kind
+            let type: AttributeType
             if key == kSecAttrCreationDate as String || key == kSecAttrModificationDate as String {
-                kind = .date
-            } else if let classKind = itemClass.attributes[key] {
-                kind = classKind
+                type = .date
+            } else if let classType = itemClass.attributes[key] {
+                type = classType
             } else if Self.returnKeys.contains(key) || Self.searchKeys.contains(key) || Self.useKeys.contains(key) || key.hasPrefix("v_") {
                 throw KeychainError(.errSecParam, "\(key) does not belong in this call")
             } else {
                 throw KeychainError(.errSecNoSuchAttr, "\(key) is not an attribute of \(itemClass.rawValue) items")
             }
-            guard let typed = Self.attributeValue(value, kind) else {
-                throw KeychainError(.errSecParam, "attribute \(key) of a \(itemClass.rawValue) item takes a \(kind.rawValue)")
+            guard let typed = Self.attributeValue(value, type) else {
+                throw KeychainError(.errSecParam, "attribute \(key) of a \(itemClass.rawValue) item takes \(type.takes)")
             }
             attributes[key] = typed
         }
@@ -280,13 +280,29 @@ struct SecItemDictionary {
         return nil
     }
 
-    static func attributeValue(_ value: Any, _ kind: AttributeValue.Kind) -> AttributeValue? {
-        switch kind {
-        case .string: (value as? String).map(AttributeValue.string)
-        case .data: (value as? Data).map(AttributeValue.data)
-        case .number: integer(value).map(AttributeValue.number)
-        case .bool: boolean(value).map(AttributeValue.bool)
-        case .date: (value as? Date).map(AttributeValue.date)
+    /// `value` in the form Apple's keychain keeps for an attribute of `type` (its `copyBlob`,
+    /// `copyNumber` and `copyData`); nil when the type does not take it.
+    static func attributeValue(_ value: Any, _ type: AttributeType) -> AttributeValue? {
+        switch type {
+        case .blob:
+            if let string = value as? String { return .string(string) }
+            if let data = value as? Data { return .data(data) }
+            return integer(value).map(AttributeValue.number)
+        case .number:
+            if let number = integer(value) { return .number(number) }
+            if let flag = value as? Bool { return .number(flag ? 1 : 0) }
+            guard let string = value as? String else { return nil }
+            // A number only when the string is exactly an Int32's decimal form ("007" stays text).
+            if let number = Int32(string), String(number) == string { return .number(Int64(number)) }
+            return .string(string)
+        case .data:
+            if let data = value as? Data { return .data(data) }
+            if let string = value as? String { return .data(Data(string.utf8)) }
+            guard let number = integer(value).flatMap({ Int32(exactly: $0) }) else { return nil }
+            return .data(withUnsafeBytes(of: number) { Data($0) })
+        case .string: return (value as? String).map(AttributeValue.string)
+        case .bool: return boolean(value).map(AttributeValue.bool)
+        case .date: return (value as? Date).map(AttributeValue.date)
         }
     }
 }

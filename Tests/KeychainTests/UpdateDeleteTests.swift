@@ -100,7 +100,7 @@ extension SecItemAPITests {
         }
 
         @Test(arguments: [
-            [kSecAttrAccount as String: 42],
+            [kSecAttrAccount as String: Date(timeIntervalSince1970: 0)],
             [kSecValueData as String: "not data"],
             [kSecAttrAccessible as String: "nope"],
             [kSecAttrSynchronizable as String: "yes"],

@@ -56,6 +56,12 @@ enum CorpusRun {
         check("remove all generic passwords", OtherIdioms.removeAll(kSecClassGenericPassword) == errSecSuccess && store.allKeys().isEmpty, "\(store.allKeys())")
         check("remove all internet passwords", OtherIdioms.removeAll(kSecClassInternetPassword) == errSecSuccess && OtherIdioms.internetPassword() != nil)
 
+        let dataKeyed = DataKeyedStore(serviceName: "com.example.data-keyed")
+        check("a key stored as Data in kSecAttrAccount", dataKeyed.set("v1", forKey: "alpha") && dataKeyed.string(forKey: "alpha") == "v1")
+        check("update of a Data-keyed item", dataKeyed.set("v2", forKey: "alpha") && dataKeyed.string(forKey: "alpha") == "v2")
+        dataKeyed.set("v3", forKey: "beta")
+        check("Data-keyed accounts read back with as? Data", dataKeyed.allKeys() == ["alpha", "beta"], "\(dataKeyed.allKeys())")
+
         let key = OtherIdioms.randomKey()
         check("SecRandomCopyBytes", key != nil && key != [UInt8](repeating: 0, count: 32))
         let shared = OtherIdioms.sharedWebCredentialErrors()
