@@ -72,6 +72,18 @@ public struct ItemQuery: Sendable {
     public var applicationPassword: SecretBytes?
     /// `kSecUseAuthenticationUISkip`: leave out items whose data would need authentication.
     public var skipsItemsNeedingAuthentication = false
+    /// `kSecMatchCaseInsensitive`: string attributes match whatever their letters' case.
+    public var matchesCaseInsensitively = false
+
+    /// True when some of the query's attributes can only be compared once an item is opened
+    /// (dates, and strings compared without case), so the index cannot apply them or the limit.
+    public var matchesAfterOpening: Bool {
+        attributes.contains { name, value in
+            if name == CommonAttribute.creationDate || name == CommonAttribute.modificationDate { return true }
+            if matchesCaseInsensitively, case .string = value { return true }
+            return false
+        }
+    }
 
     /// Creates a query.
     public init(

@@ -29,8 +29,16 @@ struct ItemRecord: Decodable, Sendable {
         }
     }
 
-    /// True when every attribute in `query` has the same value here.
-    func matches(_ query: [String: AttributeValue]) -> Bool {
-        query.allSatisfy { attributes[$0.key] == $0.value }
+    /// True when every attribute in `query` has the same value here. `caseInsensitively`
+    /// (`kSecMatchCaseInsensitive`) compares strings with Foundation's case-insensitive
+    /// comparison, which folds case beyond ASCII (UNCONFIRMED how far iOS folds; it documents
+    /// only that case is ignored).
+    func matches(_ query: [String: AttributeValue], caseInsensitively: Bool = false) -> Bool {
+        query.allSatisfy { name, wanted in
+            if caseInsensitively, case .string(let text)? = attributes[name], case .string(let wantedText) = wanted {
+                return text.caseInsensitiveCompare(wantedText) == .orderedSame
+            }
+            return attributes[name] == wanted
+        }
     }
 }

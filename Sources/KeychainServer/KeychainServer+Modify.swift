@@ -62,7 +62,7 @@ extension KeychainServer {
     /// delete acts on all matches).
     ///
     /// A matching row whose attributes no longer open (damaged) is deleted too, so a damaged
-    /// item can always be removed; a locked match gives `errSecInteractionNotAllowed`. The
+    /// item can always be removed (by a query the index matches exactly); a locked match gives `errSecInteractionNotAllowed`. The
     /// deleted rows are gone from the database file and its write-ahead log before this
     /// returns (``KeychainStore/write(purging:_:)``). Returns how many items were deleted.
     func delete(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> Int {
@@ -73,9 +73,11 @@ extension KeychainServer {
                 guard let id = row.id else { continue }
                 do {
                     let item = try self.open(row)
-                    if item.record.matches(query.attributes) { doomed.append(id) }
+                    if item.record.matches(query.attributes, caseInsensitively: query.matchesCaseInsensitively) { doomed.append(id) }
                 } catch KeychainError.errSecDecode {
-                    doomed.append(id)
+                    // Only a row the index matched on every term: a query compared after
+                    // opening selects rows it may not match, and those stay.
+                    if !query.matchesAfterOpening { doomed.append(id) }
                 }
             }
             guard !doomed.isEmpty else { throw self.notFound(query) }

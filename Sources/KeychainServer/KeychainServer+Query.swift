@@ -77,7 +77,7 @@ extension KeychainServer {
         }
         // A query that names the whole primary key in known groups is a unique-index lookup.
         let primaryKeyHashes = try groups.flatMap { (groups: [Data]) throws(KeychainError) -> [Data]? in
-            guard query.itemClass.primaryKey.allSatisfy({ query.attributes[$0] != nil }) else { return nil }
+            guard query.itemClass.primaryKey.allSatisfy({ query.attributes[$0] != nil }), !query.matchesAfterOpening else { return nil }
             var hashes: [Data] = []
             for group in groups {
                 for flag in synchronizable.map({ [$0] }) ?? [false, true] {
@@ -89,17 +89,18 @@ extension KeychainServer {
         var hashes: [Data] = []
         for (name, value) in query.attributes where !RequestValidation.readOnlyAttributes.contains(name) {
             if primaryKeyHashes != nil && query.itemClass.primaryKey.contains(name) { continue }
+            // A string compared without case has no one hash; it is compared after opening.
+            if query.matchesCaseInsensitively, case .string = value { continue }
             hashes.append(try terms.attributeHash(query.itemClass, name, value))
         }
         let identity = try query.persistentRef.map { (reference: Data) throws(KeychainError) -> Data in
             try PersistentReference.identity(in: reference, itemClass: query.itemClass)
         }
-        // Dates are matched after opening; the SQL limit would cut before that.
-        let matchesDates = query.attributes.keys.contains { RequestValidation.readOnlyAttributes.contains($0) }
+        // What is matched after opening would be cut short by the SQL limit.
         return RowFilter(
             itemClass: query.itemClass.rawValue, accessGroupHashes: groups, synchronizable: synchronizable,
             accessibility: query.accessibility?.rawValue, attributeHashes: hashes, primaryKeyHashes: primaryKeyHashes, identity: identity,
-            limit: ignoringLimit || matchesDates ? nil : query.limit.maximum)
+            limit: ignoringLimit || query.matchesAfterOpening ? nil : query.limit.maximum)
     }
 
     /// Opens every row the filter selects and keeps those whose opened attributes really match
@@ -109,8 +110,8 @@ extension KeychainServer {
         let maximum = limit ?? query.limit.maximum
         for row in try transaction.rows(filter) {
             let item = try open(row)
-            guard item.record.matches(query.attributes) else {
-                if query.attributes.keys.allSatisfy({ !RequestValidation.readOnlyAttributes.contains($0) }) {
+            guard item.record.matches(query.attributes, caseInsensitively: query.matchesCaseInsensitively) else {
+                if !query.matchesAfterOpening {
                     throw KeychainError(.errSecDecode, "the keychain index points a query at an item that does not match it: the database was tampered with")
                 }
                 continue

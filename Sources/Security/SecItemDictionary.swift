@@ -69,6 +69,7 @@ struct SecItemDictionary {
         query.persistentRef = try takeData(kSecValuePersistentRef)
         authentication = try takeAuthenticationOptions()
         query.skipsItemsNeedingAuthentication = authentication.interface == .skip
+        query.matchesCaseInsensitively = try takeBool(kSecMatchCaseInsensitive) ?? false
         // An access control in a query (a wrapper's delete often keeps it) is accepted, checked
         // and does not narrow the match, as on iOS, where it is not a search attribute
         // (UNCONFIRMED whether iOS narrows: no class's primary key holds it, so a query by the
@@ -100,7 +101,7 @@ struct SecItemDictionary {
     ])
     private static let unsupportedSearchKeys = strings([
         kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers, kSecMatchEmailAddressIfPresent,
-        kSecMatchSubjectContains, kSecMatchCaseInsensitive, kSecMatchTrustedOnly, kSecMatchValidOnDate, kSecValueRef,
+        kSecMatchSubjectContains, kSecMatchTrustedOnly, kSecMatchValidOnDate, kSecValueRef,
     ])
     private static let returnKeys = strings([kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef])
     private static let useKeys = strings([
@@ -273,10 +274,14 @@ struct SecItemDictionary {
         return nil
     }
 
+    /// An integer, not a boolean. An `NSNumber` that holds 1 also passes `is Bool` on Linux, so
+    /// a boolean is told apart by its encoding (`c`, as `kCFBooleanTrue` and `true as NSNumber`
+    /// have), not by a cast.
     static func integer(_ value: Any) -> Int64? {
-        if value is Bool { return nil }
+        if let number = value as? NSNumber {
+            return number.objCType.pointee == CChar(UInt8(ascii: "c")) ? nil : number.int64Value
+        }
         if let number = value as? any BinaryInteger { return Int64(exactly: number) }
-        if let number = value as? NSNumber { return number.int64Value }
         return nil
     }
 

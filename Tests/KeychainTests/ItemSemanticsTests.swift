@@ -118,6 +118,20 @@ extension SecItemAPITests {
             #expect((result as? [Any])?.count == 2)
         }
 
+        @Test func aLimitOfTheNumberOneIsKSecMatchLimitOne() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            for account in ["a", "b"] { addPassword(account: account) }
+            // An NSNumber holding 1 is told apart from a boolean (on Linux it also casts to Bool).
+            for limit: Any in [1, NSNumber(value: 1), Int32(1)] {
+                let (status, result) = copyMatching([kSecClass as String: kSecClassGenericPassword, kSecReturnAttributes as String: true, kSecMatchLimit as String: limit])
+                #expect(status == errSecSuccess)
+                #expect(result is [String: Any], "\(type(of: limit))")
+            }
+            let (refused, _) = copyMatching([kSecClass as String: kSecClassGenericPassword, kSecMatchLimit as String: true])
+            #expect(refused == errSecParam)
+        }
+
         @Test func noMatchIsErrSecItemNotFoundWithANilResult() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }

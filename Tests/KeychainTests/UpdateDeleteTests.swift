@@ -154,7 +154,7 @@ extension SecItemAPITests {
         @Test func unsupportedSearchKeysAreNotImplemented() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
-            #expect(copyMatching([kSecClass as String: kSecClassGenericPassword, kSecMatchCaseInsensitive as String: true]).0 == errSecUnimplemented)
+            #expect(copyMatching([kSecClass as String: kSecClassGenericPassword, kSecMatchSubjectContains as String: "Example"]).0 == errSecUnimplemented)
             #expect(copyMatching([kSecClass as String: kSecClassGenericPassword, kSecReturnRef as String: true]).0 == errSecUnimplemented)
         }
 

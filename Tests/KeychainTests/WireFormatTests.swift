@@ -17,6 +17,7 @@ import Testing
                               synchronizable: .any, persistentRef: Data([9, 9]), limit: .count(3), returns: .persistentRef)
         query.authenticationContext = context
         query.skipsItemsNeedingAuthentication = true
+        query.matchesCaseInsensitively = true
         let passcode = SecretBytes(utf8: "1234")
         return [
             .add(item), .copyMatching(query), .copyMatching(ItemQuery(itemClass: .key, limit: .all)),
@@ -53,6 +54,17 @@ import Testing
             let parsed = try RequestParser.parse(body)
             #expect(RequestParser.encode(parsed) == body, "\(request)")
         }
+    }
+
+    @Test func aQueryWithAnUnknownOptionIsRefused() throws {
+        var body = RequestParser.encode(.copyMatching(ItemQuery(itemClass: .genericPassword)))
+        // The options byte ends the query (no context, no app password before it).
+        #expect(body.last == 0)
+        body[body.count - 1] = 4
+        #expect(throws: WireError.self) { try RequestParser.parse(body) }
+        body[body.count - 1] = 3
+        guard case .copyMatching(let query) = try RequestParser.parse(body) else { Issue.record("not a query"); return }
+        #expect(query.skipsItemsNeedingAuthentication && query.matchesCaseInsensitively)
     }
 
     @Test func everyReplySurvivesTheTrip() throws {

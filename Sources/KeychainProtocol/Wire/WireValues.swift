@@ -130,7 +130,7 @@ enum WireValues {
         writer.int(query.returns.rawValue)
         writer.optional(query.authenticationContext) { $0.data($1.bytes) }
         writer.optional(query.applicationPassword) { $0.secret($1) }
-        writer.bool(query.skipsItemsNeedingAuthentication)
+        writer.u8((query.skipsItemsNeedingAuthentication ? 1 : 0) | (query.matchesCaseInsensitively ? 2 : 0))
     }
 
     static func query(_ reader: inout WireReader) throws(WireError) -> ItemQuery {
@@ -154,7 +154,10 @@ enum WireValues {
         query.returns = try returnSelection(&reader)
         query.authenticationContext = try reader.optional(contextID)
         query.applicationPassword = try reader.optional(secret)
-        query.skipsItemsNeedingAuthentication = try reader.bool()
+        let options = try reader.u8()
+        guard options & ~3 == 0 else { throw WireError("an unknown query option") }
+        query.skipsItemsNeedingAuthentication = options & 1 != 0
+        query.matchesCaseInsensitively = options & 2 != 0
         return query
     }
 
