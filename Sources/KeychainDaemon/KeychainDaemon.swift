@@ -349,8 +349,8 @@ public final class KeychainDaemon: Service {
             return try Self.perform(request, keychainImport)
         case .openOwnerSession where untrusted, .openOwnerSessionByBiometry where untrusted:
             throw KeychainError(.errSecMissingEntitlement, "this program is not trusted by the system keychain daemon (its log says why), so it cannot act for the owner")
-        case .setEntitlement where system, .listEntitlements where system:
-            throw KeychainError(.errSecParam, "the system keychain daemon takes apps' shared groups from its app registry (/etc/keychain/apps.d), which root edits")
+        case .setEntitlement where system, .listEntitlements where system, .declareApp where system, .listDeclaredApps where system:
+            throw KeychainError(.errSecParam, "the system keychain daemon takes apps' identifiers and groups from its app registry (/etc/keychain/apps.d), which root edits")
         case .simulateTouch where !caller.isOwnerTool:
             // The simulated sensor is the owner's finger: only the owner's channel touches it.
             throw KeychainError(.errSecMissingEntitlement, "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")
@@ -421,6 +421,13 @@ public final class KeychainDaemon: Service {
             metadata["target"] = "\(app)"
             metadata["group"] = "\(group)"
             audit.notice(granted ? "entitlement granted" : "entitlement revoked", metadata: metadata)
+        case .declareApp(let app, let declaration):
+            metadata["target"] = "\(app)"
+            if let declaration {
+                metadata["identifier"] = "\(declaration.applicationIdentifier)"
+                metadata["groups"] = "\(declaration.keychainAccessGroups.joined(separator: ","))"
+            }
+            audit.notice(declaration == nil ? "app declaration removed" : "app declared", metadata: metadata)
         default:
             break
         }

@@ -72,6 +72,11 @@ public enum KeychainRequest: Sendable {
     case setEntitlement(app: String, group: String, granted: Bool)
     /// The shared groups granted to each app (the owner only).
     case listEntitlements
+    /// Declare what the app running `executable` (an absolute path) is: its application
+    /// identifier and access groups; nil removes the declaration (the owner only; per-user mode).
+    case declareApp(executable: String, declaration: AppDeclaration?)
+    /// The apps declared, by executable (the owner only).
+    case listDeclaredApps
     /// Remove the files of a keychain that cannot be opened (they do not belong together, or
     /// one is missing or altered): the way out besides restoring them. Refused while the
     /// keychain opens. Answered with how many items the database held (`count`), or `done`
@@ -114,4 +119,6 @@ public enum KeychainReply: Sendable {
     case daemon(DaemonStatus)
     /// App identity → the shared access groups it may use.
     case entitlements([String: [String]])
+    /// Executable → what it is declared to be.
+    case declaredApps([String: AppDeclaration])
 }

@@ -32,12 +32,14 @@ extension KeychainServer {
             throw noDaemon
         case .beginImport, .importChunk, .finishImport:
             throw onlySystemDaemonImports
-        case .openOwnerSession, .openOwnerSessionByBiometry, .setEntitlement:
+        case .openOwnerSession, .openOwnerSessionByBiometry, .setEntitlement, .declareApp:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
         case .closeOwnerSession:
             return .done
         case .listEntitlements:
             return .entitlements([:])
+        case .listDeclaredApps:
+            return .declaredApps([:])
         case .eraseUnopenableKeychain:
             throw KeychainError(.errSecItemNotFound, "no keychain exists here, so there is nothing to erase")
         case .biometryStatus:

@@ -18,10 +18,10 @@ public final class KeychainServer: Sendable {
     let fprintd = Mutex<FprintdSensor?>(nil)
     /// What each authentication context earned; never sent to a client.
     let contexts = AuthenticationContexts()
-    /// The owner's entitlements list as last read or written here: asked on every request of
-    /// keychaind, so kept in memory (an edit of the file behind the server's back grants
-    /// nothing; the file is authenticated when read).
-    private let entitlements = Mutex<[String: [String]]?>(nil)
+    /// The owner's entitlements list and app declarations as last read or written here: asked
+    /// on every request of keychaind, so kept in memory (an edit of the file behind the server's
+    /// back grants nothing; the file is authenticated when read).
+    private let entitlements = Mutex<Entitlements?>(nil)
 
     /// Opens the keychain in `directory`: the Enclave's files, then the database
     /// `keychain.db`, admitted only when it belongs with the keybag
@@ -163,7 +163,16 @@ public final class KeychainServer: Sendable {
             return .done
         case .listEntitlements:
             try requireOwner(caller)
-            return .entitlements(try currentEntitlements())
+            return .entitlements(try currentEntitlements().groups)
+        case .declareApp(let app, let declaration):
+            try requireOwner(caller)
+            try RequestValidation.checkDeclaration(app: app, declaration)
+            try enclave.setDeclaration(app: app, declaration)
+            entitlements.withLock { $0 = nil }
+            return .done
+        case .listDeclaredApps:
+            try requireOwner(caller)
+            return .declaredApps(try currentEntitlements().declarations)
         case .eraseUnopenableKeychain:
             // An open keychain is erased with its passcode; OnDemandKeychain handles the rest.
             _ = try enclave.status()
@@ -176,13 +185,14 @@ public final class KeychainServer: Sendable {
     /// The answer to an import anywhere but in the system daemon.
     static let onlySystemDaemonImports = KeychainError(.errSecUnimplemented, "only the system keychain daemon (keychaind --system) takes in a per-user keychain")
 
-    /// The access groups of `app`: its own (its identity), then the shared ones the owner
-    /// granted it. A damaged entitlements file grants nothing (the error shows in `apps list`).
+    /// The access groups of `app`, the default first (``Entitlements/accessGroups(forApp:)``):
+    /// its declared groups or its own (its identity), then the shared ones the owner granted it.
+    /// A damaged entitlements file grants and declares nothing (the error shows in `apps list`).
     public func accessGroups(forApp app: String) -> [String] {
-        [app] + ((try? currentEntitlements()[app]) ?? []).filter { $0 != app }
+        (try? currentEntitlements())?.accessGroups(forApp: app) ?? [app]
     }
 
-    private func currentEntitlements() throws(KeychainError) -> [String: [String]] {
+    private func currentEntitlements() throws(KeychainError) -> Entitlements {
         if let known = entitlements.withLock({ $0 }) { return known }
         let loaded = try enclave.entitlements()
         entitlements.withLock { $0 = loaded }

@@ -72,6 +72,15 @@ enum RequestValidation {
         }
     }
 
+    /// A declaration names an app by the absolute path of its executable and must itself be
+    /// valid (``AppDeclaration/validate()``).
+    static func checkDeclaration(app: String, _ declaration: AppDeclaration?) throws(KeychainError) {
+        guard app.hasPrefix("/"), app.utf8.count <= KeychainLimits.maximumAttributeSize else {
+            throw KeychainError(.errSecParam, "an app is named by the absolute path of its executable")
+        }
+        try declaration?.validate()
+    }
+
     static func checkSync(_ synchronizable: Bool, _ accessibility: Accessibility) throws(KeychainError) {
         if synchronizable && accessibility.isThisDeviceOnly {
             throw KeychainError(.errSecParam, "a synchronizable item cannot have a ThisDeviceOnly accessibility (\(accessibility.rawValue))")

@@ -66,12 +66,13 @@ struct Owner: ParsableCommand {
     }
 }
 
-/// `keychainctl apps grant|revoke|list`: shared access groups, the owner's entitlements list.
+/// `keychainctl apps grant|revoke|declare|undeclare|list`: shared access groups and declared
+/// app identities, the owner's entitlements list.
 struct Apps: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Let apps share access groups (needs an owner session).",
+        abstract: "Let apps share access groups, or declare an app's identifier and groups (needs an owner session).",
         discussion: "An app is named by the absolute path of its executable; a shared group by a name such as com.example.shared.",
-        subcommands: [Grant.self, Revoke.self, List.self])
+        subcommands: [Grant.self, Revoke.self, Declare.self, Undeclare.self, List.self])
 
     /// The app and the group a grant or a revocation is about.
     struct Entitlement: ParsableArguments {
@@ -105,7 +106,13 @@ struct Apps: ParsableCommand {
                 guard case .entitlements(let entitlements) = try KeychainServices.perform(.listEntitlements) else {
                     throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
                 }
-                if entitlements.isEmpty { Session.note("no app has a shared access group") }
+                guard case .declaredApps(let declared) = try KeychainServices.perform(.listDeclaredApps) else {
+                    throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
+                }
+                if entitlements.isEmpty && declared.isEmpty { Session.note("no app has a shared access group or a declaration") }
+                for (app, declaration) in declared.sorted(by: { $0.key < $1.key }) {
+                    print("\(app): declared \(declaration.applicationIdentifier); groups \(declaration.accessGroups.joined(separator: ", "))")
+                }
                 for (app, groups) in entitlements.sorted(by: { $0.key < $1.key }) {
                     print("\(app): \(groups.joined(separator: ", "))")
                 }

@@ -30,6 +30,8 @@ import Testing
             .setSimulatedSensor(false, passcode: passcode), .simulateTouch(matching: true, finger: nil), .simulateTouch(matching: false, finger: "index"), .daemonStatus,
             .openOwnerSession(passcode: passcode), .closeOwnerSession, .setEntitlement(app: "/usr/bin/a", group: "shared", granted: true), .listEntitlements, .eraseUnopenableKeychain,
             .openOwnerSessionByBiometry(timeout: 0.1), .identify,
+            .declareApp(executable: "/usr/bin/a", declaration: AppDeclaration(applicationIdentifier: "T.com.example.a", keychainAccessGroups: ["T.shared", "T.other"])),
+            .declareApp(executable: "/usr/bin/a", declaration: nil), .listDeclaredApps,
         ]
     }
 
@@ -43,6 +45,7 @@ import Testing
             .success(.match(.noTouch)), .success(.match(.matched)), .success(.match(.notMatched)), .success(.count(42)),
             .success(.daemon(DaemonStatus(mode: "per-user", pid: 42, uptime: 1.5, connectedClients: 3, idleLockSeconds: 300, device: DeviceStatus(passcodeSet: false, unlockedClasses: [], failedAttempts: 0, secondsUntilNextAttempt: 0, eraseAfterFailedAttempts: false)))),
             .success(.entitlements(["/usr/bin/a": ["one", "two"], "/usr/bin/b": []])),
+            .success(.declaredApps(["/usr/bin/a": AppDeclaration(applicationIdentifier: "T.a", keychainAccessGroups: ["T.g"]), "/usr/bin/b": AppDeclaration(applicationIdentifier: "T.b")])),
             .failure(KeychainError(status: -25308, message: "é needs a prompt", requiredAuthentication: control)),
             .failure(KeychainError(.errSecItemNotFound, "nothing")),
         ]

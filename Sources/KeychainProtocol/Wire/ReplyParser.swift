@@ -75,6 +75,11 @@ public enum ReplyParser {
                  try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in try reader.string(max: KeychainLimits.maximumAttributeSize) })
             }
             return .entitlements(Dictionary(entries, uniquingKeysWith: { first, _ in first }))
+        case 9:
+            let entries = try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in
+                (try reader.string(max: KeychainLimits.maximumAttributeSize), try WireValues.appDeclaration(&reader))
+            }
+            return .declaredApps(Dictionary(entries, uniquingKeysWith: { first, _ in first }))
         case let tag: throw WireError("an unknown reply (tag \(tag))")
         }
     }
@@ -142,6 +147,12 @@ public enum ReplyParser {
             writer.array(entitlements.sorted { $0.key < $1.key }) { writer, entry in
                 writer.string(entry.key)
                 writer.array(entry.value) { $0.string($1) }
+            }
+        case .declaredApps(let apps):
+            writer.u8(9)
+            writer.array(apps.sorted { $0.key < $1.key }) { writer, entry in
+                writer.string(entry.key)
+                WireValues.write(entry.value, to: &writer)
             }
         case .daemon(let status):
             writer.u8(7)

@@ -67,6 +67,10 @@ public enum RequestParser {
                 file: try reader.string(max: WireValues.maximumToken), offset: try reader.int(in: 0...(1 << 40)),
                 bytes: try reader.secret(max: KeychainRequest.maximumImportChunk))
         case 32: return .finishImport(passcode: try reader.optional(secret))
+        case 33:
+            return .declareApp(
+                executable: try reader.string(max: KeychainLimits.maximumAttributeSize), declaration: try reader.optional(WireValues.appDeclaration))
+        case 34: return .listDeclaredApps
         case let tag: throw WireError("an unknown request (tag \(tag))")
         }
     }
@@ -105,6 +109,9 @@ public enum RequestParser {
         case .beginImport: writer.u8(30)
         case .importChunk(let file, let offset, let bytes): writer.u8(31); writer.string(file); writer.int(offset); writer.secret(bytes)
         case .finishImport(let passcode): writer.u8(32); writer.optional(passcode) { $0.secret($1) }
+        case .declareApp(let executable, let declaration):
+            writer.u8(33); writer.string(executable); writer.optional(declaration) { WireValues.write($1, to: &$0) }
+        case .listDeclaredApps: writer.u8(34)
         }
     }
 }

@@ -166,6 +166,19 @@ enum WireValues {
         return id
     }
 
+    static func write(_ declaration: AppDeclaration, to writer: inout WireWriter) {
+        writer.string(declaration.applicationIdentifier)
+        writer.array(declaration.keychainAccessGroups) { $0.string($1) }
+    }
+
+    static func appDeclaration(_ reader: inout WireReader) throws(WireError) -> AppDeclaration {
+        AppDeclaration(
+            applicationIdentifier: try reader.string(max: KeychainLimits.maximumAttributeSize),
+            keychainAccessGroups: try reader.array(max: AppDeclaration.maximumGroups) { (reader: inout WireReader) throws(WireError) in
+                try reader.string(max: KeychainLimits.maximumAttributeSize)
+            })
+    }
+
     static func write(_ changes: ItemChanges, to writer: inout WireWriter) {
         write(changes.attributes, to: &writer)
         writer.optional(changes.accessGroup) { $0.string($1) }
