@@ -80,10 +80,14 @@ let package = Package(
         // One import for everything: Security, LocalAuthentication, the typed API and the facade.
         .target(
             name: "Keychain",
-            dependencies: ["KeychainProtocol", "KeychainClient", "LocalAuthentication", "Security"],
+            dependencies: ["KeychainProtocol", "KeychainClient", "KeychainPrompt", "LocalAuthentication", "Security"],
             swiftSettings: strict),
-        // LocalAuthentication: LAContext and the prompt; the rules stay in the Enclave.
-        .target(name: "LocalAuthentication", dependencies: ["KeychainClient", "CKeychainSupport"], swiftSettings: strict),
+        // LocalAuthentication: LAContext under Apple's module name, Apple's names only; the rules
+        // stay in the Enclave.
+        .target(name: "LocalAuthentication", dependencies: ["KeychainClient", "KeychainPrompt"], swiftSettings: strict),
+        // The sheet LAContext draws (on the terminal by default) and the protocol to draw it
+        // otherwise: this package's names, apart from Apple's.
+        .target(name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"], swiftSettings: strict),
         .executableTarget(
             name: "keychainctl",
             dependencies: ["Keychain", "LocalAuthentication", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -109,7 +113,7 @@ let package = Package(
         .testTarget(
             name: "KeychainTests",
             dependencies: [
-                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol", "LocalAuthentication", "Biometrics",
+                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol", "KeychainPrompt", "LocalAuthentication", "Biometrics",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict),

@@ -35,7 +35,7 @@ public struct Keychain: Sendable {
     /// The authentication new items require to be read (`SecAccessControlCreateFlags`), if any.
     public private(set) var authenticationPolicy: SecAccessControlCreateFlags?
     /// How reads and writes may authenticate: prompt text, a reusable context, whether to prompt.
-    public private(set) var authentication = AuthenticationOptions()
+    private(set) var authentication = AuthenticationOptions()
 
     /// A view of the items of `service`, optionally in a shared access group.
     public init(service: String, accessGroup: String? = nil) {
@@ -75,7 +75,7 @@ public struct Keychain: Sendable {
     }
 
     /// A copy that may prompt (`.allow`), fails instead (`.fail`), or skips protected items (`.skip`).
-    public func authenticationUI(_ interface: AuthenticationOptions.Interface) -> Keychain {
+    public func authenticationUI(_ interface: AuthenticationInterface) -> Keychain {
         var copy = self
         copy.authentication.interface = interface
         return copy

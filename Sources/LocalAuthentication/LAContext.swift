@@ -1,5 +1,6 @@
 import Foundation
 import KeychainClient
+import KeychainPrompt
 import Synchronization
 
 /// Asks whether the device owner is here: Apple's `LAContext`, on Linux.

@@ -1,5 +1,6 @@
 import Foundation
 import KeychainClient
+import KeychainPrompt
 
 /// One run of `evaluatePolicy`: preflight against the Enclave's state, then the sheet, touches
 /// and passcode entry. The Enclave matches touches, counts failures and checks the passcode;

@@ -4,20 +4,18 @@ import KeychainProtocol
 import LocalAuthentication
 
 /// How a call may authenticate: `kSecUseAuthenticationContext`, `kSecUseOperationPrompt`,
-/// `kSecUseAuthenticationUI` / `kSecUseNoAuthenticationUI`.
-public struct AuthenticationOptions: Sendable {
-    /// Whether the call may show a prompt.
-    public enum Interface: Sendable { case allow, fail, skip }
-
+/// `kSecUseAuthenticationUI` / `kSecUseNoAuthenticationUI`. Package-wide, not public: this
+/// module exports Apple's names only.
+package struct AuthenticationOptions: Sendable {
     /// The context to authenticate with (and reuse); a new one per call when nil.
-    public var context: LAContext?
+    package var context: LAContext?
     /// The prompt's reason (`kSecUseOperationPrompt`).
-    public var reason: String?
+    package var reason: String?
     /// `kSecUseAuthenticationUI`.
-    public var interface = Interface.allow
+    package var interface = AuthenticationInterface.allow
 
     /// Options for a call.
-    public init(context: LAContext? = nil, reason: String? = nil, interface: Interface = .allow) {
+    package init(context: LAContext? = nil, reason: String? = nil, interface: AuthenticationInterface = .allow) {
         self.context = context
         self.reason = reason
         self.interface = interface
@@ -30,7 +28,7 @@ extension KeychainServices {
     ///
     /// - Throws: errSecUserCanceled, errSecAuthFailed, errSecInteractionNotAllowed as
     ///   `LAContext` authentication ends, or the request's own errors.
-    public static func perform(_ request: KeychainRequest, authenticating options: AuthenticationOptions) throws(KeychainError) -> KeychainReply {
+    package static func perform(_ request: KeychainRequest, authenticating options: AuthenticationOptions) throws(KeychainError) -> KeychainReply {
         try AuthenticatedCall.perform(options) { request.with($0) }
     }
 }

@@ -1,4 +1,4 @@
-@testable import LocalAuthentication
+@testable import KeychainPrompt
 import Testing
 
 /// The sheet as drawn on a terminal: narrow terminals wrap the text inside the box, and text
