@@ -21,6 +21,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // Certificates (SecCertificate): X.509 parsing and DER.
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.0"),
         // The benchmark suite only (Benchmarks/); the malloc interposer counts allocations.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
@@ -76,7 +79,15 @@ let package = Package(
             swiftSettings: strict),
         // Apple's API under Apple's module name, so that iOS code compiles with its imports
         // unchanged: SecItem*, kSec* constants, SecAccessControl, CF types. Apple's names only.
-        .target(name: "Security", dependencies: ["KeychainProtocol", "KeychainClient", "LocalAuthentication"], swiftSettings: strict),
+        .target(
+            name: "Security",
+            dependencies: [
+                "KeychainProtocol", "KeychainClient", "LocalAuthentication",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
         // One import for everything: Security, LocalAuthentication, the typed API and the facade.
         .target(
             name: "Keychain",
@@ -115,6 +126,9 @@ let package = Package(
             dependencies: [
                 "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol", "KeychainPrompt", "LocalAuthentication", "Biometrics",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         // iOS-style keychain code (Tests/SourceCompatibility/Corpus) compiled in both language

@@ -6,12 +6,12 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
     case certificate = "cert"
     case identity = "idnt"
 
-    /// False for the classes this version recognises but does not store yet (certificate,
-    /// identity): using them gives `errSecUnimplemented`.
+    /// False for the class this version recognises but does not store yet (identity): using
+    /// it gives `errSecUnimplemented`.
     public var isImplemented: Bool {
         switch self {
-        case .genericPassword, .internetPassword, .key: true
-        case .certificate, .identity: false
+        case .genericPassword, .internetPassword, .key, .certificate: true
+        case .identity: false
         }
     }
 
@@ -23,7 +23,8 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
         case .genericPassword: Self.genericPasswordAttributes
         case .internetPassword: Self.internetPasswordAttributes
         case .key: Self.keyAttributes
-        case .certificate, .identity: [:]
+        case .certificate: Self.certificateAttributes
+        case .identity: [:]
         }
     }
 
@@ -56,6 +57,12 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
     ]) { a, _ in a }
     // Keys keep this version's types (kSecAttrKeyClass and kSecAttrKeyType as their constants'
     // strings) until SecKey arrives with Apple's Number forms.
+    // A certificate's attributes come from the certificate (SecCertificate derives them); the
+    // label is the user's to change.
+    private static let certificateAttributes: [String: AttributeType] = [
+        "ctyp": .number, "cenc": .number, "labl": .blob, "subj": .data, "issr": .data, "slnr": .data,
+        "skid": .data, "pkhh": .data,
+    ]
     private static let keyAttributes: [String: AttributeType] = [
         "kcls": .string, "labl": .string, "klbl": .data, "atag": .data, "type": .string,
         "bsiz": .number, "esiz": .number, "perm": .bool, "encr": .bool, "decr": .bool,

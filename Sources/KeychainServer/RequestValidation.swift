@@ -8,7 +8,7 @@ enum RequestValidation {
 
     static func requireImplemented(_ itemClass: ItemClass) throws(KeychainError) {
         guard itemClass.isImplemented else {
-            throw KeychainError(.errSecUnimplemented, "items of class \(itemClass.rawValue) are not supported yet; generic passwords, internet passwords and keys are")
+            throw KeychainError(.errSecUnimplemented, "items of class \(itemClass.rawValue) are not supported yet; generic passwords, internet passwords, keys and certificates are")
         }
     }
 

@@ -8,24 +8,54 @@ import KeychainProtocol
 /// `NSDictionary` with `NSString` keys, `NSArray`, `NSString`, `NSNumber`, `NSDate`), so
 /// `result as? Data`, `as? [String: Any]` and `as? [[String: Any]]` work as on Apple platforms.
 enum ResultShape {
-    /// - Parameter asDictionary: a dictionary per item even for one return key (`kSecReturnRef`
-    ///   was asked for too).
-    static func value(_ items: [ItemResult], returns: ReturnSelection, limit: MatchLimit, asDictionary: Bool) -> CFTypeRef? {
-        let shaped = items.map { single($0, returns, asDictionary: asDictionary) }
+    /// What a call asked to have returned.
+    struct Request {
+        /// `kSecReturnData`, `…Attributes`, `…PersistentRef` as the caller set them.
+        var returns: ReturnSelection = []
+        /// `kSecReturnRef`.
+        var reference = Reference.none
+
+        /// How `kSecReturnRef` shows in the result.
+        enum Reference {
+            /// Not asked for.
+            case none
+            /// Asked for beside other keys of an item with no reference object (a password):
+            /// left out, though it makes the result a dictionary, as iOS does.
+            case leftOut
+            /// A `SecCertificate`, made from the item's data.
+            case certificate
+        }
+
+        /// How many `kSecReturn…` keys were set.
+        var keyCount: Int {
+            [ReturnSelection.data, .attributes, .persistentRef].filter(returns.contains).count + (reference == .none ? 0 : 1)
+        }
+    }
+
+    static func value(_ items: [ItemResult], _ request: Request, limit: MatchLimit) -> CFTypeRef? {
+        let shaped = items.map { single($0, request) }
         return limit.returnsArray ? NSArray(array: shaped) : shaped.first
     }
 
-    private static func single(_ item: ItemResult, _ returns: ReturnSelection, asDictionary: Bool) -> AnyObject {
-        switch returns {
-        case .data where !asDictionary: return secret(item)
-        case .persistentRef where !asDictionary: return NSData(data: item.persistentRef ?? Data())
-        default:
-            var entries = FoundationDictionary(capacity: (item.attributes?.count ?? 0) + 4)
-            if returns.contains(.attributes) { addAttributes(of: item, to: &entries) }
-            if returns.contains(.data) { entries.add(kSecValueData, secret(item)) }
-            if returns.contains(.persistentRef) { entries.add(kSecValuePersistentRef, NSData(data: item.persistentRef ?? Data())) }
-            return entries.dictionary
+    private static func single(_ item: ItemResult, _ request: Request) -> AnyObject {
+        if request.keyCount == 1 {
+            if request.reference == .certificate { return certificate(item) }
+            if request.returns == .data { return secret(item) }
+            if request.returns == .persistentRef { return NSData(data: item.persistentRef ?? Data()) }
         }
+        var entries = FoundationDictionary(capacity: (item.attributes?.count ?? 0) + 4)
+        if request.returns.contains(.attributes) { addAttributes(of: item, to: &entries) }
+        if request.returns.contains(.data) { entries.add(kSecValueData, secret(item)) }
+        if request.returns.contains(.persistentRef) { entries.add(kSecValuePersistentRef, NSData(data: item.persistentRef ?? Data())) }
+        if request.reference == .certificate { entries.add(kSecValueRef, certificate(item)) }
+        return entries.dictionary
+    }
+
+    /// A certificate item's `SecCertificate`; its data as is, should it not parse (it did when
+    /// it was added, through the same parser).
+    private static func certificate(_ item: ItemResult) -> AnyObject {
+        let der = item.secret?.withUnsafeBytes { Data($0) } ?? Data()
+        return SecCertificate(der: der) ?? NSData(data: der)
     }
 
     /// The item's data, copied once into the object handed to the app (as iOS hands its own).

@@ -26,7 +26,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
         let item = try dictionary.newItem()
         let reply = try AuthenticatedCall.perform(dictionary.authentication) { KeychainRequest.add(item).with($0) }
         guard case .items(let items) = reply else { return }
-        if !item.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: item.returns, limit: .one, asDictionary: dictionary.returnsReferenceToo) }
+        if !item.returns.isEmpty { result?.pointee = ResultShape.value(items, dictionary.requested, limit: .one) }
     }
 }
 
@@ -48,7 +48,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
         let parsed = try dictionary.query()
         let reply = try AuthenticatedCall.perform(dictionary.authentication) { .copyMatching(parsed.with($0)) }
         guard case .items(let items) = reply else { return }
-        if !parsed.returns.isEmpty { result?.pointee = ResultShape.value(items, returns: parsed.returns, limit: parsed.limit, asDictionary: dictionary.returnsReferenceToo) }
+        if !parsed.returns.isEmpty { result?.pointee = ResultShape.value(items, dictionary.requested, limit: parsed.limit) }
     }
 }
 

@@ -1,7 +1,7 @@
 // Attribute keys (SecItem.h), with Apple's raw strings.
 /// When the item's data can be read; one of the `kSecAttrAccessible…` values.
 nonisolated(unsafe) public let kSecAttrAccessible: CFString = "pdmn"
-/// An access control object (not supported yet: errSecUnimplemented).
+/// The item's access control: a `SecAccessControl` from `SecAccessControlCreateWithFlags`.
 nonisolated(unsafe) public let kSecAttrAccessControl: CFString = "accc"
 /// The item's access group.
 nonisolated(unsafe) public let kSecAttrAccessGroup: CFString = "agrp"
@@ -73,3 +73,17 @@ nonisolated(unsafe) public let kSecAttrCanVerify: CFString = "vrfy"
 nonisolated(unsafe) public let kSecAttrCanWrap: CFString = "wrap"
 /// Whether the key can unwrap other keys.
 nonisolated(unsafe) public let kSecAttrCanUnwrap: CFString = "unwp"
+/// The certificate's type (`CSSM_CERT_X_509v1`…`v3`: 1 to 3), read-only, derived from it.
+nonisolated(unsafe) public let kSecAttrCertificateType: CFString = "ctyp"
+/// The certificate's encoding (`CSSM_CERT_ENCODING_DER`: 3), derived from it.
+nonisolated(unsafe) public let kSecAttrCertificateEncoding: CFString = "cenc"
+/// The certificate's subject, derived from it (data).
+nonisolated(unsafe) public let kSecAttrSubject: CFString = "subj"
+/// The certificate's issuer, derived from it (data).
+nonisolated(unsafe) public let kSecAttrIssuer: CFString = "issr"
+/// The certificate's serial number, derived from it (data).
+nonisolated(unsafe) public let kSecAttrSerialNumber: CFString = "slnr"
+/// The certificate's subject key identifier, derived from it (data).
+nonisolated(unsafe) public let kSecAttrSubjectKeyID: CFString = "skid"
+/// The SHA-1 of the certificate's public key, derived from it (data).
+nonisolated(unsafe) public let kSecAttrPublicKeyHash: CFString = "pkhh"

@@ -13,9 +13,9 @@ struct SecItemDictionary {
     private var entries: [String: Any]
     /// The call's authentication options, parsed with the item or query.
     private(set) var authentication = AuthenticationOptions()
-    /// `kSecReturnRef` came with another `kSecReturn…` key (see ``takeReturns(of:)``): the result
-    /// is a dictionary per item, as for several return keys.
-    private(set) var returnsReferenceToo = false
+    /// What the caller asked to have returned (``takeReturns(of:)``); the request may ask the
+    /// server for more (a certificate's reference is made from its data).
+    private(set) var requested = ResultShape.Request()
 
     /// - Throws: `errSecParam` for a key that is not a string.
     init(_ dictionary: CFDictionary) throws(KeychainError) {
@@ -48,17 +48,28 @@ struct SecItemDictionary {
         item.accessibility = try takeAccessibility()
         item.synchronizable = try takeBool(kSecAttrSynchronizable) ?? false
         item.secret = try takeData(kSecValueData).map { SecretBytes($0) }
+        let certificate = try takeCertificate(of: itemClass, data: item.secret)
+        if itemClass == .certificate && certificate == nil {
+            throw KeychainError(.errSecParam, "a certificate item holds a certificate: give kSecValueRef (a SecCertificate) or kSecValueData (its DER)")
+        }
         item.accessControl = try takeAccessControl()
         authentication = try takeAuthenticationOptions()
         try refuse(Self.unsupportedSearchKeys, in: "SecItemAdd", code: .errSecUnimplemented)
         try refuse(Self.searchKeys, in: "SecItemAdd")
         item.attributes = try takeAttributes(of: itemClass)
+        if let certificate {
+            // The certificate's data and what it says; only the label is the caller's to choose.
+            item.secret = SecretBytes(certificate.der)
+            for (name, value) in certificate.itemAttributes where name != kSecAttrLabel as String || item.attributes[name] == nil {
+                item.attributes[name] = value
+            }
+        }
         return item
     }
 
     /// A `SecItemCopyMatching`, `SecItemUpdate` or `SecItemDelete` query.
     mutating func query(allowReturns: Bool = true) throws(KeychainError) -> ItemQuery {
-        let itemClass = try takeClass(orFromPersistentReference: true)
+        let itemClass = try takeClass(orFromReference: true)
         var query = ItemQuery(itemClass: itemClass)
         query.returns = try takeReturns(of: itemClass)
         if !allowReturns { query.returns = [] }
@@ -67,6 +78,7 @@ struct SecItemDictionary {
         query.accessibility = try takeAccessibility()
         query.synchronizable = try takeSynchronizableMatch()
         query.persistentRef = try takeData(kSecValuePersistentRef)
+        let certificate = try takeCertificate(of: itemClass, data: nil)
         authentication = try takeAuthenticationOptions()
         query.skipsItemsNeedingAuthentication = authentication.interface == .skip
         query.matchesCaseInsensitively = try takeBool(kSecMatchCaseInsensitive) ?? false
@@ -77,6 +89,8 @@ struct SecItemDictionary {
         _ = try takeAccessControl()
         try refuse(Self.unsupportedSearchKeys, in: "a query", code: .errSecUnimplemented)
         query.attributes = try takeAttributes(of: itemClass)
+        // kSecValueRef: the item that holds this certificate, named by its primary key.
+        if let certificate { query.attributes.merge(certificate.identifyingAttributes) { _, fromCertificate in fromCertificate } }
         return query
     }
 
@@ -88,6 +102,9 @@ struct SecItemDictionary {
         changes.accessibility = try takeAccessibility()
         changes.synchronizable = try takeBool(kSecAttrSynchronizable)
         changes.secret = try takeData(kSecValueData).map { SecretBytes($0) }
+        if itemClass == .certificate && changes.secret != nil {
+            throw KeychainError(.errSecParam, "a certificate item's certificate does not change (its attributes come from it): delete the item and add the new certificate")
+        }
         changes.accessControl = try takeAccessControl()
         changes.attributes = try takeAttributes(of: itemClass)
         return changes
@@ -101,7 +118,7 @@ struct SecItemDictionary {
     ])
     private static let unsupportedSearchKeys = strings([
         kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers, kSecMatchEmailAddressIfPresent,
-        kSecMatchSubjectContains, kSecMatchTrustedOnly, kSecMatchValidOnDate, kSecValueRef,
+        kSecMatchSubjectContains, kSecMatchTrustedOnly, kSecMatchValidOnDate,
     ])
     private static let returnKeys = strings([kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef])
     private static let useKeys = strings([
@@ -112,11 +129,13 @@ struct SecItemDictionary {
         keys.map { $0 as String }
     }
 
-    /// - Parameter orFromPersistentReference: a query may leave the class out when it has a
-    ///   `kSecValuePersistentRef`, which names it (as on iOS).
-    private mutating func takeClass(orFromPersistentReference: Bool = false) throws(KeychainError) -> ItemClass {
+    /// - Parameter orFromReference: a query may leave the class out when it has a
+    ///   `kSecValuePersistentRef` or a `kSecValueRef`, which name it (as on iOS); an add may for a
+    ///   `kSecValueRef`.
+    private mutating func takeClass(orFromReference: Bool = false) throws(KeychainError) -> ItemClass {
         guard let value = entries.removeValue(forKey: kSecClass as String) else {
-            if orFromPersistentReference, let reference = entries[kSecValuePersistentRef as String] as? Data {
+            if entries[kSecValueRef as String] is SecCertificate { return .certificate }
+            if orFromReference, let reference = entries[kSecValuePersistentRef as String] as? Data {
                 guard let itemClass = PersistentReference.itemClass(of: reference), itemClass.isImplemented else {
                     throw KeychainError(.errSecParam, "kSecValuePersistentRef is not a persistent reference to an item of this keychain")
                 }
@@ -129,28 +148,58 @@ struct SecItemDictionary {
             throw KeychainError(.errSecNoSuchClass, "kSecClass is not one of the kSecClass… constants")
         }
         if !itemClass.isImplemented {
-            throw KeychainError(.errSecUnimplemented, "items of class \(raw) are not supported yet; generic passwords, internet passwords and keys are")
+            throw KeychainError(.errSecUnimplemented, "items of class \(raw) are not supported yet; generic passwords, internet passwords, keys and certificates are")
         }
         return itemClass
     }
 
-    /// `kSecReturnRef` beside another `kSecReturn…` key of a password is left out, and the
-    /// others returned, as iOS does (a password has no reference object; iOS's own `v_Ref` for
-    /// one is not documented, so none is made up). Alone, or for a key (whose reference is a
-    /// `SecKey`), it is not supported yet.
+    /// The `kSecReturn…` keys, as the server is asked for them. `kSecReturnRef` gives a
+    /// certificate's `SecCertificate` (made from its data, which the server is asked for). Beside
+    /// another return key of a password it is left out and the others returned, as iOS does (a
+    /// password has no reference object; iOS's own `v_Ref` for one is not documented, so none
+    /// is made up). Alone for a password, or for a key (whose reference is a `SecKey`), it is
+    /// not supported yet.
     private mutating func takeReturns(of itemClass: ItemClass) throws(KeychainError) -> ReturnSelection {
         var returns: ReturnSelection = []
         if try takeBool(kSecReturnData) == true { returns.insert(.data) }
         if try takeBool(kSecReturnAttributes) == true { returns.insert(.attributes) }
         if try takeBool(kSecReturnPersistentRef) == true { returns.insert(.persistentRef) }
-        let isPassword = itemClass == .genericPassword || itemClass == .internetPassword
-        if try takeBool(kSecReturnRef) == true {
-            guard !returns.isEmpty && isPassword else {
-                throw KeychainError(.errSecUnimplemented, "kSecReturnRef is not supported yet; ask for kSecReturnPersistentRef, kSecReturnAttributes or kSecReturnData")
-            }
-            returnsReferenceToo = true
+        requested = ResultShape.Request(returns: returns)
+        guard try takeBool(kSecReturnRef) == true else { return returns }
+        switch itemClass {
+        case .certificate:
+            requested.reference = .certificate
+            return returns.union(.data)
+        case .genericPassword where !returns.isEmpty, .internetPassword where !returns.isEmpty:
+            requested.reference = .leftOut
+            return returns
+        default:
+            throw KeychainError(.errSecUnimplemented, "kSecReturnRef is not supported yet for this class; ask for kSecReturnPersistentRef, kSecReturnAttributes or kSecReturnData")
         }
-        return returns
+    }
+
+    /// `kSecValueRef`: a `SecCertificate`, for a certificate item (a `SecKey` or `SecIdentity`
+    /// is not supported yet). For an add without one, `kSecValueData` must be the certificate's
+    /// DER.
+    private mutating func takeCertificate(of itemClass: ItemClass, data: SecretBytes?) throws(KeychainError) -> SecCertificate? {
+        let reference = entries.removeValue(forKey: kSecValueRef as String)
+        if let reference, !(reference is SecCertificate) {
+            throw KeychainError(.errSecUnimplemented, "kSecValueRef takes a SecCertificate; SecKey and SecIdentity references are not supported yet")
+        }
+        guard itemClass == .certificate else {
+            if reference != nil { throw KeychainError(.errSecParam, "kSecValueRef holds a SecCertificate, which only a kSecClassCertificate item holds") }
+            return nil
+        }
+        if let certificate = reference as? SecCertificate {
+            guard data == nil else { throw KeychainError(.errSecParam, "give a certificate once: kSecValueRef or kSecValueData, not both") }
+            return certificate
+        }
+        guard let data else { return nil }
+        // UNCONFIRMED whether iOS parses kSecValueData for a certificate; here it must be one.
+        guard let certificate = data.withUnsafeBytes({ SecCertificate(der: Data($0)) }) else {
+            throw KeychainError(.errSecParam, "kSecValueData of a certificate item is not a DER-encoded X.509 certificate")
+        }
+        return certificate
     }
 
     private mutating func takeLimit() throws(KeychainError) -> MatchLimit {

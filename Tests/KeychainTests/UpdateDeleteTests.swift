@@ -92,10 +92,10 @@ extension SecItemAPITests {
             #expect(copyMatching([kSecClass as String: 42]).0 == errSecParam)
         }
 
-        @Test func certificatesAndIdentitiesAreNotImplementedYet() throws {
+        @Test func identitiesAreNotImplementedYet() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
-            #expect(copyMatching([kSecClass as String: kSecClassCertificate]).0 == errSecUnimplemented)
+            #expect(copyMatching([kSecClass as String: kSecClassIdentity]).0 == errSecUnimplemented)
             #expect(SecItemAdd([kSecClass as String: kSecClassIdentity] as CFDictionary, nil) == errSecUnimplemented)
         }
 

@@ -62,6 +62,15 @@ enum CorpusRun {
         dataKeyed.set("v3", forKey: "beta")
         check("Data-keyed accounts read back with as? Data", dataKeyed.allKeys() == ["alpha", "beta"], "\(dataKeyed.allKeys())")
 
+        check("certificate stored with kSecValueRef", PinnedCertificateStore.save(label: "api.example.com pin") == errSecSuccess)
+        if let pinned = PinnedCertificateStore.load(label: "api.example.com pin") {
+            check("certificate read back with kSecReturnRef matches the pin", PinnedCertificateStore.matchesPin(pinned))
+            check("certificate subject summary", SecCertificateCopySubjectSummary(pinned) as String? == "corpus.example.com", "\(String(describing: SecCertificateCopySubjectSummary(pinned)))")
+            check("certificate deleted by kSecValueRef", PinnedCertificateStore.remove(pinned) == errSecSuccess && PinnedCertificateStore.load(label: "api.example.com pin") == nil)
+        } else {
+            check("certificate read back with kSecReturnRef", false, "not found")
+        }
+
         let key = OtherIdioms.randomKey()
         check("SecRandomCopyBytes", key != nil && key != [UInt8](repeating: 0, count: 32))
         let shared = OtherIdioms.sharedWebCredentialErrors()
