@@ -61,6 +61,8 @@ public struct ItemQuery: Sendable {
     public var synchronizable: SynchronizableMatch
     /// `kSecValuePersistentRef`: limits the search to one item.
     public var persistentRef: Data?
+    /// `kSecMatchItemList` of persistent references: limits the search to these items.
+    public var itemList: [Data]?
     /// `kSecMatchLimit`.
     public var limit: MatchLimit
     /// `kSecReturn…` keys.

@@ -8,4 +8,6 @@ public enum KeychainLimits {
     public static let maximumAttributeSize = 4 * 1024
     /// The largest number of attributes on one item or in one query.
     public static let maximumAttributeCount = 64
+    /// The most persistent references one `kSecMatchItemList` holds.
+    public static let maximumItemList = 1_000
 }

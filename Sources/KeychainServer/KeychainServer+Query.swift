@@ -93,13 +93,19 @@ extension KeychainServer {
             if query.matchesCaseInsensitively, case .string = value { continue }
             hashes.append(try terms.attributeHash(query.itemClass, name, value))
         }
-        let identity = try query.persistentRef.map { (reference: Data) throws(KeychainError) -> Data in
-            try PersistentReference.identity(in: reference, itemClass: query.itemClass)
+        // kSecValuePersistentRef and kSecMatchItemList: the item named, among those listed.
+        var identities = try query.persistentRef.map { (reference: Data) throws(KeychainError) -> [Data] in
+            [try PersistentReference.identity(in: reference, itemClass: query.itemClass)]
+        }
+        if let list = query.itemList {
+            var listed: [Data] = []
+            for reference in list { listed.append(try PersistentReference.identity(in: reference, itemClass: query.itemClass)) }
+            identities = identities.map { named in named.filter(listed.contains) } ?? listed
         }
         // What is matched after opening would be cut short by the SQL limit.
         return RowFilter(
             itemClass: query.itemClass.rawValue, accessGroupHashes: groups, synchronizable: synchronizable,
-            accessibility: query.accessibility?.rawValue, attributeHashes: hashes, primaryKeyHashes: primaryKeyHashes, identity: identity,
+            accessibility: query.accessibility?.rawValue, attributeHashes: hashes, primaryKeyHashes: primaryKeyHashes, identities: identities,
             limit: ignoringLimit || query.matchesAfterOpening ? nil : query.limit.maximum)
     }
 

@@ -57,9 +57,10 @@ public struct StoreTransaction {
             sql += " AND items.id IN (\(ranges.joined(separator: " INTERSECT ")))"
             arguments += blobs(hashes)
         }
-        if let identity = filter.identity {
-            sql += " AND items.identity = ?"
-            arguments += [identity]
+        if let identities = filter.identities {
+            let unique = Array(Set(identities))
+            sql += unique.isEmpty ? " AND 0" : " AND items.identity IN (\(Array(repeating: "?", count: unique.count).joined(separator: ", ")))"
+            arguments += blobs(unique)
         }
         sql += " ORDER BY items.id"
         if let limit = filter.limit {

@@ -89,15 +89,15 @@ public struct RowFilter: Sendable, Hashable {
     /// Rows whose primary-key hash is one of these; nil for any. Lets a query that names a
     /// whole primary key find its item through the unique index instead of the attribute table.
     public var primaryKeyHashes: [Data]?
-    /// The row with this identity.
-    public var identity: Data?
+    /// Rows with one of these identities; nil for any, empty for none.
+    public var identities: [Data]?
     /// At most this many rows, oldest first; nil for all.
     public var limit: Int?
 
     /// Creates a filter.
     public init(
         itemClass: String, accessGroupHashes: [Data]?, synchronizable: Bool?, accessibility: String? = nil,
-        attributeHashes: [Data] = [], primaryKeyHashes: [Data]? = nil, identity: Data? = nil, limit: Int? = nil
+        attributeHashes: [Data] = [], primaryKeyHashes: [Data]? = nil, identities: [Data]? = nil, limit: Int? = nil
     ) {
         self.primaryKeyHashes = primaryKeyHashes
         self.itemClass = itemClass
@@ -105,7 +105,7 @@ public struct RowFilter: Sendable, Hashable {
         self.synchronizable = synchronizable
         self.accessibility = accessibility
         self.attributeHashes = attributeHashes
-        self.identity = identity
+        self.identities = identities
         self.limit = limit
     }
 }

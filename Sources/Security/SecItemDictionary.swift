@@ -78,6 +78,7 @@ struct SecItemDictionary {
         query.accessibility = try takeAccessibility()
         query.synchronizable = try takeSynchronizableMatch()
         query.persistentRef = try takeData(kSecValuePersistentRef)
+        query.itemList = try takeItemList()
         let certificate = try takeCertificate(of: itemClass, data: nil)
         authentication = try takeAuthenticationOptions()
         query.skipsItemsNeedingAuthentication = authentication.interface == .skip
@@ -117,7 +118,7 @@ struct SecItemDictionary {
         kSecMatchSubjectContains, kSecMatchCaseInsensitive, kSecMatchTrustedOnly, kSecMatchValidOnDate,
     ])
     private static let unsupportedSearchKeys = strings([
-        kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers, kSecMatchEmailAddressIfPresent,
+        kSecMatchPolicy, kSecMatchSearchList, kSecMatchIssuers, kSecMatchEmailAddressIfPresent,
         kSecMatchSubjectContains, kSecMatchTrustedOnly, kSecMatchValidOnDate,
     ])
     private static let returnKeys = strings([kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef])
@@ -200,6 +201,24 @@ struct SecItemDictionary {
             throw KeychainError(.errSecParam, "kSecValueData of a certificate item is not a DER-encoded X.509 certificate")
         }
         return certificate
+    }
+
+    /// `kSecMatchItemList`: persistent references (`kSecReturnPersistentRef`'s data) the match
+    /// must be among. Item objects in the list (a `SecCertificate`) are not supported yet.
+    private mutating func takeItemList() throws(KeychainError) -> [Data]? {
+        guard let value = entries.removeValue(forKey: kSecMatchItemList as String) else { return nil }
+        guard let list = value as? [Any] else { throw KeychainError(.errSecParam, "kSecMatchItemList takes an array of persistent references") }
+        guard list.count <= KeychainLimits.maximumItemList else {
+            throw KeychainError(.errSecParam, "kSecMatchItemList holds \(list.count) items; at most \(KeychainLimits.maximumItemList)")
+        }
+        var references: [Data] = []
+        for element in list {
+            guard let reference = element as? Data else {
+                throw KeychainError(.errSecUnimplemented, "kSecMatchItemList holds persistent references (Data) here; item objects are not supported in it yet")
+            }
+            references.append(reference)
+        }
+        return references
     }
 
     private mutating func takeLimit() throws(KeychainError) -> MatchLimit {

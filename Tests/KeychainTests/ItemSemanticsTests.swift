@@ -253,6 +253,47 @@ extension SecItemAPITests {
 
         /// A wrapper's delete often keeps the access control it added with: accepted, and it
         /// does not narrow the match; anything but a SecAccessControl is errSecParam.
+        @Test func aListOfPersistentReferencesLimitsTheMatchUpdateAndDelete() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            var references: [String: Data] = [:]
+            for account in ["a", "b", "c"] {
+                var added: CFTypeRef?
+                let status = SecItemAdd([
+                    kSecClass: kSecClassGenericPassword, kSecAttrService: "svc", kSecAttrAccount: account as NSString,
+                    kSecValueData: Data(account.utf8), kSecReturnPersistentRef: true,
+                ] as NSDictionary, &added)
+                #expect(status == errSecSuccess)
+                references[account] = added as? Data
+            }
+            func accounts(_ list: [Data]) -> [String] {
+                let (_, result) = copyMatching([
+                    kSecClass as String: kSecClassGenericPassword, kSecMatchItemList as String: list,
+                    kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnAttributes as String: true,
+                ])
+                return ((result as? [[String: Any]]) ?? []).compactMap { $0[kSecAttrAccount as String] as? String }.sorted()
+            }
+            let a = try #require(references["a"]), b = try #require(references["b"]), c = try #require(references["c"])
+            #expect(accounts([a, c]) == ["a", "c"])
+            #expect(accounts([]).isEmpty)
+            // The list narrows the other terms, and they narrow it.
+            let (narrowed, _) = copyMatching([kSecClass as String: kSecClassGenericPassword, kSecMatchItemList as String: [a, c], kSecAttrAccount as String: "b"])
+            #expect(narrowed == errSecItemNotFound)
+            let update = SecItemUpdate([kSecClass: kSecClassGenericPassword, kSecMatchItemList: [b, c]] as NSDictionary, [kSecAttrLabel: "listed"] as NSDictionary)
+            #expect(update == errSecSuccess)
+            let (_, labelled) = copyMatching([
+                kSecClass as String: kSecClassGenericPassword, kSecAttrLabel as String: "listed",
+                kSecMatchLimit as String: kSecMatchLimitAll, kSecReturnAttributes as String: true,
+            ])
+            #expect(((labelled as? [[String: Any]]) ?? []).compactMap { $0[kSecAttrAccount as String] as? String }.sorted() == ["b", "c"])
+            #expect(SecItemDelete([kSecClass: kSecClassGenericPassword, kSecMatchItemList: [b]] as NSDictionary) == errSecSuccess)
+            #expect(accounts([a, b, c]) == ["a", "c"])
+            // What the list may not hold.
+            #expect(copyMatching([kSecClass as String: kSecClassGenericPassword, kSecMatchItemList as String: "a"]).0 == errSecParam)
+            #expect(copyMatching([kSecClass as String: kSecClassInternetPassword, kSecMatchItemList as String: [a]]).0 == errSecParam)
+            #expect(addPassword(account: "d", extra: [kSecMatchItemList as String: [a]]) == errSecParam)
+        }
+
         @Test func anAccessControlInAQueryIsAccepted() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }

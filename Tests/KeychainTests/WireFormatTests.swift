@@ -18,6 +18,7 @@ import Testing
         query.authenticationContext = context
         query.skipsItemsNeedingAuthentication = true
         query.matchesCaseInsensitively = true
+        query.itemList = [Data([1, 2]), Data()]
         let passcode = SecretBytes(utf8: "1234")
         return [
             .add(item), .copyMatching(query), .copyMatching(ItemQuery(itemClass: .key, limit: .all)),
@@ -61,11 +62,13 @@ import Testing
 
     @Test func aQueryWithAnUnknownOptionIsRefused() throws {
         var body = RequestParser.encode(.copyMatching(ItemQuery(itemClass: .genericPassword)))
-        // The options byte ends the query (no context, no app password before it).
-        #expect(body.last == 0)
+        // The options byte, then an absent item list, end the query.
+        #expect(body.suffix(2) == [0, 0])
+        body.removeLast()
         body[body.count - 1] = 4
+        body.append(0)
         #expect(throws: WireError.self) { try RequestParser.parse(body) }
-        body[body.count - 1] = 3
+        body[body.count - 2] = 3
         guard case .copyMatching(let query) = try RequestParser.parse(body) else { Issue.record("not a query"); return }
         #expect(query.skipsItemsNeedingAuthentication && query.matchesCaseInsensitively)
     }

@@ -131,6 +131,7 @@ enum WireValues {
         writer.optional(query.authenticationContext) { $0.data($1.bytes) }
         writer.optional(query.applicationPassword) { $0.secret($1) }
         writer.u8((query.skipsItemsNeedingAuthentication ? 1 : 0) | (query.matchesCaseInsensitively ? 2 : 0))
+        writer.optional(query.itemList) { writer, list in writer.array(list) { $0.data($1) } }
     }
 
     static func query(_ reader: inout WireReader) throws(WireError) -> ItemQuery {
@@ -158,6 +159,9 @@ enum WireValues {
         guard options & ~3 == 0 else { throw WireError("an unknown query option") }
         query.skipsItemsNeedingAuthentication = options & 1 != 0
         query.matchesCaseInsensitively = options & 2 != 0
+        query.itemList = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            try reader.array(max: KeychainLimits.maximumItemList) { (reader: inout WireReader) throws(WireError) in try reader.data(max: maximumReference) }
+        }
         return query
     }
 
