@@ -101,13 +101,15 @@ extension KeychainError {
     public static let errSecReadOnlyAttr = code(-25309, "The specified attribute could not be modified.")
     /// `errSecDecode`: Unable to decode the provided data.
     public static let errSecDecode = code(-26275, "Unable to decode the provided data.")
+    /// `errSecVerifyFailed`: A cryptographic verification failure has occurred.
+    public static let errSecVerifyFailed = code(-67808, "A cryptographic verification failure has occurred.")
 
     /// Every code this package can return, for lookups by number.
     public static let known: [KeychainError] = [
         errSecUnimplemented, errSecDiskFull, errSecIO, errSecParam, errSecAllocate, errSecUserCanceled,
         errSecBadReq, errSecInternalComponent, errSecMissingEntitlement, errSecNotAvailable, errSecReadOnly,
         errSecAuthFailed, errSecNoSuchKeychain, errSecInvalidKeychain, errSecDuplicateItem, errSecItemNotFound, errSecDataTooLarge, errSecNoSuchAttr,
-        errSecNoSuchClass, errSecInteractionNotAllowed, errSecReadOnlyAttr, errSecDecode,
+        errSecNoSuchClass, errSecInteractionNotAllowed, errSecReadOnlyAttr, errSecDecode, errSecVerifyFailed,
     ]
 
     private static let names: [Int32: String] = [
@@ -117,7 +119,7 @@ extension KeychainError {
         -25292: "errSecReadOnly", -25293: "errSecAuthFailed", -25294: "errSecNoSuchKeychain", -25295: "errSecInvalidKeychain", -25299: "errSecDuplicateItem",
         -25300: "errSecItemNotFound", -25302: "errSecDataTooLarge", -25303: "errSecNoSuchAttr",
         -25306: "errSecNoSuchClass", -25308: "errSecInteractionNotAllowed", -25309: "errSecReadOnlyAttr",
-        -26275: "errSecDecode",
+        -26275: "errSecDecode", -67808: "errSecVerifyFailed",
     ]
 
     /// Apple's constant name for a status (`errSecItemNotFound`), or `OSStatus n` when unknown.

@@ -49,6 +49,8 @@ public let errSecInteractionNotAllowed: OSStatus = -25308
 public let errSecReadOnlyAttr: OSStatus = -25309
 /// Unable to decode the provided data.
 public let errSecDecode: OSStatus = -26275
+/// A cryptographic verification failure has occurred.
+public let errSecVerifyFailed: OSStatus = -67808
 
 /// Apple's sentence for a status code, as `Security` gives it.
 ///

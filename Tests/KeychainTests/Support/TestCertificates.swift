@@ -9,9 +9,8 @@ enum TestCertificates {
     /// A DER-encoded certificate for `commonName`.
     static func make(
         commonName: String?, organization: String = "Example", serial: [UInt8] = [0x01, 0x02, 0x03],
-        email: String? = nil, issuer: String? = nil
+        email: String? = nil, issuer: String? = nil, key: P256.Signing.PrivateKey = P256.Signing.PrivateKey()
     ) throws -> Data {
-        let key = P256.Signing.PrivateKey()
         let subject = try DistinguishedName {
             if let commonName { CommonName(commonName) }
             OrganizationName(organization)

@@ -65,6 +65,7 @@ enum CorpusRun {
         check("certificate stored with kSecValueRef", PinnedCertificateStore.save(label: "api.example.com pin") == errSecSuccess)
         if let pinned = PinnedCertificateStore.load(label: "api.example.com pin") {
             check("certificate read back with kSecReturnRef matches the pin", PinnedCertificateStore.matchesPin(pinned))
+            check("public key pinned with SecCertificateCopyKey", PinnedCertificateStore.matchesKeyPin(pinned))
             check("certificate subject summary", SecCertificateCopySubjectSummary(pinned) as String? == "corpus.example.com", "\(String(describing: SecCertificateCopySubjectSummary(pinned)))")
             check("certificate deleted by kSecValueRef", PinnedCertificateStore.remove(pinned) == errSecSuccess && PinnedCertificateStore.load(label: "api.example.com pin") == nil)
         } else {

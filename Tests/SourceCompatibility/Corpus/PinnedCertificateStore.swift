@@ -1,5 +1,6 @@
 // The idiom of certificate-pinning code: a server certificate kept in the keychain with
-// kSecValueRef and read back with kSecReturnRef as a SecCertificate.
+// kSecValueRef and read back with kSecReturnRef as a SecCertificate, its public key compared
+// with a pinned one.
 import Foundation
 import Security
 
@@ -26,6 +27,16 @@ enum PinnedCertificateStore {
         var item: CFTypeRef?
         guard SecItemCopyMatching(query as CFDictionary, &item) == errSecSuccess else { return nil }
         return (item as! SecCertificate)
+    }
+
+    /// The pinned public key, as OpenSSL exports it (the last 65 bytes of its DER: X9.63).
+    static let pinnedKey = Data(base64Encoded: "BLamLRi+3XIKKBECr0JOcFaU+P5HX+/OiYBGWd1LqqKyFsrd0fH0OcEwVTJtQJt2qmOnZ4UFkWl2LZxcCaaeFBg=")!
+
+    static func matchesKeyPin(_ certificate: SecCertificate) -> Bool {
+        guard let key = SecCertificateCopyKey(certificate) else { return false }
+        var error: Unmanaged<CFError>?
+        guard let bits = SecKeyCopyExternalRepresentation(key, &error) as Data? else { return false }
+        return bits == pinnedKey
     }
 
     static func matchesPin(_ certificate: SecCertificate) -> Bool {
