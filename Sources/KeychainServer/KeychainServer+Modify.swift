@@ -62,9 +62,10 @@ extension KeychainServer {
     /// delete acts on all matches).
     ///
     /// A matching row whose attributes no longer open (damaged) is deleted too, so a damaged
-    /// item can always be removed (by a query the index matches exactly); a locked match gives `errSecInteractionNotAllowed`. The
-    /// deleted rows are gone from the database file and its write-ahead log before this
-    /// returns (``KeychainStore/write(purging:_:)``). Returns how many items were deleted.
+    /// item can always be removed (by a query the index matches exactly); a locked match gives
+    /// `errSecInteractionNotAllowed`. The deleted rows are gone from the database file and its
+    /// write-ahead log before this returns (``KeychainStore/write(purging:_:)``). Returns how
+    /// many items were deleted.
     func delete(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> Int {
         let filter = try rowFilter(query, caller: caller, ignoringLimit: true)
         return try store.write(purging: true) { transaction in
