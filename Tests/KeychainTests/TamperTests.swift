@@ -110,6 +110,24 @@ import Testing
             try keychain.perform(.copyMatching(ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("a")])), groups: ["one"])
         }
     }
+
+    @Test func aDeleteComparedAfterOpeningLeavesADamagedItemItMayNotMatch() throws {
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        try seed(keychain)
+        // "a" (row 1) is damaged; a case-insensitive delete of "B" reads every row of the group.
+        try apply(.metadataByteFlipped, to: keychain.databaseURL)
+        var query = ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("B")])
+        query.matchesCaseInsensitively = true
+        guard case .count(let deleted) = try keychain.perform(.delete(query), groups: ["one"]) else { Issue.record("no count"); return }
+        #expect(deleted == 1)
+        // The damaged row is still there: an exact delete of "a" finds and removes it.
+        guard case .count(let damaged) = try keychain.perform(.delete(ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("a")])), groups: ["one"]) else {
+            Issue.record("no count")
+            return
+        }
+        #expect(damaged == 1)
+    }
 }
 
 /// Requirement 2: the database file alone reveals nothing, and cannot be opened without the
