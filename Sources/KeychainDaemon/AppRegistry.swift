@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Crypto
 import Foundation
+import KeychainProtocol
 
 /// The system daemon's app registry: one root-owned JSON file per app in `/etc/keychain/apps.d/`
 /// naming the app as Apple's entitlements do: its application identifier, how it is recognised,
@@ -148,8 +149,8 @@ struct AppRegistry: Sendable {
             throw Refusal("not a registration (\(error))")
         }
         for name in [app.identifier] + app.keychainAccessGroups {
-            guard !name.isEmpty, name.count <= 255, !name.hasPrefix("/"), !name.contains(":") else {
-                throw Refusal("\"\(name)\" cannot name an app or a group (empty, over 255 characters, or with a leading / or a :)")
+            guard AppDeclaration.canName(name) else {
+                throw Refusal("\"\(name)\" cannot name an app or a group (empty, over 255 bytes, or with a leading / or a :)")
             }
         }
         if let executable = app.executable, !executable.hasPrefix("/") { throw Refusal("the executable must be an absolute path") }

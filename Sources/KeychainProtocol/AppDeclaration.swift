@@ -30,6 +30,13 @@ public struct AppDeclaration: Sendable, Hashable, Codable {
         return groups
     }
 
+    /// Whether `name` can name an app or an access group, here and in the system daemon's
+    /// registry: 1 to 255 bytes, no leading `/` (paths name undeclared apps) and no `:` (the
+    /// prefix of the names of sandboxed and untrusted apps).
+    public static func canName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix("/") && !name.contains(":")
+    }
+
     /// Refuses a declaration whose names could not be Apple's or could be taken for another
     /// kind of name here.
     ///
@@ -42,7 +49,7 @@ public struct AppDeclaration: Sendable, Hashable, Codable {
             throw KeychainError(.errSecParam, "an app declares at most \(Self.maximumGroups) keychain access groups")
         }
         for name in [applicationIdentifier] + keychainAccessGroups {
-            guard !name.isEmpty, name.utf8.count <= 255, !name.hasPrefix("/"), !name.contains(":") else {
+            guard Self.canName(name) else {
                 throw KeychainError(.errSecParam, "\"\(name)\" cannot name an app or an access group (empty, over 255 bytes, or with a leading / or a :)")
             }
             guard !name.contains("$(") else {

@@ -59,14 +59,11 @@ enum RequestValidation {
         }
     }
 
-    /// Apple: a synchronizable item's accessibility may not end in ThisDeviceOnly.
     /// An entitlement names an app by its identity (an absolute executable path) and a shared
     /// group, which is never a path: an app's own group (its path) is not for sharing, so no
     /// grant can open one app's private items to another.
     static func checkEntitlement(app: String, group: String) throws(KeychainError) {
-        guard app.hasPrefix("/"), app.utf8.count <= KeychainLimits.maximumAttributeSize else {
-            throw KeychainError(.errSecParam, "an app is named by the absolute path of its executable")
-        }
+        try checkApp(app)
         guard !group.isEmpty, !group.hasPrefix("/"), group.utf8.count <= KeychainLimits.maximumAttributeSize else {
             throw KeychainError(.errSecParam, "a shared access group is a name such as com.example.shared, not a path (an app's own group is not shared)")
         }
@@ -75,12 +72,18 @@ enum RequestValidation {
     /// A declaration names an app by the absolute path of its executable and must itself be
     /// valid (``AppDeclaration/validate()``).
     static func checkDeclaration(app: String, _ declaration: AppDeclaration?) throws(KeychainError) {
-        guard app.hasPrefix("/"), app.utf8.count <= KeychainLimits.maximumAttributeSize else {
-            throw KeychainError(.errSecParam, "an app is named by the absolute path of its executable")
-        }
+        try checkApp(app)
         try declaration?.validate()
     }
 
+    /// The owner's decisions name an app by the absolute path of its executable.
+    private static func checkApp(_ app: String) throws(KeychainError) {
+        guard app.hasPrefix("/"), app.utf8.count <= KeychainLimits.maximumAttributeSize else {
+            throw KeychainError(.errSecParam, "an app is named by the absolute path of its executable")
+        }
+    }
+
+    /// Apple: a synchronizable item's accessibility may not end in ThisDeviceOnly.
     static func checkSync(_ synchronizable: Bool, _ accessibility: Accessibility) throws(KeychainError) {
         if synchronizable && accessibility.isThisDeviceOnly {
             throw KeychainError(.errSecParam, "a synchronizable item cannot have a ThisDeviceOnly accessibility (\(accessibility.rawValue))")

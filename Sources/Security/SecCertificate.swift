@@ -40,14 +40,10 @@ public final class SecCertificate: Sendable, Hashable {
     /// a normalized form (case and spaces folded, UNCONFIRMED byte for byte); a query that
     /// takes these values from `SecItemCopyMatching`'s attributes finds the item either way.
     var itemAttributes: [String: AttributeValue] {
-        var attributes: [String: AttributeValue] = [
-            kSecAttrCertificateType as String: .number(Int64(certificate.version == .v1 ? 1 : 3)),
-            kSecAttrCertificateEncoding as String: .number(Self.derEncoding),
-            kSecAttrIssuer as String: .data(Self.der(of: certificate.issuer)),
-            kSecAttrSubject as String: .data(Self.der(of: certificate.subject)),
-            kSecAttrSerialNumber as String: .data(Data(certificate.serialNumber.bytes)),
-            kSecAttrPublicKeyHash as String: .data(publicKeyHash),
-        ]
+        var attributes = identifyingAttributes
+        attributes[kSecAttrCertificateEncoding as String] = .number(Self.derEncoding)
+        attributes[kSecAttrSubject as String] = .data(Self.der(of: certificate.subject))
+        attributes[kSecAttrPublicKeyHash as String] = .data(publicKeyHash)
         if let identifier = try? certificate.extensions.subjectKeyIdentifier {
             attributes[kSecAttrSubjectKeyID as String] = .data(Data(identifier.keyIdentifier))
         }
@@ -55,9 +51,14 @@ public final class SecCertificate: Sendable, Hashable {
         return attributes
     }
 
-    /// The attributes that name this certificate among a group's items (its primary key).
+    /// The attributes that name this certificate among a group's items: its primary key
+    /// (``ItemClass/primaryKey``), type, issuer and serial number.
     var identifyingAttributes: [String: AttributeValue] {
-        itemAttributes.filter { ItemClass.certificate.primaryKey.contains($0.key) }
+        [
+            kSecAttrCertificateType as String: .number(Int64(certificate.version == .v1 ? 1 : 3)),
+            kSecAttrIssuer as String: .data(Self.der(of: certificate.issuer)),
+            kSecAttrSerialNumber as String: .data(Data(certificate.serialNumber.bytes)),
+        ]
     }
 
     /// The SHA-1 of the public key's bits (the subjectPublicKey BIT STRING's contents), as
