@@ -24,6 +24,8 @@ enum ResultShape {
             case leftOut
             /// A `SecCertificate`, made from the item's data.
             case certificate
+            /// A `SecKey`, made from the item's data, class and type.
+            case key
         }
 
         /// How many `kSecReturn…` keys were set.
@@ -39,7 +41,7 @@ enum ResultShape {
 
     private static func single(_ item: ItemResult, _ request: Request) -> AnyObject {
         if request.keyCount == 1 {
-            if request.reference == .certificate { return certificate(item) }
+            if request.reference != .none { return reference(item, request.reference) }
             if request.returns == .data { return secret(item) }
             if request.returns == .persistentRef { return NSData(data: item.persistentRef ?? Data()) }
         }
@@ -47,15 +49,22 @@ enum ResultShape {
         if request.returns.contains(.attributes) { addAttributes(of: item, to: &entries) }
         if request.returns.contains(.data) { entries.add(kSecValueData, secret(item)) }
         if request.returns.contains(.persistentRef) { entries.add(kSecValuePersistentRef, NSData(data: item.persistentRef ?? Data())) }
-        if request.reference == .certificate { entries.add(kSecValueRef, certificate(item)) }
+        if request.reference == .certificate || request.reference == .key { entries.add(kSecValueRef, reference(item, request.reference)) }
         return entries.dictionary
     }
 
-    /// A certificate item's `SecCertificate`; its data as is, should it not parse (it did when
-    /// it was added, through the same parser).
-    private static func certificate(_ item: ItemResult) -> AnyObject {
-        let der = item.secret?.withUnsafeBytes { Data($0) } ?? Data()
-        return SecCertificate(der: der) ?? NSData(data: der)
+    /// A certificate item's `SecCertificate` or a key item's `SecKey`; its data as is, should it
+    /// not make one (a certificate did when it was added, through the same parser; a key item
+    /// added with `kSecValueData` may hold a symmetric key or other bytes).
+    private static func reference(_ item: ItemResult, _ kind: Request.Reference) -> AnyObject {
+        let data = item.secret?.withUnsafeBytes { Data($0) } ?? Data()
+        let object: AnyObject? =
+            switch kind {
+            case .certificate: SecCertificate(der: data)
+            case .key: SecKey.stored(data, attributes: item.attributes ?? [:])
+            case .none, .leftOut: nil
+            }
+        return object ?? NSData(data: data)
     }
 
     /// The item's data, copied once into the object handed to the app (as iOS hands its own).

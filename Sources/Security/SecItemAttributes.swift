@@ -73,6 +73,11 @@ nonisolated(unsafe) public let kSecAttrCanVerify: CFString = "vrfy"
 nonisolated(unsafe) public let kSecAttrCanWrap: CFString = "wrap"
 /// Whether the key can unwrap other keys.
 nonisolated(unsafe) public let kSecAttrCanUnwrap: CFString = "unwp"
+/// The token a key lives in: `kSecAttrTokenIDSecureEnclave` for a key generated inside the
+/// Enclave. Immutable once the key exists.
+nonisolated(unsafe) public let kSecAttrTokenID: CFString = "tkid"
+/// `kSecAttrTokenID`'s one value: the Secure Enclave.
+nonisolated(unsafe) public let kSecAttrTokenIDSecureEnclave: CFString = "com.apple.setoken"
 /// The certificate's type (`CSSM_CERT_X_509v1`…`v3`: 1 to 3), read-only, derived from it.
 nonisolated(unsafe) public let kSecAttrCertificateType: CFString = "ctyp"
 /// The certificate's encoding (`CSSM_CERT_ENCODING_DER`: 3), derived from it.

@@ -48,8 +48,8 @@ struct SecItemDictionary {
         item.accessibility = try takeAccessibility()
         item.synchronizable = try takeBool(kSecAttrSynchronizable) ?? false
         item.secret = try takeData(kSecValueData).map { SecretBytes($0) }
-        let certificate = try takeCertificate(of: itemClass, data: item.secret)
-        if itemClass == .certificate && certificate == nil {
+        let reference = try takeReference(of: itemClass, data: item.secret)
+        if itemClass == .certificate && reference == nil {
             throw KeychainError(.errSecParam, "a certificate item holds a certificate: give kSecValueRef (a SecCertificate) or kSecValueData (its DER)")
         }
         item.accessControl = try takeAccessControl()
@@ -57,12 +57,23 @@ struct SecItemDictionary {
         try refuse(Self.unsupportedSearchKeys, in: "SecItemAdd", code: .errSecUnimplemented)
         try refuse(Self.searchKeys, in: "SecItemAdd")
         item.attributes = try takeAttributes(of: itemClass)
-        if let certificate {
+        switch reference {
+        case .certificate(let certificate):
             // The certificate's data and what it says; only the label is the caller's to choose.
             item.secret = SecretBytes(certificate.der)
             for (name, value) in certificate.itemAttributes where name != kSecAttrLabel as String || item.attributes[name] == nil {
                 item.attributes[name] = value
             }
+        case .key(let key):
+            // The key's external representation and what it is; its class, type and size are
+            // the key's, the rest (label, tag, application label, uses) the caller's to choose.
+            item.secret = SecretBytes(key.externalRepresentation)
+            let derived = Set([kSecAttrKeyClass, kSecAttrKeyType, kSecAttrKeySizeInBits, kSecAttrEffectiveKeySize].map { $0 as String })
+            for (name, value) in key.itemAttributes where derived.contains(name) || item.attributes[name] == nil {
+                item.attributes[name] = value
+            }
+        case nil:
+            break
         }
         return item
     }
@@ -79,7 +90,7 @@ struct SecItemDictionary {
         query.synchronizable = try takeSynchronizableMatch()
         query.persistentRef = try takeData(kSecValuePersistentRef)
         query.itemList = try takeItemList()
-        let certificate = try takeCertificate(of: itemClass, data: nil)
+        let reference = try takeReference(of: itemClass, data: nil)
         authentication = try takeAuthenticationOptions()
         query.skipsItemsNeedingAuthentication = authentication.interface == .skip
         query.matchesCaseInsensitively = try takeBool(kSecMatchCaseInsensitive) ?? false
@@ -90,8 +101,8 @@ struct SecItemDictionary {
         _ = try takeAccessControl()
         try refuse(Self.unsupportedSearchKeys, in: "a query", code: .errSecUnimplemented)
         query.attributes = try takeAttributes(of: itemClass)
-        // kSecValueRef: the item that holds this certificate, named by its primary key.
-        if let certificate { query.attributes.merge(certificate.identifyingAttributes) { _, fromCertificate in fromCertificate } }
+        // kSecValueRef: the item that holds this certificate or key, named by what identifies it.
+        if let reference { query.attributes.merge(reference.identifyingAttributes) { _, fromReference in fromReference } }
         return query
     }
 
@@ -136,6 +147,7 @@ struct SecItemDictionary {
     private mutating func takeClass(orFromReference: Bool = false) throws(KeychainError) -> ItemClass {
         guard let value = entries.removeValue(forKey: kSecClass as String) else {
             if entries[kSecValueRef as String] is SecCertificate { return .certificate }
+            if entries[kSecValueRef as String] is SecKey { return .key }
             if orFromReference, let reference = entries[kSecValuePersistentRef as String] as? Data {
                 guard let itemClass = PersistentReference.itemClass(of: reference), itemClass.isImplemented else {
                     throw KeychainError(.errSecParam, "kSecValuePersistentRef is not a persistent reference to an item of this keychain")
@@ -155,11 +167,11 @@ struct SecItemDictionary {
     }
 
     /// The `kSecReturn…` keys, as the server is asked for them. `kSecReturnRef` gives a
-    /// certificate's `SecCertificate` (made from its data, which the server is asked for). Beside
-    /// another return key of a password it is left out and the others returned, as iOS does (a
-    /// password has no reference object; iOS's own `v_Ref` for one is not documented, so none
-    /// is made up). Alone for a password, or for a key (whose reference is a `SecKey`), it is
-    /// not supported yet.
+    /// certificate's `SecCertificate` and a key's `SecKey` (made from its data and, for a key,
+    /// its class and type, which the server is asked for). Beside another return key of a
+    /// password it is left out and the others returned, as iOS does (a password has no
+    /// reference object; iOS's own `v_Ref` for one is not documented, so none is made up).
+    /// Alone for a password it is not supported.
     private mutating func takeReturns(of itemClass: ItemClass) throws(KeychainError) -> ReturnSelection {
         var returns: ReturnSelection = []
         if try takeBool(kSecReturnData) == true { returns.insert(.data) }
@@ -171,6 +183,9 @@ struct SecItemDictionary {
         case .certificate:
             requested.reference = .certificate
             return returns.union(.data)
+        case .key:
+            requested.reference = .key
+            return returns.union([.data, .attributes])
         case .genericPassword where !returns.isEmpty, .internetPassword where !returns.isEmpty:
             requested.reference = .leftOut
             return returns
@@ -179,28 +194,31 @@ struct SecItemDictionary {
         }
     }
 
-    /// `kSecValueRef`: a `SecCertificate`, for a certificate item (a `SecKey` or `SecIdentity`
-    /// is not supported yet). For an add without one, `kSecValueData` must be the certificate's
-    /// DER.
-    private mutating func takeCertificate(of itemClass: ItemClass, data: SecretBytes?) throws(KeychainError) -> SecCertificate? {
-        let reference = entries.removeValue(forKey: kSecValueRef as String)
-        if let reference, !(reference is SecCertificate) {
-            throw KeychainError(.errSecUnimplemented, "kSecValueRef takes a SecCertificate; SecKey and SecIdentity references are not supported yet")
+    /// `kSecValueRef`: a `SecCertificate` for a certificate item, a `SecKey` for a key item (a
+    /// `SecIdentity` is not supported yet). For a certificate added without one,
+    /// `kSecValueData` must be the certificate's DER.
+    private mutating func takeReference(of itemClass: ItemClass, data: SecretBytes?) throws(KeychainError) -> ItemReference? {
+        let value = entries.removeValue(forKey: kSecValueRef as String)
+        let reference: ItemReference?
+        switch value {
+        case nil: reference = nil
+        case let certificate as SecCertificate: reference = .certificate(certificate)
+        case let key as SecKey: reference = .key(key)
+        default: throw KeychainError(.errSecUnimplemented, "kSecValueRef takes a SecCertificate or a SecKey; SecIdentity references are not supported yet")
         }
-        guard itemClass == .certificate else {
-            if reference != nil { throw KeychainError(.errSecParam, "kSecValueRef holds a SecCertificate, which only a kSecClassCertificate item holds") }
-            return nil
+        if let reference {
+            guard reference.itemClass == itemClass else {
+                throw KeychainError(.errSecParam, "kSecValueRef holds a \(reference.typeName), which only a \(reference.itemClass.rawValue) item holds")
+            }
+            guard data == nil else { throw KeychainError(.errSecParam, "give the item's \(reference.typeName) once: kSecValueRef or kSecValueData, not both") }
+            return reference
         }
-        if let certificate = reference as? SecCertificate {
-            guard data == nil else { throw KeychainError(.errSecParam, "give a certificate once: kSecValueRef or kSecValueData, not both") }
-            return certificate
-        }
-        guard let data else { return nil }
+        guard itemClass == .certificate, let data else { return nil }
         // UNCONFIRMED whether iOS parses kSecValueData for a certificate; here it must be one.
         guard let certificate = data.withUnsafeBytes({ SecCertificate(der: Data($0)) }) else {
             throw KeychainError(.errSecParam, "kSecValueData of a certificate item is not a DER-encoded X.509 certificate")
         }
-        return certificate
+        return .certificate(certificate)
     }
 
     /// `kSecMatchItemList`: persistent references (`kSecReturnPersistentRef`'s data) the match

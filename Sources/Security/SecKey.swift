@@ -3,14 +3,14 @@ import Foundation
 import KeychainProtocol
 import _CryptoExtras
 
-/// A key, as on Apple platforms.
+/// A key, as on Apple platforms: a public or a private key on a NIST curve (P-256, P-384,
+/// P-521) or RSA, held in this process and used through swift-crypto.
 ///
-/// This version holds public keys: a certificate's (`SecCertificateCopyKey`) or one made from
-/// its external representation (`SecKeyCreateWithData`), and verifies signatures with them.
-/// Private keys, key generation and keys as keychain items come with the Enclave's keys; asked
-/// for, they fail with `errSecUnimplemented`.
+/// A private key made here (`SecKeyCreateRandomKey`, `SecKeyCreateWithData`) lives in the
+/// process's memory, as a software key does on iOS; keys generated inside the Enclave
+/// (`kSecAttrTokenIDSecureEnclave`) are not supported yet and fail with `errSecUnimplemented`.
 public final class SecKey: Sendable, Hashable {
-    /// The public keys this version holds: NIST curves and RSA, through swift-crypto.
+    /// The public keys this version holds.
     enum PublicKey: Sendable {
         case p256(P256.Signing.PublicKey)
         case p384(P384.Signing.PublicKey)
@@ -18,21 +18,88 @@ public final class SecKey: Sendable, Hashable {
         case rsa(_RSA.Signing.PublicKey)
     }
 
-    let publicKey: PublicKey
+    /// The private keys this version holds.
+    enum PrivateKey: Sendable {
+        case p256(P256.Signing.PrivateKey)
+        case p384(P384.Signing.PrivateKey)
+        case p521(P521.Signing.PrivateKey)
+        case rsa(_RSA.Signing.PrivateKey)
 
-    init(_ publicKey: PublicKey) {
-        self.publicKey = publicKey
+        var publicKey: PublicKey {
+            switch self {
+            case .p256(let key): .p256(key.publicKey)
+            case .p384(let key): .p384(key.publicKey)
+            case .p521(let key): .p521(key.publicKey)
+            case .rsa(let key): .rsa(key.publicKey)
+            }
+        }
     }
 
-    /// Apple's external representation: X9.63 (`04 ‖ X ‖ Y`) for an elliptic-curve key, the
-    /// PKCS #1 `RSAPublicKey` DER for an RSA key.
+    /// A key is one or the other; a private key's public half is derived from it.
+    enum Material: Sendable {
+        case publicKey(PublicKey)
+        case privateKey(PrivateKey)
+    }
+
+    let material: Material
+
+    init(_ material: Material) {
+        self.material = material
+    }
+
+    convenience init(_ publicKey: PublicKey) {
+        self.init(.publicKey(publicKey))
+    }
+
+    convenience init(_ privateKey: PrivateKey) {
+        self.init(.privateKey(privateKey))
+    }
+
+    /// The public key: the key itself or the private key's public half.
+    var publicKey: PublicKey {
+        switch material {
+        case .publicKey(let key): key
+        case .privateKey(let key): key.publicKey
+        }
+    }
+
+    /// The private key, for a private key.
+    var privateKey: PrivateKey? {
+        if case .privateKey(let key) = material { return key }
+        return nil
+    }
+
+    /// Apple's external representation. For a public key, X9.63 (`04 ‖ X ‖ Y`) on a curve and
+    /// the PKCS #1 `RSAPublicKey` DER for RSA; for a private key, X9.63 followed by the private
+    /// scalar (`04 ‖ X ‖ Y ‖ K`) on a curve and the PKCS #1 `RSAPrivateKey` DER for RSA.
     var externalRepresentation: Data {
-        switch publicKey {
+        switch material {
+        case .publicKey(let key): Self.representation(of: key)
+        case .privateKey(.p256(let key)): key.x963Representation
+        case .privateKey(.p384(let key)): key.x963Representation
+        case .privateKey(.p521(let key)): key.x963Representation
+        case .privateKey(.rsa(let key)): key.derRepresentation
+        }
+    }
+
+    /// The public key's external representation, whose SHA-1 is the key's application label.
+    var publicKeyRepresentation: Data {
+        Self.representation(of: publicKey)
+    }
+
+    private static func representation(of key: PublicKey) -> Data {
+        switch key {
         case .p256(let key): key.x963Representation
         case .p384(let key): key.x963Representation
         case .p521(let key): key.x963Representation
         case .rsa(let key): key.pkcs1DERRepresentation
         }
+    }
+
+    /// `kSecAttrApplicationLabel`: the SHA-1 of the public key's external representation, as
+    /// Apple computes it, the same for both halves of a pair.
+    var applicationLabel: Data {
+        Data(Insecure.SHA1.hash(data: publicKeyRepresentation))
     }
 
     /// The key's size in bits.
@@ -45,100 +112,53 @@ public final class SecKey: Sendable, Hashable {
         }
     }
 
+    /// `SecKeyGetBlockSize`: the key's size in bytes (an RSA modulus; a curve's field, which
+    /// is also the length of each half of an RFC 4754 signature, as Apple's adaptors use it).
+    var blockSize: Int {
+        (sizeInBits + 7) / 8
+    }
+
     /// `kSecAttrKeyTypeECSECPrimeRandom` or `kSecAttrKeyTypeRSA`.
     var keyType: CFString {
         if case .rsa = publicKey { return kSecAttrKeyTypeRSA }
         return kSecAttrKeyTypeECSECPrimeRandom
     }
 
-    /// A public key from Apple's external representation of one of `type`; nil when the bytes
-    /// are not one.
-    static func publicKey(_ data: Data, type: String) -> SecKey? {
-        if type == kSecAttrKeyTypeECSECPrimeRandom as String {
-            // The length names the curve, as Apple's X9.63 import does.
-            switch data.count {
-            case 65: return (try? P256.Signing.PublicKey(x963Representation: data)).map { SecKey(.p256($0)) }
-            case 97: return (try? P384.Signing.PublicKey(x963Representation: data)).map { SecKey(.p384($0)) }
-            case 133: return (try? P521.Signing.PublicKey(x963Representation: data)).map { SecKey(.p521($0)) }
-            default: return nil
-            }
+    /// `kSecAttrKeyClassPublic` or `kSecAttrKeyClassPrivate`.
+    var keyClass: CFString {
+        privateKey == nil ? kSecAttrKeyClassPublic : kSecAttrKeyClassPrivate
+    }
+
+    /// A key from Apple's external representation of one of `type` and `keyClass`
+    /// (`kSecAttrKeyClassPublic` or `…Private`); nil when the bytes are not one.
+    static func make(_ data: Data, type: String, keyClass: String) -> SecKey? {
+        let isPrivate = keyClass == kSecAttrKeyClassPrivate as String
+        guard isPrivate || keyClass == kSecAttrKeyClassPublic as String else { return nil }
+        if type == kSecAttrKeyTypeRSA as String {
+            // Apple takes RSA keys from 1024 bits; swift-crypto calls those "unsafe".
+            if isPrivate { return (try? _RSA.Signing.PrivateKey(unsafeDERRepresentation: data)).map { SecKey(.rsa($0)) } }
+            return (try? _RSA.Signing.PublicKey(unsafeDERRepresentation: data)).map { SecKey(.rsa($0)) }
         }
-        guard type == kSecAttrKeyTypeRSA as String else { return nil }
-        // Apple takes RSA keys from 1024 bits; swift-crypto calls those "unsafe".
-        return (try? _RSA.Signing.PublicKey(unsafeDERRepresentation: data)).map { SecKey(.rsa($0)) }
-    }
-
-    /// Whether this key verifies signatures made with `algorithm`: ECDSA for a curve key,
-    /// PKCS #1 v1.5 or PSS for an RSA key.
-    func verifies(with algorithm: SecKeyAlgorithm) -> Bool {
-        guard let scheme = SignatureScheme(algorithm) else { return false }
-        if case .rsa = publicKey { return scheme.padding != nil }
-        return scheme.padding == nil
-    }
-
-    /// Whether `signature` over `message` is valid under `algorithm`; nil when this key does
-    /// not verify with that algorithm.
-    func verifies(_ signature: Data, of message: Data, _ algorithm: SecKeyAlgorithm) -> Bool? {
-        guard verifies(with: algorithm), let scheme = SignatureScheme(algorithm) else { return nil }
-        switch (publicKey, scheme.padding) {
-        case (.p256(let key), nil):
-            guard let parsed = try? P256.Signing.ECDSASignature(derRepresentation: signature) else { return false }
-            return scheme.digest(message) { key.isValidSignature(parsed, for: $0) }
-        case (.p384(let key), nil):
-            guard let parsed = try? P384.Signing.ECDSASignature(derRepresentation: signature) else { return false }
-            return scheme.digest(message) { key.isValidSignature(parsed, for: $0) }
-        case (.p521(let key), nil):
-            guard let parsed = try? P521.Signing.ECDSASignature(derRepresentation: signature) else { return false }
-            return scheme.digest(message) { key.isValidSignature(parsed, for: $0) }
-        case (.rsa(let key), let padding?):
-            let parsed = _RSA.Signing.RSASignature(rawRepresentation: signature)
-            return scheme.digest(message) { key.isValidSignature(parsed, for: $0, padding: padding) }
-        default:
-            return nil
+        guard type == kSecAttrKeyTypeECSECPrimeRandom as String else { return nil }
+        // The length names the curve, as Apple's X9.63 import does.
+        switch (data.count, isPrivate) {
+        case (65, false): return (try? P256.Signing.PublicKey(x963Representation: data)).map { SecKey(.p256($0)) }
+        case (97, false): return (try? P384.Signing.PublicKey(x963Representation: data)).map { SecKey(.p384($0)) }
+        case (133, false): return (try? P521.Signing.PublicKey(x963Representation: data)).map { SecKey(.p521($0)) }
+        case (97, true): return (try? P256.Signing.PrivateKey(x963Representation: data)).map { SecKey(.p256($0)) }
+        case (145, true): return (try? P384.Signing.PrivateKey(x963Representation: data)).map { SecKey(.p384($0)) }
+        case (199, true): return (try? P521.Signing.PrivateKey(x963Representation: data)).map { SecKey(.p521($0)) }
+        default: return nil
         }
     }
 
+    /// Two keys are equal when they are the same key: same class, type and bytes.
     public static func == (lhs: SecKey, rhs: SecKey) -> Bool {
-        lhs.keyType == rhs.keyType && lhs.externalRepresentation == rhs.externalRepresentation
+        lhs.keyClass == rhs.keyClass && lhs.keyType == rhs.keyType && lhs.publicKeyRepresentation == rhs.publicKeyRepresentation
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(externalRepresentation)
-    }
-}
-
-/// A signature algorithm's hash and, for RSA, its padding.
-private struct SignatureScheme {
-    enum Hash { case sha1, sha256, sha384, sha512 }
-    let hash: Hash
-    /// nil for ECDSA.
-    let padding: _RSA.Signing.Padding?
-
-    init?(_ algorithm: SecKeyAlgorithm) {
-        let parts = (algorithm.rawValue as String).split(separator: ":")
-        guard parts.count == 5, parts[0] == "algid", parts[1] == "sign" else { return nil }
-        switch parts[4] {
-        case "SHA1": hash = .sha1
-        case "SHA256": hash = .sha256
-        case "SHA384": hash = .sha384
-        case "SHA512": hash = .sha512
-        default: return nil
-        }
-        switch (parts[2], parts[3]) {
-        case ("ECDSA", "message-X962"): padding = nil
-        case ("RSA", "message-PKCS1v15"): padding = .insecurePKCS1v1_5
-        case ("RSA", "message-PSS") where hash != .sha1: padding = .PSS
-        default: return nil
-        }
-    }
-
-    /// `check` applied to the message's digest.
-    func digest(_ message: Data, _ check: (any Digest) -> Bool) -> Bool {
-        switch hash {
-        case .sha1: check(Insecure.SHA1.hash(data: message))
-        case .sha256: check(SHA256.hash(data: message))
-        case .sha384: check(SHA384.hash(data: message))
-        case .sha512: check(SHA512.hash(data: message))
-        }
+        hasher.combine(publicKeyRepresentation)
+        hasher.combine(keyClass as String)
     }
 }
