@@ -6,8 +6,9 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
     case certificate = "cert"
     case identity = "idnt"
 
-    /// False for the class this version recognises but does not store yet (identity): using
-    /// it gives `errSecUnimplemented`.
+    /// False for the class that is not stored as such (identity: the Security module keeps an
+    /// identity as a certificate item and a key item); the store refuses it with
+    /// `errSecUnimplemented`.
     public var isImplemented: Bool {
         switch self {
         case .genericPassword, .internetPassword, .key, .certificate: true

@@ -195,7 +195,7 @@ struct SecItemDictionary {
     }
 
     /// `kSecValueRef`: a `SecCertificate` for a certificate item, a `SecKey` for a key item (a
-    /// `SecIdentity` is not supported yet). For a certificate added without one,
+    /// `SecIdentity` is two items, which ``IdentityItems`` handles before). For a certificate added without one,
     /// `kSecValueData` must be the certificate's DER.
     private mutating func takeReference(of itemClass: ItemClass, data: SecretBytes?) throws(KeychainError) -> ItemReference? {
         let value = entries.removeValue(forKey: kSecValueRef as String)
@@ -204,7 +204,7 @@ struct SecItemDictionary {
         case nil: reference = nil
         case let certificate as SecCertificate: reference = .certificate(certificate)
         case let key as SecKey: reference = .key(key)
-        default: throw KeychainError(.errSecUnimplemented, "kSecValueRef takes a SecCertificate or a SecKey; SecIdentity references are not supported yet")
+        default: throw KeychainError(.errSecParam, "kSecValueRef takes a SecCertificate, a SecKey or a SecIdentity")
         }
         if let reference {
             guard reference.itemClass == itemClass else {

@@ -165,11 +165,11 @@ extension SecItemAPITests {
             let certificate = try #require(SecCertificateCreateWithData(nil, der as CFData))
             #expect(SecItemAdd([kSecClass: kSecClassCertificate, kSecValueRef: certificate, kSecValueData: der] as NSDictionary, nil) == errSecParam)
             #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecValueRef: certificate] as NSDictionary, nil) == errSecParam)
-            #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecValueRef: NSData()] as NSDictionary, nil) == errSecUnimplemented)
+            #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecValueRef: NSData()] as NSDictionary, nil) == errSecParam)
             // Its DER as kSecValueData is a certificate too.
             #expect(SecItemAdd([kSecClass: kSecClassCertificate, kSecValueData: der] as NSDictionary, nil) == errSecSuccess)
             #expect(SecItemCopyMatching([kSecClass: kSecClassCertificate, kSecAttrLabel: "both"] as NSDictionary, nil) == errSecSuccess)
-            #expect(SecItemCopyMatching([kSecClass: kSecClassIdentity] as NSDictionary, nil) == errSecUnimplemented)
+            #expect(SecItemCopyMatching([kSecClass: kSecClassIdentity] as NSDictionary, nil) == errSecItemNotFound, "a certificate without its key is no identity")
         }
     }
 }

@@ -92,11 +92,13 @@ extension SecItemAPITests {
             #expect(copyMatching([kSecClass as String: 42]).0 == errSecParam)
         }
 
-        @Test func identitiesAreNotImplementedYet() throws {
+        /// An identity is a certificate and its key (``IdentityItemTests``): none in an empty
+        /// keychain, and one is added as a SecIdentity, not as attributes.
+        @Test func identitiesAreACertificateAndAKey() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
-            #expect(copyMatching([kSecClass as String: kSecClassIdentity]).0 == errSecUnimplemented)
-            #expect(SecItemAdd([kSecClass as String: kSecClassIdentity] as CFDictionary, nil) == errSecUnimplemented)
+            #expect(copyMatching([kSecClass as String: kSecClassIdentity]).0 == errSecItemNotFound)
+            #expect(SecItemAdd([kSecClass as String: kSecClassIdentity] as CFDictionary, nil) == errSecParam)
         }
 
         @Test(arguments: [
