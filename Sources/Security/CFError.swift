@@ -13,6 +13,7 @@ nonisolated(unsafe) public let kCFErrorDomainOSStatus: CFErrorDomain = "NSOSStat
 /// An error's domain.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/corefoundation/cferrorgetdomain(_:)>
+@discardableResult
 public func CFErrorGetDomain(_ error: CFError!) -> CFErrorDomain! {
     error.domain as NSString
 }
@@ -20,6 +21,7 @@ public func CFErrorGetDomain(_ error: CFError!) -> CFErrorDomain! {
 /// An error's code: for the Security errors, the `OSStatus`.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/corefoundation/cferrorgetcode(_:)>
+@discardableResult
 public func CFErrorGetCode(_ error: CFError!) -> CFIndex {
     error.code
 }
@@ -27,6 +29,7 @@ public func CFErrorGetCode(_ error: CFError!) -> CFIndex {
 /// An error's user info dictionary.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/corefoundation/cferrorcopyuserinfo(_:)>
+@discardableResult
 public func CFErrorCopyUserInfo(_ error: CFError!) -> CFDictionary! {
     error.userInfo as NSDictionary
 }
@@ -34,6 +37,7 @@ public func CFErrorCopyUserInfo(_ error: CFError!) -> CFDictionary! {
 /// A description of the error for a person: its localized description.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/corefoundation/cferrorcopydescription(_:)>
+@discardableResult
 public func CFErrorCopyDescription(_ error: CFError!) -> CFString! {
     error.localizedDescription as NSString
 }
@@ -41,6 +45,7 @@ public func CFErrorCopyDescription(_ error: CFError!) -> CFString! {
 /// Why the error happened, when the error says (`NSLocalizedFailureReasonErrorKey`).
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/corefoundation/cferrorcopyfailurereason(_:)>
+@discardableResult
 public func CFErrorCopyFailureReason(_ error: CFError!) -> CFString! {
     error.localizedFailureReason.map { $0 as NSString }
 }

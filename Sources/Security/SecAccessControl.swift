@@ -50,6 +50,7 @@ public final class SecAccessControl: Sendable, Hashable {
 ///   unknown protection or an invalid combination of flags; see `AccessControl`.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1394452-secaccesscontrolcreatewithflags>
+@discardableResult
 public func SecAccessControlCreateWithFlags(
     _ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags,
     _ errorOut: UnsafeMutablePointer<Unmanaged<CFError>?>?

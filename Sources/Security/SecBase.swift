@@ -58,6 +58,7 @@ public let errSecVerifyFailed: OSStatus = -67808
 /// "The specified item could not be found in the keychain."
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1394686-seccopyerrormessagestring>
+@discardableResult
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
     KeychainError.standardMessage(for: status).map { $0 as NSString }
 }

@@ -112,6 +112,7 @@ public final class SecCertificate: Sendable, Hashable {
 /// - Returns: nil when `data` is not one DER-encoded X.509 certificate.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1396073-seccertificatecreatewithdata>
+@discardableResult
 public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate? {
     SecCertificate(der: data as Data)
 }
@@ -119,6 +120,7 @@ public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFDa
 /// The certificate's DER encoding.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1396080-seccertificatecopydata>
+@discardableResult
 public func SecCertificateCopyData(_ certificate: SecCertificate) -> CFData {
     NSData(data: certificate.der)
 }
@@ -126,6 +128,7 @@ public func SecCertificateCopyData(_ certificate: SecCertificate) -> CFData {
 /// A human-readable summary of the certificate's subject: its common name, as a rule.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1394814-seccertificatecopysubjectsummary>
+@discardableResult
 public func SecCertificateCopySubjectSummary(_ certificate: SecCertificate) -> CFString? {
     certificate.subjectSummary.map { $0 as NSString }
 }
@@ -135,6 +138,7 @@ public func SecCertificateCopySubjectSummary(_ certificate: SecCertificate) -> C
 /// - Returns: `errSecSuccess`, with nil in `commonName` when the subject has none.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1394366-seccertificatecopycommonname>
+@discardableResult
 public func SecCertificateCopyCommonName(_ certificate: SecCertificate, _ commonName: UnsafeMutablePointer<CFString?>) -> OSStatus {
     commonName.pointee = SecCertificate.values(certificate.certificate.subject, .RDNAttributeType.commonName).last.map { $0 as NSString }
     return errSecSuccess
@@ -143,6 +147,7 @@ public func SecCertificateCopyCommonName(_ certificate: SecCertificate, _ common
 /// The e-mail addresses of the subject and its alternative names.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1396115-seccertificatecopyemailaddresses>
+@discardableResult
 public func SecCertificateCopyEmailAddresses(_ certificate: SecCertificate, _ emailAddresses: UnsafeMutablePointer<CFArray?>) -> OSStatus {
     emailAddresses.pointee = NSArray(array: certificate.emailAddresses.map { $0 as NSString })
     return errSecSuccess
@@ -151,6 +156,7 @@ public func SecCertificateCopyEmailAddresses(_ certificate: SecCertificate, _ em
 /// The certificate's serial number: the big-endian bytes of its DER INTEGER.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/2867915-seccertificatecopyserialnumberdata>
+@discardableResult
 public func SecCertificateCopySerialNumberData(_ certificate: SecCertificate, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
     NSData(data: Data(certificate.certificate.serialNumber.bytes))
 }

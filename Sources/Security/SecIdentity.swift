@@ -27,6 +27,7 @@ public final class SecIdentity: Hashable, Sendable {
 /// The identity's certificate.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1401305-secidentitycopycertificate>
+@discardableResult
 public func SecIdentityCopyCertificate(_ identityRef: SecIdentity, _ certificateRef: UnsafeMutablePointer<SecCertificate?>) -> OSStatus {
     certificateRef.pointee = identityRef.certificate
     return errSecSuccess
@@ -35,6 +36,7 @@ public func SecIdentityCopyCertificate(_ identityRef: SecIdentity, _ certificate
 /// The identity's private key.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1396099-secidentitycopyprivatekey>
+@discardableResult
 public func SecIdentityCopyPrivateKey(_ identityRef: SecIdentity, _ privateKeyRef: UnsafeMutablePointer<SecKey?>) -> OSStatus {
     privateKeyRef.pointee = identityRef.privateKey
     return errSecSuccess

@@ -10,6 +10,7 @@ import _CryptoExtras
 ///   RSA).
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/2963103-seccertificatecopykey>
+@discardableResult
 public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? {
     let key = certificate.certificate.publicKey
     if let p256 = P256.Signing.PublicKey(key) { return SecKey(.p256(p256)) }
@@ -25,6 +26,7 @@ public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? {
 /// key lives in this process; it is not added to the keychain.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643701-seckeycreatewithdata>
+@discardableResult
 public func SecKeyCreateWithData(_ keyData: CFData, _ attributes: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecKey? {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let type = attributes[kSecAttrKeyType as String] as? String else {
@@ -44,6 +46,7 @@ public func SecKeyCreateWithData(_ keyData: CFData, _ attributes: CFDictionary, 
 /// an elliptic-curve key, PKCS #1 DER for an RSA key.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643698-seckeycopyexternalrepresentation>
+@discardableResult
 public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
     NSData(data: key.externalRepresentation)
 }
@@ -51,6 +54,7 @@ public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutab
 /// The public key of `key`: itself for a public key, the public half of a private key.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643774-seckeycopypublickey>
+@discardableResult
 public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? {
     key.privateKey == nil ? key : SecKey(key.publicKey)
 }
@@ -58,6 +62,7 @@ public func SecKeyCopyPublicKey(_ key: SecKey) -> SecKey? {
 /// The key's size in bytes: an RSA key's modulus, an elliptic-curve key's field.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1399015-seckeygetblocksize>
+@discardableResult
 public func SecKeyGetBlockSize(_ key: SecKey) -> Int {
     key.blockSize
 }
@@ -69,6 +74,7 @@ public func SecKeyGetBlockSize(_ key: SecKey) -> Int {
 /// compares them with (UNCONFIRMED whether iOS gives numbers there).
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643699-seckeycopyattributes>
+@discardableResult
 public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     var attributes: [NSString: AnyObject] = [
         kSecAttrKeyClass: key.keyClass,
@@ -87,6 +93,7 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
 /// OAEP SHA-1/SHA-256 and ECIES, and key exchange (private, elliptic-curve) with ECDH.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1644057-seckeyisalgorithmsupported>
+@discardableResult
 public func SecKeyIsAlgorithmSupported(_ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm) -> Bool {
     let isPrivate = key.privateKey != nil
     switch operation {
@@ -111,6 +118,7 @@ public func SecKeyIsAlgorithmSupported(_ key: SecKey, _ operation: SecKeyOperati
 ///   `algorithm` or a digest has the wrong length.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643916-seckeycreatesignature>
+@discardableResult
 public func SecKeyCreateSignature(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let scheme = SignatureScheme(algorithm) else { throw unsupported(algorithm) }
@@ -124,6 +132,7 @@ public func SecKeyCreateSignature(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _
 ///   not, or (`errSecParam`) when the key does not verify with `algorithm`.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643715-seckeyverifysignature>
+@discardableResult
 public func SecKeyVerifySignature(
     _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ signedData: CFData, _ signature: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> Bool {
@@ -139,6 +148,7 @@ public func SecKeyVerifySignature(
 /// Encrypts `plaintext` to a public key.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643957-seckeycreateencrypteddata>
+@discardableResult
 public func SecKeyCreateEncryptedData(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let scheme = EncryptionScheme(algorithm) else { throw unsupported(algorithm) }
@@ -152,6 +162,7 @@ public func SecKeyCreateEncryptedData(_ key: SecKey, _ algorithm: SecKeyAlgorith
 ///   report it) when the key cannot decrypt with `algorithm` or the data does not decrypt.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1644043-seckeycreatedecrypteddata>
+@discardableResult
 public func SecKeyCreateDecryptedData(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let scheme = EncryptionScheme(algorithm) else { throw unsupported(algorithm) }
@@ -165,6 +176,7 @@ public func SecKeyCreateDecryptedData(_ key: SecKey, _ algorithm: SecKeyAlgorith
 /// algorithm) and `kSecKeyKeyExchangeParameterSharedInfo` (optional).
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1644033-seckeycopykeyexchangeresult>
+@discardableResult
 public func SecKeyCopyKeyExchangeResult(
     _ privateKey: SecKey, _ algorithm: SecKeyAlgorithm, _ publicKey: SecKey, _ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {

@@ -25,6 +25,7 @@ nonisolated(unsafe) public let kSecPublicKeyAttrs: CFString = "public"
 ///   unknown type or a size the type does not take, or the status of the add that failed.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1823694-seckeycreaterandomkey>
+@discardableResult
 public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecKey? {
     reportingFailure(to: error) { () throws(KeychainError) in
         let request = try KeyGenerationRequest(parameters)
@@ -37,6 +38,7 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
 /// Generates a key pair: the older form of `SecKeyCreateRandomKey`, returning both keys.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1395339-seckeygeneratepair>
+@discardableResult
 public func SecKeyGeneratePair(_ parameters: CFDictionary, _ publicKey: UnsafeMutablePointer<SecKey?>?, _ privateKey: UnsafeMutablePointer<SecKey?>?) -> OSStatus {
     do {
         let request = try KeyGenerationRequest(parameters)

@@ -13,6 +13,7 @@ nonisolated(unsafe) public let kSecRandomDefault: SecRandomRef? = nil
 /// - Returns: `errSecSuccess`; `errSecParam` for a generator other than `kSecRandomDefault`.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/secrandomcopybytes(_:_:_:)>
+@discardableResult
 public func SecRandomCopyBytes(_ rnd: SecRandomRef?, _ count: Int, _ bytes: UnsafeMutableRawPointer) -> Int32 {
     guard rnd == nil, count >= 0 else { return errSecParam }
     var generator = SystemRandomNumberGenerator()

@@ -36,6 +36,7 @@ public func SecRequestSharedWebCredential(_ fqdn: CFString?, _ account: CFString
 /// least one character from each set, as Apple documents.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/seccreatesharedwebcredentialpassword()>
+@discardableResult
 public func SecCreateSharedWebCredentialPassword() -> CFString? {
     let sets = [Array("abcdefghkmnopqrstuvwxy"), Array("ABCDEFGHJKLMNPQRSTUVWXYZ"), Array("3456789")]
     let alphabet = sets.flatMap { $0 }

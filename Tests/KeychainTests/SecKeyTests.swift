@@ -331,28 +331,16 @@ import _CryptoExtras
         let x963 = try publicBytes(key)
         let message = Data("verified by openssl".utf8)
         let signature = try #require(SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message as CFData, nil) as Data?)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seckey-openssl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try P256.Signing.PublicKey(x963Representation: x963).pemRepresentation.write(to: directory.appendingPathComponent("key.pem"), atomically: true, encoding: .utf8)
-        try message.write(to: directory.appendingPathComponent("message"))
-        try signature.write(to: directory.appendingPathComponent("signature"))
+        let openssl = try OpenSSLCommand()
+        try openssl.write(Data(P256.Signing.PublicKey(x963Representation: x963).pemRepresentation.utf8), to: "key.pem")
+        try openssl.write(message, to: "message")
+        try openssl.write(signature, to: "signature")
         func verify(_ file: String) throws -> (Int32, String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = ["dgst", "-sha256", "-verify", "key.pem", "-signature", "signature", file]
-            process.currentDirectoryURL = directory
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, text)
+            try openssl.run(["dgst", "-sha256", "-verify", "key.pem", "-signature", "signature", file])
         }
         let (status, output) = try verify("message")
         #expect(status == 0 && output.contains("Verified OK"), "\(output)")
-        try Data("tampered".utf8).write(to: directory.appendingPathComponent("other"))
+        try openssl.write(Data("tampered".utf8), to: "other")
         #expect(try verify("other").0 != 0)
     }
 }

@@ -14,6 +14,6 @@ import Testing
         let output = try runner.script("KEYCHAIN_MODE=embedded '\(path)'")
         #expect(output.status == 0, "\(output.stdout)\(output.stderr)")
         let lines = output.stdout.split(separator: "\n")
-        #expect(lines.count >= 35 && lines.allSatisfy { $0.hasPrefix("ok ") }, "\(output.stdout)")
+        #expect(lines.count >= 40 && lines.allSatisfy { $0.hasPrefix("ok ") }, "\(output.stdout)")
     }
 }

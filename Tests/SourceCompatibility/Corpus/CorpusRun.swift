@@ -72,6 +72,23 @@ enum CorpusRun {
             check("certificate read back with kSecReturnRef", false, "not found")
         }
 
+        let generated = KeyAndIdentityCode.generateSigningKey()
+        check("SecKeyCreateRandomKey into the keychain", generated.key != nil, "\(String(describing: generated.error))")
+        if let signingKey = KeyAndIdentityCode.loadSigningKey() {
+            check("a key found by tag with kSecReturnRef signs and verifies", KeyAndIdentityCode.signAndVerify(signingKey))
+            check("ECIES encrypts and decrypts", KeyAndIdentityCode.encryptAndDecrypt(signingKey) == "sealed note")
+        } else {
+            check("a key found by tag with kSecReturnRef", false, "not found")
+        }
+        check("the key deleted by tag", KeyAndIdentityCode.deleteSigningKey() == errSecSuccess && KeyAndIdentityCode.loadSigningKey() == nil)
+        check("SecPKCS12Import with a wrong passphrase", KeyAndIdentityCode.importClientIdentity(passphrase: "wrong").status == errSecAuthFailed)
+        let imported = KeyAndIdentityCode.importClientIdentity(passphrase: "corpus")
+        check("SecPKCS12Import gives the identity and its label", imported.identity != nil && imported.label == "corpus client", "\(imported)")
+        if let identity = imported.identity {
+            let stored = KeyAndIdentityCode.storeAndFind(identity)
+            check("an imported identity stored and found as kSecClassIdentity", stored.stored == errSecSuccess && stored.subject == "corpus client", "\(stored)")
+        }
+
         let key = OtherIdioms.randomKey()
         check("SecRandomCopyBytes", key != nil && key != [UInt8](repeating: 0, count: 32))
         let shared = OtherIdioms.sharedWebCredentialErrors()
