@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "Security",
             dependencies: [
-                "KeychainProtocol", "KeychainClient", "LocalAuthentication",
+                "KeychainProtocol", "KeychainClient", "LocalAuthentication", "Enclave",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -135,16 +135,16 @@ let package = Package(
         // iOS-style keychain code (Tests/SourceCompatibility/Corpus) compiled in both language
         // modes and run by the end-to-end tests (SourceCompatibilityCorpusTests).
         .executableTarget(
-            name: "source-compatibility-swift5", dependencies: ["Security", "LocalAuthentication"], path: "Tests/SourceCompatibility/Swift5",
+            name: "source-compatibility-swift5", dependencies: ["Security", "LocalAuthentication", .product(name: "Crypto", package: "swift-crypto")], path: "Tests/SourceCompatibility/Swift5",
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(
-            name: "source-compatibility-swift6", dependencies: ["Security", "LocalAuthentication"], path: "Tests/SourceCompatibility/Swift6",
+            name: "source-compatibility-swift6", dependencies: ["Security", "LocalAuthentication", .product(name: "Crypto", package: "swift-crypto")], path: "Tests/SourceCompatibility/Swift6",
             swiftSettings: strict),
         .testTarget(
             name: "KeychainctlTests",
             dependencies: [
                 "keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "Biometrics", "CKeychainSupport", "KeychainProtocol",
-                "source-compatibility-swift5", "source-compatibility-swift6",
+                "source-compatibility-swift5", "source-compatibility-swift6", .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
     ]

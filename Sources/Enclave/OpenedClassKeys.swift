@@ -21,7 +21,7 @@ struct ClassKeySet: Sendable {
         rowLedger = RowLedgerMAC(key: Self.subkey(classKey, "row-ledger"))
     }
 
-    private static func subkey(_ classKey: SymmetricKey, _ purpose: String) -> SymmetricKey {
+    static func subkey(_ classKey: SymmetricKey, _ purpose: String) -> SymmetricKey {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: classKey, info: Data("swift-keychain \(purpose) v1".utf8), outputByteCount: 32)
     }
 }

@@ -405,6 +405,10 @@ public final class KeychainDaemon: Service {
             metadata["class"] = "\(query.itemClass.rawValue)"
             if case .string(let service)? = query.attributes["svce"] { metadata["service"] = "\(service)" }
             audit.info(query.returns.contains(.data) ? "read" : "search", metadata: metadata)
+        case .createEnclaveKey:
+            audit.info("enclave key made", metadata: metadata)
+        case .useEnclaveKey(let use):
+            if case .sign = use.operation { audit.info("enclave key signed", metadata: metadata) } else { audit.info("enclave key agreed a secret", metadata: metadata) }
         case .unlock, .verifyPasscode, .setPasscode, .removePasscode, .erase, .setEraseAfterFailedAttempts, .enrollFinger, .removeFinger, .setSimulatedSensor:
             audit.notice("passcode check", metadata: metadata)
         case .openOwnerSessionByBiometry:

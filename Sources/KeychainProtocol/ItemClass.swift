@@ -68,6 +68,8 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
         "kcls": .string, "labl": .string, "klbl": .data, "atag": .data, "type": .string,
         "bsiz": .number, "esiz": .number, "perm": .bool, "encr": .bool, "decr": .bool,
         "drve": .bool, "sign": .bool, "vrfy": .bool, "wrap": .bool, "unwp": .bool,
+        // kSecAttrTokenID: kSecAttrTokenIDSecureEnclave marks a key whose data is sealed to the Enclave.
+        "tkid": .string,
     ]
 }
 

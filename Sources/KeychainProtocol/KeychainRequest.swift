@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything a client can ask of the keychain, in typed form.
 ///
 /// Dictionaries and command lines are parsed into these before anything acts on them; the
@@ -93,6 +95,16 @@ public enum KeychainRequest: Sendable {
     /// row passes its ledger) and make it the caller's system keychain, atomically; answered
     /// with how many items it holds (`count`). Refused when the caller already has one.
     case finishImport(passcode: SecretBytes?)
+    /// Make a P-256 key inside the Enclave, sealed to it, to the caller's default access group,
+    /// to `accessibility`'s class key and to `accessControl`, which every use must satisfy;
+    /// answered with the sealed key and its public key (`enclaveKey`). The private key never
+    /// leaves the Enclave (`kSecAttrTokenIDSecureEnclave`, CryptoKit's `SecureEnclave`).
+    case createEnclaveKey(accessibility: Accessibility, accessControl: AccessControl?)
+    /// Sign with, or agree a secret with, an Enclave key (``EnclaveKeyUse``); answered with the
+    /// signature or the shared secret (`keyOutput`). Refused for a key sealed to a group the
+    /// caller is not in, or whose access control the context's evaluations do not satisfy
+    /// (errSecInteractionNotAllowed carrying it, as for items).
+    case useEnclaveKey(EnclaveKeyUse)
 
     /// The largest part of a file an ``importChunk(file:offset:bytes:)`` carries.
     public static let maximumImportChunk = 512 << 10
@@ -121,4 +133,8 @@ public enum KeychainReply: Sendable {
     case entitlements([String: [String]])
     /// Executable → what it is declared to be.
     case declaredApps([String: AppDeclaration])
+    /// A new Enclave key: its sealed form and its public key (X9.63).
+    case enclaveKey(sealedKey: Data, publicKey: Data)
+    /// What an Enclave key made: a signature or a shared secret.
+    case keyOutput(SecretBytes)
 }

@@ -12,8 +12,10 @@ extension KeychainServer {
     public static func replyWithoutKeychain(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply? {
         guard !createsKeychain(request) else { return nil }
         switch request {
-        case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor, .simulateTouch:
+        case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor, .simulateTouch, .createEnclaveKey:
             return nil
+        case .useEnclaveKey:
+            throw KeychainError(.errSecDecode, "no keychain exists yet, so no key is this keychain's Enclave's")
         case .copyMatching, .update, .delete:
             throw KeychainError(.errSecItemNotFound, "no keychain exists yet, so no item matches")
         case .deviceStatus:
@@ -52,11 +54,12 @@ extension KeychainServer {
 }
 
 extension KeychainServer {
-    /// True for the requests that create the keychain when there is none: adding an item,
-    /// setting a passcode, and the sensor and enrollment requests (which need the Enclave).
+    /// True for the requests that create the keychain when there is none: adding an item or an
+    /// Enclave key, setting a passcode, and the sensor and enrollment requests (which need the
+    /// Enclave).
     public static func createsKeychain(_ request: KeychainRequest) -> Bool {
         switch request {
-        case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor, .simulateTouch: true
+        case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor, .simulateTouch, .createEnclaveKey: true
         default: false
         }
     }

@@ -173,6 +173,20 @@ public final class KeychainServer: Sendable {
         case .listDeclaredApps:
             try requireOwner(caller)
             return .declaredApps(try currentEntitlements().declarations)
+        case .createEnclaveKey(let accessibility, let accessControl):
+            if let accessControl, accessControl.protection != accessibility {
+                throw KeychainError(.errSecParam, "an Enclave key's accessibility is its access control's protection")
+            }
+            let stored = try accessControl.map { (control: AccessControl) throws(KeychainError) in try self.stored(control) }
+            let key = try enclave.inItemRequest { () throws(KeychainError) in
+                try enclave.makeEnclaveKey(accessibility: accessibility, accessControl: stored, accessGroup: caller.defaultAccessGroup)
+            }
+            return .enclaveKey(sealedKey: key.sealedKey, publicKey: key.publicKey)
+        case .useEnclaveKey(let use):
+            let grants = contexts.grants(use.authenticationContext, caller: caller)
+            return .keyOutput(try enclave.inItemRequest { () throws(KeychainError) in
+                try enclave.useEnclaveKey(use.sealedKey, use.operation, callerGroups: caller.isOwnerTool ? nil : caller.accessGroups, grants: grants)
+            })
         case .eraseUnopenableKeychain:
             // An open keychain is erased with its passcode; OnDemandKeychain handles the rest.
             _ = try enclave.status()

@@ -42,6 +42,9 @@ extension KeychainRequest {
             return .add(item)
         case .copyMatching(let query): return .copyMatching(query.with(material))
         case .update(let query, let changes): return .update(query.with(material), changes)
+        case .useEnclaveKey(var use):
+            use.authenticationContext = material.context ?? use.authenticationContext
+            return .useEnclaveKey(use)
         default: return self
         }
     }

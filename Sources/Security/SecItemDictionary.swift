@@ -67,7 +67,7 @@ struct SecItemDictionary {
         case .key(let key):
             // The key's external representation and what it is; its class, type and size are
             // the key's, the rest (label, tag, application label, uses) the caller's to choose.
-            item.secret = SecretBytes(key.externalRepresentation)
+            item.secret = SecretBytes(key.itemData)
             let derived = Set([kSecAttrKeyClass, kSecAttrKeyType, kSecAttrKeySizeInBits, kSecAttrEffectiveKeySize].map { $0 as String })
             for (name, value) in key.itemAttributes where derived.contains(name) || item.attributes[name] == nil {
                 item.attributes[name] = value

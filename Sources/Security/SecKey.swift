@@ -7,8 +7,9 @@ import _CryptoExtras
 /// P-521) or RSA, held in this process and used through swift-crypto.
 ///
 /// A private key made here (`SecKeyCreateRandomKey`, `SecKeyCreateWithData`) lives in the
-/// process's memory, as a software key does on iOS; keys generated inside the Enclave
-/// (`kSecAttrTokenIDSecureEnclave`) are not supported yet and fail with `errSecUnimplemented`.
+/// process's memory, as a software key does on iOS; one generated with
+/// `kSecAttrTokenIDSecureEnclave` stays inside the Enclave (``EnclavePrivateKey``) and this
+/// object only names it.
 public final class SecKey: Sendable, Hashable {
     /// The public keys this version holds.
     enum PublicKey: Sendable {
@@ -24,6 +25,7 @@ public final class SecKey: Sendable, Hashable {
         case p384(P384.Signing.PrivateKey)
         case p521(P521.Signing.PrivateKey)
         case rsa(_RSA.Signing.PrivateKey)
+        case enclave(EnclavePrivateKey)
 
         var publicKey: PublicKey {
             switch self {
@@ -31,6 +33,7 @@ public final class SecKey: Sendable, Hashable {
             case .p384(let key): .p384(key.publicKey)
             case .p521(let key): .p521(key.publicKey)
             case .rsa(let key): .rsa(key.publicKey)
+            case .enclave(let key): .p256(key.publicKey)
             }
         }
     }
@@ -72,14 +75,32 @@ public final class SecKey: Sendable, Hashable {
     /// Apple's external representation. For a public key, X9.63 (`04 ‖ X ‖ Y`) on a curve and
     /// the PKCS #1 `RSAPublicKey` DER for RSA; for a private key, X9.63 followed by the private
     /// scalar (`04 ‖ X ‖ Y ‖ K`) on a curve and the PKCS #1 `RSAPrivateKey` DER for RSA.
-    var externalRepresentation: Data {
+    ///
+    /// - Throws: errSecUnimplemented for an Enclave key, whose private key is never given out
+    ///   (iOS: "export not implemented for key"; its exact code is UNCONFIRMED).
+    func externalRepresentation() throws(KeychainError) -> Data {
         switch material {
         case .publicKey(let key): Self.representation(of: key)
         case .privateKey(.p256(let key)): key.x963Representation
         case .privateKey(.p384(let key)): key.x963Representation
         case .privateKey(.p521(let key)): key.x963Representation
         case .privateKey(.rsa(let key)): key.derRepresentation
+        case .privateKey(.enclave):
+            throw KeychainError(.errSecUnimplemented, "export not implemented for an Enclave key: its private key never leaves the Enclave")
         }
+    }
+
+    /// What the key's keychain item holds: its external representation, or for an Enclave key
+    /// the sealed form only the Enclave opens.
+    var itemData: Data {
+        if case .privateKey(.enclave(let key)) = material { return key.sealedKey }
+        return (try? externalRepresentation()) ?? Data()
+    }
+
+    /// The Enclave key this is, if it is one.
+    var enclaveKey: EnclavePrivateKey? {
+        if case .privateKey(.enclave(let key)) = material { return key }
+        return nil
     }
 
     /// The public key's external representation, whose SHA-1 is the key's application label.

@@ -48,7 +48,7 @@ public func SecKeyCreateWithData(_ keyData: CFData, _ attributes: CFDictionary, 
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643698-seckeycopyexternalrepresentation>
 @discardableResult
 public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
-    NSData(data: key.externalRepresentation)
+    reportingFailure(to: error) { () throws(KeychainError) in NSData(data: try key.externalRepresentation()) }
 }
 
 /// The public key of `key`: itself for a public key, the public half of a private key.
@@ -85,6 +85,7 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
         kSecAttrIsPermanent: NSNumber(value: false),
     ]
     for (name, flag) in key.capabilities { attributes[name as NSString] = NSNumber(value: flag) }
+    if key.enclaveKey != nil { attributes[kSecAttrTokenID] = kSecAttrTokenIDSecureEnclave }
     return NSDictionary(dictionary: attributes)
 }
 

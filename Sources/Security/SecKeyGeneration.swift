@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KeychainProtocol
+import LocalAuthentication
 import _CryptoExtras
 
 /// `SecKeyCreateRandomKey`'s dictionary of attributes for the private key of the pair.
@@ -18,8 +19,13 @@ nonisolated(unsafe) public let kSecPublicKeyAttrs: CFString = "public"
 /// there (`kSecAttrApplicationTag`, `kSecAttrLabel`, `kSecAttrAccessControl`,
 /// `kSecAttrAccessGroup`, …), the per-key dictionaries taking precedence.
 ///
-/// A software key lives in this process's memory, as on iOS; `kSecAttrTokenIDSecureEnclave`
-/// is not supported yet (`errSecUnimplemented`).
+/// A software key lives in this process's memory, as on iOS. With `kSecAttrTokenID:
+/// kSecAttrTokenIDSecureEnclave` (a 256-bit `kSecAttrKeyTypeECSECPrimeRandom` key only, as on
+/// Apple's hardware) the key is made inside the Enclave and never leaves it: its
+/// `kSecAttrAccessControl` (in `kSecPrivateKeyAttrs` or at the top level) is sealed into it and
+/// checked at each signature or key agreement, prompting through `kSecUseAuthenticationContext`
+/// (or a new `LAContext`) as reading a protected item does; its item, when kept, holds only the
+/// sealed key, and `SecKeyCopyExternalRepresentation` refuses it.
 ///
 /// - Returns: the private key, or nil with `error` set: `errSecParam` for a missing or
 ///   unknown type or a size the type does not take, or the status of the add that failed.
@@ -57,9 +63,13 @@ private struct KeyGenerationRequest {
     enum Kind {
         case ellipticCurve(bits: Int)
         case rsa(bits: Int)
+        /// A P-256 key made inside the Enclave, its uses guarded by the access control.
+        case enclave(accessControl: AccessControl?)
     }
 
     let kind: Kind
+    /// `kSecUseAuthenticationContext`: the context an Enclave key's uses authenticate with.
+    let authentication: AuthenticationOptions
     /// The attributes of each key's item, when that key is to be kept (`kSecAttrIsPermanent`).
     let privateKeyItem: [String: Any]?
     let publicKeyItem: [String: Any]?
@@ -69,17 +79,26 @@ private struct KeyGenerationRequest {
 
     init(_ parameters: CFDictionary) throws(KeychainError) {
         guard let entries = parameters as? [String: Any] else { throw KeychainError(.errSecParam, "the parameters' keys are kSec… constants") }
-        if entries[kSecAttrTokenID as String] != nil {
-            guard entries[kSecAttrTokenID as String] as? String == kSecAttrTokenIDSecureEnclave as String else {
-                throw KeychainError(.errSecParam, "kSecAttrTokenID takes kSecAttrTokenIDSecureEnclave")
-            }
-            throw KeychainError(.errSecUnimplemented, "keys generated inside the Enclave (kSecAttrTokenIDSecureEnclave) are not supported yet; leave kSecAttrTokenID out for a software key")
+        let context = entries[kSecUseAuthenticationContext as String]
+        guard context == nil || context is LAContext else { throw KeychainError(.errSecParam, "kSecUseAuthenticationContext takes an LAContext") }
+        authentication = AuthenticationOptions(context: context as? LAContext)
+        let inEnclave = entries[kSecAttrTokenID as String] != nil
+        if inEnclave, entries[kSecAttrTokenID as String] as? String != kSecAttrTokenIDSecureEnclave as String {
+            throw KeychainError(.errSecParam, "kSecAttrTokenID takes kSecAttrTokenIDSecureEnclave")
         }
         guard let type = entries[kSecAttrKeyType as String] as? String else {
             throw KeychainError(.errSecParam, "kSecAttrKeyType is required: kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
         }
         let bits = try Self.size(entries[kSecAttrKeySizeInBits as String])
-        if type == kSecAttrKeyTypeECSECPrimeRandom as String {
+        let privateKeyAttributes = entries[kSecPrivateKeyAttrs as String] as? [String: Any]
+        if inEnclave {
+            guard type == kSecAttrKeyTypeECSECPrimeRandom as String || type == kSecAttrKeyTypeEC as String, bits ?? 256 == 256 else {
+                throw KeychainError(.errSecParam, "the Enclave makes 256-bit elliptic-curve keys only (kSecAttrKeyTypeECSECPrimeRandom), as Apple's does")
+            }
+            let accessControl = privateKeyAttributes?[kSecAttrAccessControl as String] ?? entries[kSecAttrAccessControl as String]
+            guard accessControl == nil || accessControl is SecAccessControl else { throw KeychainError(.errSecParam, "kSecAttrAccessControl takes a SecAccessControl") }
+            kind = .enclave(accessControl: (accessControl as? SecAccessControl)?.accessControl)
+        } else if type == kSecAttrKeyTypeECSECPrimeRandom as String {
             let bits = bits ?? 256
             guard [256, 384, 521].contains(bits) else { throw KeychainError(.errSecParam, "an elliptic-curve key has 256, 384 or 521 bits, not \(bits)") }
             kind = .ellipticCurve(bits: bits)
@@ -92,12 +111,25 @@ private struct KeyGenerationRequest {
         }
         let shared = entries.filter { !Self.generationKeys.contains($0.key) }
         let permanent = try Self.flag(entries[kSecAttrIsPermanent as String]) ?? false
-        privateKeyItem = try Self.item(entries[kSecPrivateKeyAttrs as String], shared: shared, permanentByDefault: permanent, name: "kSecPrivateKeyAttrs")
+        var privateKeyItem = try Self.item(entries[kSecPrivateKeyAttrs as String], shared: shared, permanentByDefault: permanent, name: "kSecPrivateKeyAttrs")
+        if case .enclave(let accessControl) = kind, privateKeyItem != nil {
+            // The access control is sealed into the key and checked at each use, as on Apple's
+            // hardware: reading the item (its reference) asks for nothing.
+            privateKeyItem?.removeValue(forKey: kSecAttrAccessControl as String)
+            privateKeyItem?[kSecAttrAccessible as String] = (accessControl?.protection ?? Self.enclaveDefaultAccessibility).rawValue
+        }
+        self.privateKeyItem = privateKeyItem
         publicKeyItem = try Self.item(entries[kSecPublicKeyAttrs as String], shared: shared, permanentByDefault: permanent, name: "kSecPublicKeyAttrs")
     }
 
+    /// An Enclave key's accessibility without an access control: CryptoKit's default.
+    private static let enclaveDefaultAccessibility = Accessibility.whenUnlockedThisDeviceOnly
+
     func generate() throws(KeychainError) -> SecKey {
         switch kind {
+        case .enclave(let accessControl):
+            let accessibility = accessControl?.protection ?? Self.enclaveDefaultAccessibility
+            return SecKey(.enclave(try EnclavePrivateKey.create(accessibility: accessibility, accessControl: accessControl, authentication: authentication)))
         case .ellipticCurve(256): return SecKey(.p256(P256.Signing.PrivateKey()))
         case .ellipticCurve(384): return SecKey(.p384(P384.Signing.PrivateKey()))
         case .ellipticCurve: return SecKey(.p521(P521.Signing.PrivateKey()))

@@ -48,22 +48,3 @@ enum SecKeyHash: Sendable {
         }
     }
 }
-
-/// A digest the caller computed (the `…digest…` algorithms), handed to ECDSA as is: swift-crypto
-/// signs and checks a digest's bytes, whatever their length.
-struct PrecomputedDigest: Digest {
-    /// Not a fixed size: ECDSA reads the bytes, never this.
-    static var byteCount: Int { 0 }
-
-    let bytes: Data
-
-    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try bytes.withUnsafeBytes(body)
-    }
-
-    func makeIterator() -> Data.Iterator {
-        bytes.makeIterator()
-    }
-
-    var description: String { "digest of \(bytes.count) bytes" }
-}

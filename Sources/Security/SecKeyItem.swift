@@ -15,6 +15,7 @@ extension SecKey {
         attributes[kSecAttrEffectiveKeySize as String] = .number(Int64(sizeInBits))
         attributes[kSecAttrIsPermanent as String] = .bool(true)
         for (name, flag) in capabilities { attributes[name as String] = .bool(flag) }
+        if enclaveKey != nil { attributes[kSecAttrTokenID as String] = .string(kSecAttrTokenIDSecureEnclave as String) }
         return attributes
     }
 
@@ -34,6 +35,9 @@ extension SecKey {
         guard case .string(let keyClass)? = attributes[kSecAttrKeyClass as String],
             case .string(let type)? = attributes[kSecAttrKeyType as String]
         else { return nil }
+        if case .string(let token)? = attributes[kSecAttrTokenID as String], token == kSecAttrTokenIDSecureEnclave as String {
+            return EnclavePrivateKey(sealedKey: data).map { SecKey(.enclave($0)) }
+        }
         return make(data, type: type, keyClass: keyClass)
     }
 }

@@ -45,7 +45,8 @@ enum KeyAgreementKey {
         }
     }
 
-    /// The secret of `privateKey` with the public key whose X9.63 bytes are `peer`.
+    /// The secret of `privateKey` with the public key whose X9.63 bytes are `peer`; an Enclave
+    /// key's comes from the Enclave.
     ///
     /// - Throws: `errSecParam` when `peer` is not a point of the same curve.
     static func agreement(of privateKey: SecKey.PrivateKey, with peer: Data) throws -> SharedSecret {
@@ -57,6 +58,8 @@ enum KeyAgreementKey {
                 return try P384.KeyAgreement.PrivateKey(rawRepresentation: key.rawRepresentation).sharedSecretFromKeyAgreement(with: .init(x963Representation: peer))
             case .p521(let key):
                 return try P521.KeyAgreement.PrivateKey(rawRepresentation: key.rawRepresentation).sharedSecretFromKeyAgreement(with: .init(x963Representation: peer))
+            case .enclave(let key):
+                return try key.sharedSecret(with: peer)
             case .rsa:
                 throw KeychainError(.errSecParam, "algorithm not supported by the key")
             }

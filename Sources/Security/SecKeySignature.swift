@@ -1,4 +1,5 @@
 import Crypto
+import Enclave
 import Foundation
 import KeychainProtocol
 import _CryptoExtras
@@ -95,6 +96,9 @@ extension SecKey {
                 return family.isRFC4754 ? signature.rawRepresentation : signature.derRepresentation
             case (.p521(let key), let family):
                 let signature = try key.signature(for: scheme.ecdsaDigest(of: data))
+                return family.isRFC4754 ? signature.rawRepresentation : signature.derRepresentation
+            case (.enclave(let key), let family):
+                let signature = try key.signature(for: scheme.ecdsaDigest(of: data).bytes)
                 return family.isRFC4754 ? signature.rawRepresentation : signature.derRepresentation
             default:
                 throw KeychainError(.errSecParam, "algorithm not supported by the key")

@@ -182,13 +182,6 @@ import _CryptoExtras
         #expect(try SecKeyCopyPublicKey(#require(privateKey)) == publicKey)
     }
 
-    @Test func enclaveKeysAreRefusedUntilTheDaemonHoldsThem() {
-        var error: Unmanaged<CFError>?
-        let parameters = [kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits: 256, kSecAttrTokenID: kSecAttrTokenIDSecureEnclave] as NSDictionary
-        #expect(SecKeyCreateRandomKey(parameters, &error) == nil)
-        #expect(status(error) == Int(errSecUnimplemented))
-    }
-
     @Test func aGeneratedRSAKeySignsEncryptsAndDecryptsAsSwiftCryptoDoes() throws {
         let key = try generate(kSecAttrKeyTypeRSA, bits: 2048)
         let publicKey = try #require(SecKeyCopyPublicKey(key))

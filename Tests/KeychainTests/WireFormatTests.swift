@@ -33,6 +33,10 @@ import Testing
             .openOwnerSessionByBiometry(timeout: 0.1), .identify,
             .declareApp(executable: "/usr/bin/a", declaration: AppDeclaration(applicationIdentifier: "T.com.example.a", keychainAccessGroups: ["T.shared", "T.other"])),
             .declareApp(executable: "/usr/bin/a", declaration: nil), .listDeclaredApps,
+            .createEnclaveKey(accessibility: .whenUnlockedThisDeviceOnly, accessControl: nil),
+            .createEnclaveKey(accessibility: .whenUnlocked, accessControl: try? AccessControl(protection: .whenUnlocked, flags: [.privateKeyUsage, .userPresence])),
+            .useEnclaveKey(EnclaveKeyUse(sealedKey: Data([1, 2, 3]), operation: .sign(digest: Data(repeating: 9, count: 32)))),
+            .useEnclaveKey(EnclaveKeyUse(sealedKey: Data([1]), operation: .keyAgreement(peerPublicKey: Data(repeating: 4, count: 65)), authenticationContext: context)),
         ]
     }
 
@@ -47,6 +51,7 @@ import Testing
             .success(.daemon(DaemonStatus(mode: "per-user", pid: 42, uptime: 1.5, connectedClients: 3, idleLockSeconds: 300, device: DeviceStatus(passcodeSet: false, unlockedClasses: [], failedAttempts: 0, secondsUntilNextAttempt: 0, eraseAfterFailedAttempts: false)))),
             .success(.entitlements(["/usr/bin/a": ["one", "two"], "/usr/bin/b": []])),
             .success(.declaredApps(["/usr/bin/a": AppDeclaration(applicationIdentifier: "T.a", keychainAccessGroups: ["T.g"]), "/usr/bin/b": AppDeclaration(applicationIdentifier: "T.b")])),
+            .success(.enclaveKey(sealedKey: Data([1, 2]), publicKey: Data(repeating: 4, count: 65))), .success(.keyOutput(SecretBytes(Data([3, 0, 1])))),
             .failure(KeychainError(status: -25308, message: "é needs a prompt", requiredAuthentication: control)),
             .failure(KeychainError(.errSecItemNotFound, "nothing")),
         ]

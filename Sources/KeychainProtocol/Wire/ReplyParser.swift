@@ -80,6 +80,10 @@ public enum ReplyParser {
                 (try reader.string(max: KeychainLimits.maximumAttributeSize), try WireValues.appDeclaration(&reader))
             }
             return .declaredApps(Dictionary(entries, uniquingKeysWith: { first, _ in first }))
+        case 10:
+            return .enclaveKey(
+                sealedKey: try reader.data(max: EnclaveKeyUse.maximumSealedKey), publicKey: try reader.data(max: EnclaveKeyOperation.publicKeySize))
+        case 11: return .keyOutput(try reader.secret(max: WireValues.maximumReference))
         case let tag: throw WireError("an unknown reply (tag \(tag))")
         }
     }
@@ -162,6 +166,8 @@ public enum ReplyParser {
             writer.int(status.connectedClients)
             writer.double(status.idleLockSeconds)
             write(status.device, to: &writer)
+        case .enclaveKey(let sealedKey, let publicKey): writer.u8(10); writer.data(sealedKey); writer.data(publicKey)
+        case .keyOutput(let bytes): writer.u8(11); writer.secret(bytes)
         }
     }
 }

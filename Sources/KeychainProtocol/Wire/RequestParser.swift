@@ -71,6 +71,10 @@ public enum RequestParser {
             return .declareApp(
                 executable: try reader.string(max: KeychainLimits.maximumAttributeSize), declaration: try reader.optional(WireValues.appDeclaration))
         case 34: return .listDeclaredApps
+        case 35:
+            return .createEnclaveKey(
+                accessibility: try WireValues.token(&reader, Accessibility.self), accessControl: try reader.optional(WireValues.accessControl))
+        case 36: return .useEnclaveKey(try WireValues.enclaveKeyUse(&reader))
         case let tag: throw WireError("an unknown request (tag \(tag))")
         }
     }
@@ -112,6 +116,9 @@ public enum RequestParser {
         case .declareApp(let executable, let declaration):
             writer.u8(33); writer.string(executable); writer.optional(declaration) { WireValues.write($1, to: &$0) }
         case .listDeclaredApps: writer.u8(34)
+        case .createEnclaveKey(let accessibility, let accessControl):
+            writer.u8(35); writer.string(accessibility.rawValue); writer.optional(accessControl) { WireValues.write($1, to: &$0) }
+        case .useEnclaveKey(let use): writer.u8(36); WireValues.write(use, to: &writer)
         }
     }
 }

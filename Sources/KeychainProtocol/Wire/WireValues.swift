@@ -165,6 +165,26 @@ enum WireValues {
         return query
     }
 
+    static func write(_ use: EnclaveKeyUse, to writer: inout WireWriter) {
+        writer.data(use.sealedKey)
+        switch use.operation {
+        case .sign(let digest): writer.u8(0); writer.data(digest)
+        case .keyAgreement(let peer): writer.u8(1); writer.data(peer)
+        }
+        writer.optional(use.authenticationContext) { $0.data($1.bytes) }
+    }
+
+    static func enclaveKeyUse(_ reader: inout WireReader) throws(WireError) -> EnclaveKeyUse {
+        let sealedKey = try reader.data(max: EnclaveKeyUse.maximumSealedKey)
+        let operation: EnclaveKeyOperation
+        switch try reader.u8() {
+        case 0: operation = .sign(digest: try reader.data(max: EnclaveKeyOperation.maximumDigest))
+        case 1: operation = .keyAgreement(peerPublicKey: try reader.data(max: EnclaveKeyOperation.publicKeySize))
+        case let tag: throw WireError("an unknown Enclave key operation (tag \(tag))")
+        }
+        return EnclaveKeyUse(sealedKey: sealedKey, operation: operation, authenticationContext: try reader.optional(contextID))
+    }
+
     static func contextID(_ reader: inout WireReader) throws(WireError) -> AuthenticationContextID {
         guard let id = AuthenticationContextID(bytes: try reader.data(max: 16)) else { throw WireError("a context name that is not 16 bytes") }
         return id

@@ -89,6 +89,15 @@ enum CorpusRun {
             check("an imported identity stored and found as kSecClassIdentity", stored.stored == errSecSuccess && stored.subject == "corpus client", "\(stored)")
         }
 
+        if let enclaveKey = try? SecureEnclaveCode.makeSigningKey() {
+            check("a SecureEnclave signing key signs", SecureEnclaveCode.signAndVerify(enclaveKey))
+            let restored = SecureEnclaveCode.restore(enclaveKey.dataRepresentation)
+            check("restored from its dataRepresentation", restored.map { SecureEnclaveCode.signAndVerify($0) && $0.publicKey.rawRepresentation == enclaveKey.publicKey.rawRepresentation } ?? false)
+        } else {
+            check("a SecureEnclave signing key", false, "not made")
+        }
+        check("a SecureEnclave key agreement derives the other side's key", SecureEnclaveCode.agreeOnAKey())
+
         let key = OtherIdioms.randomKey()
         check("SecRandomCopyBytes", key != nil && key != [UInt8](repeating: 0, count: 32))
         let shared = OtherIdioms.sharedWebCredentialErrors()
