@@ -102,10 +102,19 @@ let package = Package(
         .target(name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"], swiftSettings: strict),
         .executableTarget(
             name: "keychainctl",
-            dependencies: ["Keychain", "LocalAuthentication", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Keychain", "KeychainSSH", "LocalAuthentication", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], swiftSettings: strict),
+        // An ssh-agent on Enclave keys (`keychainctl ssh-agent`): the OpenSSH agent protocol,
+        // its SSH encodings, and the keys kept in the keychain.
+        .target(
+            name: "KeychainSSH",
+            dependencies: [
+                "Keychain", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
         // The wire decoders under libFuzzer (README, "Fuzzing the wire decoders"); without it,
         // a replayer of saved inputs.
         .executableTarget(name: "wire-fuzzer", dependencies: ["KeychainProtocol"], swiftSettings: strict),
@@ -125,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "KeychainTests",
             dependencies: [
-                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol", "KeychainPrompt", "LocalAuthentication", "Biometrics",
+                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol", "KeychainPrompt", "LocalAuthentication", "Biometrics", "KeychainSSH",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -9,23 +9,35 @@ import KeychainProtocol
 /// pinentry draw theirs: the program's name, the reason, a line asking for a touch when
 /// biometry is in play, and the buttons — Esc for Cancel, Enter for the fallback. Passcode entry
 /// is hidden. Standard input and output stay the program's, so `… -w | xclip` and `$(…)` work.
-/// A process without a controlling terminal is not interactive.
+/// A process without a controlling terminal is not interactive. A program that asks on behalf
+/// of another (the ssh agent, for the `ssh` that wants a signature) may name that one's terminal
+/// instead.
 ///
 /// The terminal's modes are restored when the sheet closes, and also on SIGINT, SIGTERM, SIGHUP,
 /// SIGTSTP and at exit (`kc_terminal_guard_begin`).
 public struct TerminalPrompt: AuthenticationPrompt {
+    /// The terminal device the sheet shows on.
+    private let device: String
+
     /// A prompt on this process's controlling terminal.
-    public init() {}
+    public init() {
+        device = "/dev/tty"
+    }
+
+    /// A prompt on the terminal device at `path` (`/dev/pts/3`).
+    public init(terminal path: String) {
+        device = path
+    }
 
     public var isInteractive: Bool {
-        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        let fd = open(device, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else { return false }
-        close(fd)
-        return true
+        defer { close(fd) }
+        return isatty(fd) == 1
     }
 
     public func present(_ sheet: PromptSheet) -> any PromptSession {
-        TerminalPromptSession(sheet)
+        TerminalPromptSession(sheet, device: device)
     }
 }
 
@@ -33,8 +45,8 @@ final class TerminalPromptSession: PromptSession {
     private let terminal: Int32
     private var dismissed = false
 
-    init(_ sheet: PromptSheet) {
-        terminal = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+    init(_ sheet: PromptSheet, device: String) {
+        terminal = open(device, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard terminal >= 0 else { return }
         var raw = termios()
         tcgetattr(terminal, &raw)

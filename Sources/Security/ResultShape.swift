@@ -14,6 +14,9 @@ enum ResultShape {
         var returns: ReturnSelection = []
         /// `kSecReturnRef`.
         var reference = Reference.none
+        /// How the call authenticates: an Enclave key's `SecKey` keeps it for its uses, as a key
+        /// found with `kSecUseAuthenticationContext` does on iOS.
+        var authentication = AuthenticationOptions()
 
         /// How `kSecReturnRef` shows in the result.
         enum Reference {
@@ -41,7 +44,7 @@ enum ResultShape {
 
     private static func single(_ item: ItemResult, _ request: Request) -> AnyObject {
         if request.keyCount == 1 {
-            if request.reference != .none { return reference(item, request.reference) }
+            if request.reference != .none { return reference(item, request) }
             if request.returns == .data { return secret(item) }
             if request.returns == .persistentRef { return NSData(data: item.persistentRef ?? Data()) }
         }
@@ -49,19 +52,19 @@ enum ResultShape {
         if request.returns.contains(.attributes) { addAttributes(of: item, to: &entries) }
         if request.returns.contains(.data) { entries.add(kSecValueData, secret(item)) }
         if request.returns.contains(.persistentRef) { entries.add(kSecValuePersistentRef, NSData(data: item.persistentRef ?? Data())) }
-        if request.reference == .certificate || request.reference == .key { entries.add(kSecValueRef, reference(item, request.reference)) }
+        if request.reference == .certificate || request.reference == .key { entries.add(kSecValueRef, reference(item, request)) }
         return entries.dictionary
     }
 
     /// A certificate item's `SecCertificate` or a key item's `SecKey`; its data as is, should it
     /// not make one (a certificate did when it was added, through the same parser; a key item
     /// added with `kSecValueData` may hold a symmetric key or other bytes).
-    private static func reference(_ item: ItemResult, _ kind: Request.Reference) -> AnyObject {
+    private static func reference(_ item: ItemResult, _ request: Request) -> AnyObject {
         let data = item.secret?.withUnsafeBytes { Data($0) } ?? Data()
         let object: AnyObject? =
-            switch kind {
+            switch request.reference {
             case .certificate: SecCertificate(der: data)
-            case .key: SecKey.stored(data, attributes: item.attributes ?? [:])
+            case .key: SecKey.stored(data, attributes: item.attributes ?? [:], authentication: request.authentication)
             case .none, .leftOut: nil
             }
         return object ?? NSData(data: data)

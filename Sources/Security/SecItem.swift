@@ -59,7 +59,9 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
         let parsed = try dictionary.query()
         let reply = try AuthenticatedCall.perform(dictionary.authentication) { .copyMatching(parsed.with($0)) }
         guard case .items(let items) = reply else { return }
-        if !parsed.returns.isEmpty { result?.pointee = ResultShape.value(items, dictionary.requested, limit: parsed.limit) }
+        var requested = dictionary.requested
+        requested.authentication = dictionary.authentication
+        if !parsed.returns.isEmpty { result?.pointee = ResultShape.value(items, requested, limit: parsed.limit) }
     }
 }
 

@@ -1,0 +1,304 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// `keychainctl ssh` and `keychainctl ssh-agent` with the real OpenSSH tools and git: keys made
+/// in keychaind's Enclave, listed, used to sign through the agent and verified by OpenSSH, and a
+/// key with an access control that signs only once the owner answers its prompt.
+@Suite(.serialized) struct SSHAgentTests {
+    /// The agent, started for a test and ended by its pid.
+    private final class Agent {
+        let socket: String
+        private let running: CommandRunner.Running
+
+        init(_ shell: CommandRunner) throws {
+            socket = shell.home.appendingPathComponent("agent.socket").path
+            running = try shell.launch(["ssh-agent", "--socket", socket])
+            let line = String(decoding: running.stdout.fileHandleForReading.availableDataUntilNewline(), as: UTF8.self)
+            #expect(line == "SSH_AUTH_SOCK=\(socket); export SSH_AUTH_SOCK;\n")
+            let deadline = Date().addingTimeInterval(10)
+            while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        }
+
+        deinit {
+            kill(running.process.processIdentifier, SIGKILL)
+            running.process.waitUntilExit()
+        }
+    }
+
+    private func script(_ shell: CommandRunner, _ agent: Agent, _ text: String) throws -> CommandRunner.Output {
+        try shell.script("export SSH_AUTH_SOCK='\(agent.socket)'; cd '\(shell.home.path)'; \(text)")
+    }
+
+    @Test func keysAreMadeListedPrintedAndDeleted() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let created = try shell.run(["ssh", "create", "laptop"])
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(created.stdout.hasPrefix("ecdsa-sha2-nistp256 AAAA") && created.stdout.hasSuffix(" laptop\n"))
+        #expect(try shell.run(["ssh", "public-key", "laptop"]).stdout == created.stdout)
+        #expect(try shell.run(["ssh", "create", "laptop"]).status == 1, "a second key of that name")
+        #expect(try shell.run(["ssh", "create", "two words"]).status == 1)
+        // OpenSSH reads the line and gives the same fingerprint the list shows.
+        try created.stdout.write(to: shell.home.appendingPathComponent("laptop.pub"), atomically: true, encoding: .utf8)
+        let fingerprint = try shell.script("ssh-keygen -l -f '\(shell.home.path)/laptop.pub'")
+        let listed = try shell.run(["ssh", "list"])
+        let listedFingerprint = try #require(listed.stdout.split(separator: "\t").last?.trimmingCharacters(in: .newlines))
+        #expect(fingerprint.stdout.hasPrefix("256 \(listedFingerprint) laptop (ECDSA)"), "\(fingerprint.stdout) vs \(listed.stdout)")
+        #expect(try shell.run(["ssh", "delete", "laptop"]).status == 0)
+        #expect(try shell.run(["ssh", "public-key", "laptop"]).status == 44)
+        #expect(try shell.run(["ssh", "list"]).stdout.isEmpty)
+    }
+
+    /// ssh-add lists the key; ssh-keygen signs a file through the agent and verifies it; git
+    /// signs a commit (gpg.format=ssh) and verifies it.
+    @Test func openSSHAndGitSignThroughTheAgent() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let line = try shell.run(["ssh", "create", "signer"]).stdout
+        try line.write(to: shell.home.appendingPathComponent("signer.pub"), atomically: true, encoding: .utf8)
+        try "me@example.com \(line)".write(to: shell.home.appendingPathComponent("allowed"), atomically: true, encoding: .utf8)
+        let agent = try Agent(shell)
+        #expect(try script(shell, agent, "ssh-add -L").stdout == line)
+        let signed = try script(shell, agent, """
+            echo 'release 1.0' > message
+            ssh-keygen -Y sign -f signer.pub -n file message && ssh-keygen -Y verify -f allowed -I me@example.com -n file -s message.sig < message
+            """)
+        #expect(signed.status == 0, "\(signed.stdout)\(signed.stderr)")
+        #expect(signed.stdout.contains("Good \"file\" signature for me@example.com"))
+        let tampered = try script(shell, agent, "echo 'release 1.1' > message && ssh-keygen -Y verify -f allowed -I me@example.com -n file -s message.sig < message")
+        #expect(tampered.status != 0)
+        let git = try script(shell, agent, """
+            git init -q repo && cd repo && git config user.email me@example.com && git config user.name Me \
+              && git config gpg.format ssh && git config user.signingkey ../signer.pub && git config gpg.ssh.allowedSignersFile ../allowed \
+              && echo x > f && git add f && git commit -q -S -m signed && git verify-commit HEAD
+            """)
+        #expect(git.status == 0, "\(git.stdout)\(git.stderr)")
+        #expect(git.stderr.contains("Good \"git\" signature for me@example.com"))
+        // keychaind's audit log has a line for each signature (two files, one commit).
+        let log = (try? String(contentsOf: shell.runtime.appendingPathComponent("keychain/keychaind.log"), encoding: .utf8)) ?? ""
+        #expect(log.components(separatedBy: "enclave key signed").count - 1 >= 2, "\(log)")
+    }
+
+    /// A key with userPresence: with no terminal to ask on, the agent refuses (and goes on
+    /// serving); on a terminal it asks, and signs once the passcode is typed.
+    @Test func aGuardedKeySignsOnlyAfterThePrompt() throws {
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        let line = try shell.run(["ssh", "create", "guarded", "--access-control", "userPresence"]).stdout
+        try line.write(to: shell.home.appendingPathComponent("guarded.pub"), atomically: true, encoding: .utf8)
+        try "me \(line)".write(to: shell.home.appendingPathComponent("allowed"), atomically: true, encoding: .utf8)
+        do {
+            let agent = try Agent(shell)
+            let refused = try script(shell, agent, "echo hi > message; ssh-keygen -Y sign -f guarded.pub -n file message")
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains("agent refused operation"), "\(refused.stderr)")
+            #expect(try script(shell, agent, "ssh-add -L").stdout == line, "the agent still serves")
+        }
+
+        // On a terminal: the sheet names the program and the key; the passcode signs.
+        let socket = shell.home.appendingPathComponent("tty-agent.socket").path
+        let terminal = try terminalAgent(shell, socket: socket)
+        let signer = Process()
+        signer.executableURL = URL(fileURLWithPath: "/bin/bash")
+        signer.arguments = ["-c", "cd '\(shell.home.path)' && echo hi > message2 && ssh-keygen -Y sign -f guarded.pub -n file message2 && ssh-keygen -Y verify -f allowed -I me -n file -s message2.sig < message2"]
+        var environment = shell.environment
+        environment["SSH_AUTH_SOCK"] = socket
+        signer.environment = environment
+        let output = Pipe()
+        signer.standardOutput = output
+        signer.standardError = output
+        try signer.run()
+        defer { if signer.isRunning { kill(signer.processIdentifier, SIGKILL) } }
+        #expect(terminal.expect("wants to sign with your SSH key guarded"))
+        #expect(terminal.expect("Passcode:"))
+        terminal.type("1234\r")
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        signer.waitUntilExit()
+        #expect(signer.terminationStatus == 0, "\(text)\n\(terminal.screen)")
+        #expect(text.contains("Good \"file\" signature for me"))
+        terminal.send(signal: SIGTERM)
+        _ = terminal.wait()
+    }
+}
+
+extension SSHAgentTests {
+    /// An agent with no terminal of its own asks on the terminal of the program that wants the
+    /// signature: ssh-keygen on a pseudo-terminal sees the sheet, and the passcode typed there
+    /// signs.
+    @Test func theSheetShowsOnTheTerminalOfTheProgramThatAsked() throws {
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        let line = try shell.run(["ssh", "create", "guarded", "--access-control", "userPresence"]).stdout
+        try line.write(to: shell.home.appendingPathComponent("guarded.pub"), atomically: true, encoding: .utf8)
+        try "me \(line)".write(to: shell.home.appendingPathComponent("allowed"), atomically: true, encoding: .utf8)
+        let agent = try Agent(shell)
+        var environment = shell.environment
+        environment["SSH_AUTH_SOCK"] = agent.socket
+        let client = try PseudoTerminal(URL(fileURLWithPath: "/bin/bash"), ["-c", "cd '\(shell.home.path)' && echo hi > message && ssh-keygen -Y sign -f guarded.pub -n file message && ssh-keygen -Y verify -f allowed -I me -n file -s message.sig < message"], environment: environment)
+        #expect(client.expect("“ssh-keygen” wants to sign with your SSH key guarded"))
+        #expect(client.expect("Passcode:"))
+        client.type("1234\r")
+        #expect(client.expect("Good \"file\" signature for me"), "\(client.screen)")
+        #expect(client.wait() == 0)
+    }
+}
+
+/// `keychainctl ssh-agent` on a pseudo-terminal, where it shows its sheets, once its socket is
+/// there.
+private func terminalAgent(_ shell: CommandRunner, socket: String) throws -> PseudoTerminal {
+    let terminal = try PseudoTerminal(CommandRunner.binary, ["ssh-agent", "--socket", socket], environment: shell.environment)
+    #expect(terminal.expect("SSH_AUTH_SOCK="))
+    let deadline = Date().addingTimeInterval(10)
+    while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+    return terminal
+}
+
+extension FileHandle {
+    /// Reads one byte at a time up to and including the first newline (or the end).
+    fileprivate func availableDataUntilNewline() -> Data {
+        var line = Data()
+        while let byte = try? read(upToCount: 1), let first = byte.first {
+            line.append(first)
+            if first == UInt8(ascii: "\n") { break }
+        }
+        return line
+    }
+}
+
+/// The real OpenSSH client logs in to a real sshd through the agent: sshd runs on a loopback
+/// port as an unprivileged user whose only authorized key is the Enclave key.
+@Suite(.serialized) struct SSHLoginTests {
+    /// sshd, started as `user` on a free loopback port and ended by its pid. Spawned directly,
+    /// not with Foundation's `Process`: sshd closes every inherited descriptor, which Foundation
+    /// takes for its exit and then waits on it, blocking every other `Process` of the test.
+    private final class SSHServer {
+        let port: Int
+        private let pid: pid_t
+
+        init(user: LocalUser, directory: URL, authorizedKeys: String) throws {
+            let fileManager = FileManager.default
+            // sshd wants its privilege-separation directory even when it cannot use it.
+            try? fileManager.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            let hostKey = directory.appendingPathComponent("host_key")
+            let keygen = Process()
+            keygen.executableURL = URL(fileURLWithPath: "/usr/bin/ssh-keygen")
+            keygen.arguments = ["-q", "-t", "ed25519", "-N", "", "-f", hostKey.path]
+            try keygen.run()
+            keygen.waitUntilExit()
+            try authorizedKeys.write(to: directory.appendingPathComponent("authorized_keys"), atomically: true, encoding: .utf8)
+            port = try Self.freePort()
+            let config = directory.appendingPathComponent("sshd_config")
+            try """
+                Port \(port)
+                ListenAddress 127.0.0.1
+                HostKey \(hostKey.path)
+                AuthorizedKeysFile \(directory.path)/authorized_keys
+                PasswordAuthentication no
+                KbdInteractiveAuthentication no
+                UsePAM no
+                StrictModes no
+                PidFile none
+                """.write(to: config, atomically: true, encoding: .utf8)
+            for file in [hostKey, config, directory.appendingPathComponent("authorized_keys")] {
+                chown(file.path, user.uid, user.gid)
+            }
+            chmod(directory.path, 0o755)
+            pid = try ChildSpawn.spawn(user.setpriv[0], Array(user.setpriv.dropFirst()) + ["/usr/sbin/sshd", "-D", "-e", "-f", config.path], environment: [:], stdio: (nil, nil, nil))
+            let deadline = Date().addingTimeInterval(10)
+            while !Self.accepts(port) && Date() < deadline { usleep(50_000) }
+        }
+
+        deinit {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
+
+        private static func freePort() throws -> Int {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(socket) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+            }
+            guard bound else { throw POSIXError(.EADDRINUSE) }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+
+        private static func accepts(_ port: Int) -> Bool {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(socket) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            return withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+        }
+    }
+
+    private func ssh(_ user: LocalUser, _ server: SSHServer, agent socket: String) -> [String] {
+        ["ssh", "-F", "/dev/null", "-o", "IdentityAgent=\(socket)", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+         "-p", "\(server.port)", "\(user.name)@127.0.0.1", "echo logged in as $(id -un)"]
+    }
+
+    @Test func sshLogsInWithAnEnclaveKeyAndAGuardedOneAfterThePasscode() throws {
+        let user = try LocalUser.sshLogin()
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        let open = try shell.run(["ssh", "create", "open"]).stdout
+        let guarded = try shell.run(["ssh", "create", "guarded", "--access-control", "userPresence"]).stdout
+        func serverDirectory(_ name: String) throws -> URL {
+            let directory = shell.home.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return directory
+        }
+
+        // The open key logs in through the agent.
+        do {
+            let server = try SSHServer(user: user, directory: serverDirectory("sshd-open"), authorizedKeys: open)
+            let socket = shell.home.appendingPathComponent("agent.socket").path
+            let agent = try shell.launch(["ssh-agent", "--socket", socket])
+            defer {
+                kill(agent.process.processIdentifier, SIGKILL)
+                agent.process.waitUntilExit()
+            }
+            let deadline = Date().addingTimeInterval(10)
+            while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+            let login = try shell.script(ssh(user, server, agent: socket).map { "'\($0)'" }.joined(separator: " "))
+            #expect(login.status == 0, "\(login.stderr)")
+            #expect(login.stdout == "logged in as \(user.name)\n")
+        }
+
+        // Only the guarded key is authorized: refused without a terminal to ask on, and let in
+        // once the passcode is typed at the agent's.
+        let server = try SSHServer(user: user, directory: serverDirectory("sshd-guarded"), authorizedKeys: guarded)
+        let socket = shell.home.appendingPathComponent("tty-agent.socket").path
+        let terminal = try terminalAgent(shell, socket: socket)
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/ssh")
+        client.arguments = Array(ssh(user, server, agent: socket).dropFirst())
+        client.environment = shell.environment
+        let output = Pipe()
+        client.standardOutput = output
+        client.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try client.run()
+        defer { if client.isRunning { kill(client.processIdentifier, SIGKILL) } }
+        #expect(terminal.expect("wants to sign with your SSH key guarded"))
+        #expect(terminal.expect("Passcode:"))
+        terminal.type("1234\r")
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        client.waitUntilExit()
+        #expect(client.terminationStatus == 0, "\(terminal.screen)")
+        #expect(text == "logged in as \(user.name)\n")
+        terminal.send(signal: SIGTERM)
+        _ = terminal.wait()
+    }
+}
