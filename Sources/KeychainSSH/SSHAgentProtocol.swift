@@ -24,15 +24,18 @@ public final class SSHAgentConnection: Sendable {
     private let client: String
     /// The client's terminal, where the prompt shows; nil: the agent's own, if it has one.
     private let terminal: String?
+    /// The agent whose keys this one also offers, if any.
+    private let upstream: SSHAgentUpstream?
     /// Keeps one authentication per key for a while, when the agent was told to.
     private let authentications: SSHAgentAuthentications
     /// The host key's fingerprint the client bound this connection to, if it did.
     private let boundHost = Mutex<String?>(nil)
 
     /// A connection from `client` (its program's name) on `terminal`.
-    public init(client: String, terminal: String? = nil, authentications: SSHAgentAuthentications) {
+    public init(client: String, terminal: String? = nil, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil) {
         self.client = client
         self.terminal = terminal
+        self.upstream = upstream
         self.authentications = authentications
     }
 
@@ -43,14 +46,19 @@ public final class SSHAgentConnection: Sendable {
             switch Message(rawValue: try reader.byte()) {
             case .requestIdentities?:
                 let keys = (try? SSHKeyStore.all()) ?? []
-                var answer = Data([Message.identitiesAnswer.rawValue]) + SSHEncoding.uint32(UInt32(keys.count))
-                for key in keys { answer += SSHEncoding.string(key.blob) + SSHEncoding.string(key.name) }
-                return answer
+                var identities = keys.map { SSHEncoding.string($0.blob) + SSHEncoding.string($0.name) }
+                identities += upstreamIdentities()
+                return Data([Message.identitiesAnswer.rawValue]) + SSHEncoding.uint32(UInt32(identities.count)) + identities.reduce(Data(), +)
             case .signRequest?:
                 let blob = Data(try reader.string())
                 let data = Data(try reader.string())
                 let flags = try reader.uint32()
-                guard reader.isAtEnd, flags == 0 else { return Self.failure }
+                guard reader.isAtEnd else { return Self.failure }
+                guard let keys = try? SSHKeyStore.all(), keys.contains(where: { $0.blob == blob }) else {
+                    // Not an Enclave key: the other agent's, if there is one (it checks the flags).
+                    return upstream?.exchange(message).map { Data($0) } ?? Self.failure
+                }
+                guard flags == 0 else { return Self.failure }
                 return try sign(data, blob: blob)
             case .extension?:
                 return try handleExtension(&reader)
@@ -63,6 +71,19 @@ public final class SSHAgentConnection: Sendable {
     }
 
     private static var failure: Data { Data([Message.failure.rawValue]) }
+
+    /// The other agent's keys, each as its blob and comment, as its answer lists them.
+    private func upstreamIdentities() -> [Data] {
+        guard let answer = upstream?.exchange([Message.requestIdentities.rawValue]) else { return [] }
+        var reader = SSHReader(answer)
+        guard (try? reader.byte()) == Message.identitiesAnswer.rawValue, let count = try? reader.uint32() else { return [] }
+        var identities: [Data] = []
+        for _ in 0..<min(count, 1024) {
+            guard let blob = try? reader.string(), let comment = try? reader.string() else { return [] }
+            identities.append(SSHEncoding.string(blob) + SSHEncoding.string(comment))
+        }
+        return reader.isAtEnd ? identities : []
+    }
 
     private func sign(_ data: Data, blob: Data) throws -> Data {
         let keys = try SSHKeyStore.all()

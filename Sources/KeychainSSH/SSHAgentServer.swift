@@ -11,19 +11,16 @@ import NIOPosix
 ///
 /// Only processes of this user are served, as OpenSSH's own agent does (`SO_PEERCRED`).
 public enum SSHAgentServer {
-    /// The largest message OpenSSH's agent takes: 256 KiB.
-    static let maximumMessage = 256 * 1024
-
     /// Serves the socket at `path` (created with mode 0600) until the process ends.
-    public static func run(socket path: String, authentications: SSHAgentAuthentications) throws -> Never {
+    public static func run(socket path: String, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil) throws -> Never {
         let group = MultiThreadedEventLoopGroup.singleton
         let channel = try ServerBootstrap(group: group)
             .childChannelInitializer { channel in
                 Client.of(channel).flatMapThrowing { client in
                     guard client.uid == getuid() else { throw SSHDecodingError() }
                     try channel.pipeline.syncOperations.addHandlers(
-                        ByteToMessageHandler(MessageDecoder()),
-                        ConnectionHandler(connection: SSHAgentConnection(client: client.program, terminal: client.terminal, authentications: authentications)))
+                        ByteToMessageHandler(SSHAgentMessageDecoder()),
+                        ConnectionHandler(connection: SSHAgentConnection(client: client.program, terminal: client.terminal, authentications: authentications, upstream: upstream)))
                 }.flatMapError { _ in channel.close() }
             }
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
@@ -75,20 +72,6 @@ public enum SSHAgentServer {
             let device = (UInt64(major & 0xfffff000) << 32) | (UInt64(major & 0xfff) << 8) | (UInt64(minor & 0xffffff00) << 12) | UInt64(minor & 0xff)
             guard stat(path, &status) == 0, status.st_uid == uid, status.st_rdev == device else { return nil }
             return path
-        }
-    }
-
-    /// Cuts the stream into messages by their 32-bit length; a longer one closes the connection.
-    private struct MessageDecoder: ByteToMessageDecoder {
-        typealias InboundOut = [UInt8]
-
-        mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-            guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
-            guard length > 0, Int(length) <= SSHAgentServer.maximumMessage else { throw SSHDecodingError() }
-            guard buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
-            buffer.moveReaderIndex(forwardBy: 4)
-            context.fireChannelRead(wrapInboundOut(buffer.readBytes(length: Int(length)) ?? []))
-            return .continue
         }
     }
 

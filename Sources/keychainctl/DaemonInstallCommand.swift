@@ -29,12 +29,18 @@ struct DaemonInstall: ParsableCommand {
         }
     }
 
-    private func installForUser() throws {
-        let daemon = try DaemonLocation.keychaind()
+    /// Where systemd looks for this user's units: `$XDG_CONFIG_HOME/systemd/user`, or
+    /// `~/.config/systemd/user`.
+    static func userUnitDirectory() -> URL {
         let environment = ProcessInfo.processInfo.environment
         let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
             ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".config")
-        let directory = config.appendingPathComponent("systemd/user")
+        return config.appendingPathComponent("systemd/user")
+    }
+
+    private func installForUser() throws {
+        let daemon = try DaemonLocation.keychaind()
+        let directory = Self.userUnitDirectory()
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try Self.socketUnit.write(to: directory.appendingPathComponent("keychaind.socket"), atomically: true, encoding: .utf8)

@@ -9,7 +9,7 @@ extension SSHKeyStore.Protection: ExpressibleByArgument {}
 struct SSH: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "SSH keys that never leave the Enclave (ecdsa-sha2-nistp256), for `keychainctl ssh-agent`.",
-        subcommands: [Create.self, List.self, PublicKey.self, Delete.self])
+        subcommands: [Create.self, List.self, PublicKey.self, Delete.self, InstallAgent.self])
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make a key inside the Enclave and print its authorized_keys line.")
@@ -63,6 +63,49 @@ struct SSH: ParsableCommand {
     }
 }
 
+extension SSH {
+    /// `keychainctl ssh install-agent`: a systemd user unit that runs the agent for the session.
+    struct InstallAgent: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "install-agent", abstract: "Install a systemd user unit that runs `keychainctl ssh-agent` (keychain-ssh-agent.service).")
+
+        func run() throws {
+            try Session.run(handlesSecrets: false) {
+                let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+                let directory = DaemonInstall.userUnitDirectory()
+                do {
+                    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                    try Self.unit(executable).write(to: directory.appendingPathComponent("keychain-ssh-agent.service"), atomically: true, encoding: .utf8)
+                } catch {
+                    throw KeychainError(.errSecIO, "cannot write the unit in \(directory.path): \(error.localizedDescription)")
+                }
+                print("""
+                    installed \(directory.path)/keychain-ssh-agent.service (ExecStart=\(executable) ssh-agent)
+                    enable it: systemctl --user daemon-reload && systemctl --user enable --now keychain-ssh-agent.service
+                    then, in your shell's profile: export SSH_AUTH_SOCK="$XDG_RUNTIME_DIR/keychain/ssh-agent.socket"
+                    """)
+            }
+        }
+
+        /// The agent as a service of the user's session. It has no terminal of its own: each
+        /// sheet shows on the terminal of the program that asked.
+        static func unit(_ executable: String) -> String {
+            """
+            [Unit]
+            Description=swift-keychain ssh-agent (keys in the Enclave)
+
+            [Service]
+            ExecStart=\(executable) ssh-agent
+            KillSignal=SIGTERM
+
+            [Install]
+            WantedBy=default.target
+
+            """
+        }
+    }
+}
+
 /// `keychainctl ssh-agent`: the OpenSSH agent protocol on the Enclave's SSH keys.
 struct SSHAgentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -76,6 +119,9 @@ struct SSHAgentCommand: ParsableCommand {
     @Option(name: .customLong("reuse-window"), help: "Seconds one authentication serves a key's signatures (0: ask every time).")
     var reuseWindow: Double = 0
 
+    @Option(help: "Another agent's socket (for example the $SSH_AUTH_SOCK you had): its keys are offered after the Enclave's, and it signs with them.")
+    var proxy: String?
+
     func run() throws {
         try Session.run {
             let directory = KeychainPaths.runtimeDirectory()
@@ -84,7 +130,8 @@ struct SSHAgentCommand: ParsableCommand {
             guard reuseWindow >= 0 else { throw KeychainError(.errSecParam, "--reuse-window takes a number of seconds, 0 or more") }
             FileHandle.standardOutput.write(Data("SSH_AUTH_SOCK=\(path); export SSH_AUTH_SOCK;\n".utf8))
             do {
-                try SSHAgentServer.run(socket: path, authentications: SSHAgentAuthentications(reuseWindow: reuseWindow))
+                guard proxy != path else { throw KeychainError(.errSecParam, "--proxy names this agent's own socket") }
+                try SSHAgentServer.run(socket: path, authentications: SSHAgentAuthentications(reuseWindow: reuseWindow), upstream: proxy.map(SSHAgentUpstream.init(socket:)))
             } catch let error as KeychainError {
                 throw error
             } catch {

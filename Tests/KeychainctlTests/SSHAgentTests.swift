@@ -13,9 +13,9 @@ import Testing
         let socket: String
         private let running: CommandRunner.Running
 
-        init(_ shell: CommandRunner) throws {
+        init(_ shell: CommandRunner, proxy: String? = nil) throws {
             socket = shell.home.appendingPathComponent("agent.socket").path
-            running = try shell.launch(["ssh-agent", "--socket", socket])
+            running = try shell.launch(["ssh-agent", "--socket", socket] + (proxy.map { ["--proxy", $0] } ?? []))
             let line = String(decoding: running.stdout.fileHandleForReading.availableDataUntilNewline(), as: UTF8.self)
             #expect(line == "SSH_AUTH_SOCK=\(socket); export SSH_AUTH_SOCK;\n")
             let deadline = Date().addingTimeInterval(10)
@@ -143,6 +143,48 @@ extension SSHAgentTests {
         client.type("1234\r")
         #expect(client.expect("Good \"file\" signature for me"), "\(client.screen)")
         #expect(client.wait() == 0)
+    }
+}
+
+extension SSHAgentTests {
+    /// `--proxy`: OpenSSH's own agent holding a software key behind this one. Both keys are
+    /// listed, and the software key's signature is the other agent's.
+    @Test func anotherAgentsKeysAreOfferedAndSignedByIt() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let enclaveLine = try shell.run(["ssh", "create", "enclave"]).stdout
+        let upstream = shell.home.appendingPathComponent("openssh-agent.socket").path
+        let opensshAgent = try ChildSpawn.spawn("/usr/bin/ssh-agent", ["-D", "-a", upstream], environment: [:], stdio: (nil, nil, nil))
+        defer {
+            kill(opensshAgent, SIGKILL)
+            var status: Int32 = 0
+            waitpid(opensshAgent, &status, 0)
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: upstream) && Date() < deadline { usleep(20_000) }
+        let added = try shell.script("cd '\(shell.home.path)' && ssh-keygen -q -t ecdsa -N '' -C software -f software && SSH_AUTH_SOCK='\(upstream)' ssh-add -q software")
+        #expect(added.status == 0, "\(added.stderr)")
+        let agent = try Agent(shell, proxy: upstream)
+        let listed = try script(shell, agent, "ssh-add -L").stdout.split(separator: "\n")
+        #expect(listed.count == 2)
+        #expect(listed.first.map(String.init) == enclaveLine.trimmingCharacters(in: .newlines), "the Enclave's keys first")
+        #expect(listed.last?.hasSuffix(" software") == true)
+        let signed = try script(shell, agent, """
+            echo hi > message && ssh-keygen -Y sign -f software.pub -n file message \
+              && echo "me $(cat software.pub)" > allowed && ssh-keygen -Y verify -f allowed -I me -n file -s message.sig < message
+            """)
+        #expect(signed.status == 0, "\(signed.stderr)")
+    }
+
+    @Test func installAgentWritesAUserUnit() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let config = shell.home.appendingPathComponent("config")
+        let result = try shell.script("XDG_CONFIG_HOME='\(config.path)' \"$KEYCHAINCTL\" ssh install-agent")
+        #expect(result.status == 0, "\(result.stderr)")
+        let unit = try String(contentsOf: config.appendingPathComponent("systemd/user/keychain-ssh-agent.service"), encoding: .utf8)
+        #expect(unit.contains("ExecStart=\(CommandRunner.binary.resolvingSymlinksInPath().path) ssh-agent"), "\(unit)")
+        #expect(unit.contains("WantedBy=default.target"))
     }
 }
 
