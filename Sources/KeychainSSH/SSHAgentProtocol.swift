@@ -54,12 +54,12 @@ public final class SSHAgentConnection: Sendable {
                 let data = Data(try reader.string())
                 let flags = try reader.uint32()
                 guard reader.isAtEnd else { return Self.failure }
-                guard let keys = try? SSHKeyStore.all(), keys.contains(where: { $0.blob == blob }) else {
+                guard let named = try? SSHKeyStore.all().first(where: { $0.blob == blob }) else {
                     // Not an Enclave key: the other agent's, if there is one (it checks the flags).
                     return upstream?.exchange(message).map { Data($0) } ?? Self.failure
                 }
                 guard flags == 0 else { return Self.failure }
-                return try sign(data, blob: blob)
+                return try sign(data, with: named)
             case .extension?:
                 return try handleExtension(&reader)
             default:
@@ -85,9 +85,8 @@ public final class SSHAgentConnection: Sendable {
         return reader.isAtEnd ? identities : []
     }
 
-    private func sign(_ data: Data, blob: Data) throws -> Data {
-        let keys = try SSHKeyStore.all()
-        guard let named = keys.first(where: { $0.blob == blob }) else { return Self.failure }
+    /// Signs with `named`, found again with the context that may prompt for it.
+    private func sign(_ data: Data, with named: SSHEnclaveKey) throws -> Data {
         var reason = "\(client) wants to sign with your SSH key \(named.name)"
         if let host = boundHost.withLock({ $0 }) { reason += " for the host with key \(host)" }
         let context = authentications.context(for: named.name, reason: reason, terminal: terminal)
