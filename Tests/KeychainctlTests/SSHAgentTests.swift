@@ -13,9 +13,10 @@ import Testing
         let socket: String
         private let running: CommandRunner.Running
 
-        init(_ shell: CommandRunner, proxy: String? = nil) throws {
+        init(_ shell: CommandRunner, proxy: String? = nil, reuseWindow: Int? = nil) throws {
             socket = shell.home.appendingPathComponent("agent.socket").path
-            running = try shell.launch(["ssh-agent", "--socket", socket] + (proxy.map { ["--proxy", $0] } ?? []))
+            running = try shell.launch(
+                ["ssh-agent", "--socket", socket] + (proxy.map { ["--proxy", $0] } ?? []) + (reuseWindow.map { ["--reuse-window", "\($0)"] } ?? []))
             let line = String(decoding: running.stdout.fileHandleForReading.availableDataUntilNewline(), as: UTF8.self)
             #expect(line == "SSH_AUTH_SOCK=\(socket); export SSH_AUTH_SOCK;\n")
             let deadline = Date().addingTimeInterval(10)
@@ -176,6 +177,27 @@ extension SSHAgentTests {
         #expect(signed.status == 0, "\(signed.stderr)")
     }
 
+    /// `--reuse-window`: within it one passcode serves the key's next signature; without it,
+    /// each signature asks again.
+    @Test(arguments: [(60, 1), (0, 2)])
+    func aReuseWindowAsksOnceForSeveralSignatures(window: Int, sheets: Int) throws {
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        let line = try shell.run(["ssh", "create", "guarded", "--access-control", "userPresence"]).stdout
+        try line.write(to: shell.home.appendingPathComponent("guarded.pub"), atomically: true, encoding: .utf8)
+        let agent = try Agent(shell, reuseWindow: window)
+        var environment = shell.environment
+        environment["SSH_AUTH_SOCK"] = agent.socket
+        let client = try PseudoTerminal(URL(fileURLWithPath: "/bin/bash"), ["-c", "cd '\(shell.home.path)' && echo a > one && echo b > two && ssh-keygen -Y sign -f guarded.pub -n file one && ssh-keygen -Y sign -f guarded.pub -n file two && echo BOTH-SIGNED"], environment: environment)
+        for _ in 0..<sheets {
+            #expect(client.expect("Passcode:", times: client.screen.components(separatedBy: "Passcode:").count), "\(client.screen)")
+            client.type("1234\r")
+        }
+        #expect(client.expect("BOTH-SIGNED"), "\(client.screen)")
+        #expect(client.screen.components(separatedBy: "wants to sign").count - 1 == sheets, "\(client.screen)")
+        #expect(client.wait() == 0)
+    }
+
     @Test func installAgentWritesAUserUnit() throws {
         let shell = try CommandRunner()
         defer { shell.cleanUp() }
@@ -291,56 +313,46 @@ extension FileHandle {
          "-p", "\(server.port)", "\(user.name)@127.0.0.1", "echo logged in as $(id -un)"]
     }
 
-    @Test func sshLogsInWithAnEnclaveKeyAndAGuardedOneAfterThePasscode() throws {
+    /// The open key logs in as soon as it is asked; the biometryAny key once the owner touches
+    /// the (simulated) sensor, the sheet showing on the terminal ssh runs on.
+    @Test func sshLogsInWithAnOpenKeyAndWithAGuardedOneAfterATouch() throws {
         let user = try LocalUser.sshLogin()
-        let shell = try CommandRunner.withPasscode(simulator: false)
+        let shell = try CommandRunner.withPasscode(simulator: true)
         defer { shell.cleanUp() }
         let open = try shell.run(["ssh", "create", "open"]).stdout
-        let guarded = try shell.run(["ssh", "create", "guarded", "--access-control", "userPresence"]).stdout
+        let guarded = try shell.run(["ssh", "create", "guarded", "--access-control", "biometryAny"]).stdout
         func serverDirectory(_ name: String) throws -> URL {
             let directory = shell.home.appendingPathComponent(name)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             return directory
         }
+        let socket = shell.home.appendingPathComponent("agent.socket").path
+        let agent = try shell.launch(["ssh-agent", "--socket", socket])
+        defer {
+            kill(agent.process.processIdentifier, SIGKILL)
+            agent.process.waitUntilExit()
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
 
-        // The open key logs in through the agent.
+        // The open key: no sheet, no touch.
         do {
             let server = try SSHServer(user: user, directory: serverDirectory("sshd-open"), authorizedKeys: open)
-            let socket = shell.home.appendingPathComponent("agent.socket").path
-            let agent = try shell.launch(["ssh-agent", "--socket", socket])
-            defer {
-                kill(agent.process.processIdentifier, SIGKILL)
-                agent.process.waitUntilExit()
-            }
-            let deadline = Date().addingTimeInterval(10)
-            while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
             let login = try shell.script(ssh(user, server, agent: socket).map { "'\($0)'" }.joined(separator: " "))
             #expect(login.status == 0, "\(login.stderr)")
             #expect(login.stdout == "logged in as \(user.name)\n")
         }
 
-        // Only the guarded key is authorized: refused without a terminal to ask on, and let in
-        // once the passcode is typed at the agent's.
+        // Only the guarded key is authorized: ssh, on a terminal, waits for the touch.
         let server = try SSHServer(user: user, directory: serverDirectory("sshd-guarded"), authorizedKeys: guarded)
-        let socket = shell.home.appendingPathComponent("tty-agent.socket").path
-        let terminal = try terminalAgent(shell, socket: socket)
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/ssh")
-        client.arguments = Array(ssh(user, server, agent: socket).dropFirst())
-        client.environment = shell.environment
-        let output = Pipe()
-        client.standardOutput = output
-        client.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try client.run()
-        defer { if client.isRunning { kill(client.processIdentifier, SIGKILL) } }
-        #expect(terminal.expect("wants to sign with your SSH key guarded"))
-        #expect(terminal.expect("Passcode:"))
-        terminal.type("1234\r")
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        client.waitUntilExit()
-        #expect(client.terminationStatus == 0, "\(terminal.screen)")
-        #expect(text == "logged in as \(user.name)\n")
-        terminal.send(signal: SIGTERM)
-        _ = terminal.wait()
+        let client = try PseudoTerminal(URL(fileURLWithPath: "/usr/bin/ssh"), Array(ssh(user, server, agent: socket).dropFirst()), environment: shell.environment)
+        #expect(client.expect("“ssh” wants to sign with your SSH key guarded"), "\(client.screen)")
+        #expect(client.expect("Touch the fingerprint sensor."))
+        // The host, from OpenSSH's session-bind: its host key's fingerprint.
+        let hostKey = try shell.script("ssh-keygen -l -f '\(shell.home.path)/sshd-guarded/host_key.pub' | cut -d' ' -f2").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(hostKey.hasPrefix("SHA256:") && client.screen.contains("for the host with key") && client.screen.contains(hostKey), "\(client.screen)")
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(client.expect("logged in as \(user.name)"), "\(client.screen)")
+        #expect(client.wait() == 0)
     }
 }
