@@ -77,12 +77,15 @@ let package = Package(
             name: "keychaind",
             dependencies: ["KeychainDaemon", "CKeychaindStartup", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
+        // PKCS #12's legacy 3DES and RC2 encryption, which swift-crypto lacks: OpenSSL's libcrypto
+        // (libssl-dev) with its legacy provider, behind one C function (SecPKCS12Import).
+        .target(name: "CPKCS12Legacy", linkerSettings: [.linkedLibrary("crypto")]),
         // Apple's API under Apple's module name, so that iOS code compiles with its imports
         // unchanged: SecItem*, kSec* constants, SecAccessControl, CF types. Apple's names only.
         .target(
             name: "Security",
             dependencies: [
-                "KeychainProtocol", "KeychainClient", "LocalAuthentication", "Enclave",
+                "KeychainProtocol", "KeychainClient", "LocalAuthentication", "Enclave", "CPKCS12Legacy",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),

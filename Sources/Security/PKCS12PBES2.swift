@@ -7,10 +7,8 @@ import SwiftASN1
 /// PBES2 (RFC 8018): how OpenSSL 3 encrypts a PKCS #12 file's keys and certificates — PBKDF2
 /// with HMAC-SHA-1/256/384/512 and AES-128/192/256-CBC, all swift-crypto's.
 ///
-/// The legacy PKCS #12 ciphers (`pbeWithSHAAnd3-KeyTripleDES-CBC`, `pbeWithSHAAnd40BitRC2-CBC`:
-/// files from OpenSSL 1.1 and `openssl pkcs12 -legacy`) are not supported: swift-crypto has
-/// neither cipher, and they fail with errSecUnimplemented and a message saying how to export
-/// the file again.
+/// PKCS #12's own legacy schemes (`pbeWithSHAAnd3-KeyTripleDES-CBC`, `pbeWithSHAAnd40BitRC2-CBC`:
+/// files from OpenSSL 1.1 and `openssl pkcs12 -legacy`) go to ``PKCS12LegacyCipher``.
 enum PKCS12PBES2 {
     private static let pbes2: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 5, 13]
     private static let pbkdf2: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 5, 12]
@@ -30,11 +28,11 @@ enum PKCS12PBES2 {
     ///   `wrongPassphrase` when the padding does not check out.
     static func decrypt(_ ciphertext: ArraySlice<UInt8>, algorithm: ASN1Node, passphrase: String, wrongPassphrase: KeychainError) throws -> Data {
         let (identifier, parameters) = try PKCS12Archive.algorithmIdentifier(algorithm)
+        if identifier.oidComponents.starts(with: legacyPKCS12.oidComponents) {
+            return try PKCS12LegacyCipher.decrypt(ciphertext, algorithm: algorithm.encodedBytes, passphrase: passphrase, wrongPassphrase: wrongPassphrase)
+        }
         guard identifier == pbes2, let parameters else {
-            if identifier.oidComponents.starts(with: legacyPKCS12.oidComponents) {
-                throw KeychainError(.errSecUnimplemented, "the file is encrypted with a legacy PKCS #12 cipher (3DES or RC2), which this keychain does not support; export it again with AES (OpenSSL 3's `openssl pkcs12 -export` does by default)")
-            }
-            throw KeychainError(.errSecUnimplemented, "the file is encrypted with an algorithm this keychain does not support (\(identifier)); PBES2 with AES-CBC is")
+            throw KeychainError(.errSecUnimplemented, "the file is encrypted with an algorithm this keychain does not support (\(identifier)); PBES2 with AES-CBC and PKCS #12's 3DES and RC2 are")
         }
         let (kdf, cipher) = try DER.sequence(parameters, identifier: .sequence) { nodes in
             guard let kdf = nodes.next(), let cipher = nodes.next() else { throw KeychainError(.errSecDecode, "PBES2 parameters are incomplete") }

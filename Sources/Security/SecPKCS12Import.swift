@@ -28,10 +28,10 @@ nonisolated(unsafe) public let kSecImportItemIdentity: CFString = "identity"
 /// A key is paired with the certificate whose public key is its own. Certificates without their
 /// key only appear in chains; a file with no identity gives an empty array.
 ///
-/// Supported: files OpenSSL 3, Apple's tools and current Java write — PBES2 (PBKDF2 with
-/// AES-CBC) encryption and an HMAC-SHA-1/256/384/512 integrity MAC. The legacy 3DES and RC2
-/// encryption of older files (OpenSSL 1.1, `openssl pkcs12 -legacy`) is errSecUnimplemented,
-/// which iOS supports; export such a file again with AES.
+/// Supported: PBES2 (PBKDF2 with AES-CBC) encryption, as OpenSSL 3, Apple's tools and current
+/// Java write, with swift-crypto; PKCS #12's legacy 3DES and RC2 encryption (OpenSSL 1.1,
+/// `openssl pkcs12 -legacy`, older exports) with OpenSSL's libcrypto (``PKCS12LegacyCipher``);
+/// an HMAC-SHA-1/256/384/512 integrity MAC.
 ///
 /// - Parameters:
 ///   - pkcs12_data: The file's bytes.
@@ -40,7 +40,7 @@ nonisolated(unsafe) public let kSecImportItemIdentity: CFString = "identity"
 ///   - items: Set to the array of identities on success.
 /// - Returns: errSecSuccess; errSecAuthFailed for a wrong passphrase (or a file changed since
 ///   its MAC was made); errSecDecode for data that is not such a file; errSecUnimplemented for
-///   an unsupported cipher; errSecParam for a passphrase that is not a string.
+///   another cipher (public-key encryption); errSecParam for a passphrase that is not a string.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1396915-secpkcs12import>
 @discardableResult

@@ -86,11 +86,30 @@ import Testing
         #expect(importing(file.prefix(file.count - 10), [kSecImportExportPassphrase as String: "right"]).0 == errSecDecode)
     }
 
-    @Test func legacyEncryptionIsNotSupportedAndSaysSo() throws {
+    /// `openssl pkcs12 -legacy`: 3DES for the key, RC2-40 for the certificates, a SHA-1 MAC.
+    @Test func legacyEncryptionReadsAsOpenSSLWroteIt() throws {
         let openssl = try OpenSSLCommand()
         try makeIdentity(openssl)
-        try openssl.succeed(["pkcs12", "-export", "-legacy", "-in", "p12test.pem", "-inkey", "p12test.key", "-out", "legacy.p12", "-passout", "pass:pw"])
-        #expect(importing(try openssl.file("legacy.p12"), [kSecImportExportPassphrase as String: "pw"]).0 == errSecUnimplemented)
+        try openssl.succeed(["pkcs12", "-export", "-legacy", "-in", "p12test.pem", "-inkey", "p12test.key", "-out", "legacy.p12", "-passout", "pass:pâss wörd"])
+        let info = try openssl.run(["pkcs12", "-info", "-noout", "-legacy", "-in", "legacy.p12", "-passin", "pass:pâss wörd"]).output
+        #expect(info.contains("pbeWithSHA1And3-KeyTripleDES-CBC") && info.contains("pbeWithSHA1And40BitRC2-CBC"), "\(info)")
+        let file = try openssl.file("legacy.p12")
+        let (status, items) = importing(file, [kSecImportExportPassphrase as String: "pâss wörd"])
+        #expect(status == errSecSuccess)
+        let identity = try #require(items?.first?[kSecImportItemIdentity as String] as? SecIdentity)
+        var key: SecKey?
+        var certificate: SecCertificate?
+        SecIdentityCopyPrivateKey(identity, &key)
+        SecIdentityCopyCertificate(identity, &certificate)
+        let privateKey = try #require(key)
+        let message = Data("legacy".utf8)
+        let signature = try #require(SecKeyCreateSignature(privateKey, .ecdsaSignatureMessageX962SHA256, message as CFData, nil) as Data?)
+        let publicKey = try #require(certificate.flatMap { SecCertificateCopyKey($0) })
+        #expect(SecKeyVerifySignature(publicKey, .ecdsaSignatureMessageX962SHA256, message as CFData, signature as CFData, nil))
+        #expect(importing(file, [kSecImportExportPassphrase as String: "wrong"]).0 == errSecAuthFailed)
+        // Without its MAC a wrong passphrase is caught by the decryption itself.
+        try openssl.succeed(["pkcs12", "-export", "-legacy", "-nomac", "-in", "p12test.pem", "-inkey", "p12test.key", "-out", "nomac.p12", "-passout", "pass:pw"])
+        #expect(importing(try openssl.file("nomac.p12"), [kSecImportExportPassphrase as String: "pw"]).0 == errSecSuccess)
     }
 
     /// AES-128, a SHA-1 MAC, no MAC, an empty passphrase: each as openssl writes it.
