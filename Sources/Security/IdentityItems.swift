@@ -164,6 +164,6 @@ enum IdentityItems {
 
     private static func check(_ status: OSStatus) throws(KeychainError) {
         guard status != errSecSuccess else { return }
-        throw KeychainError(status: status, message: SecCopyErrorMessageString(status, nil).map { $0 as String } ?? "status \(status)")
+        throw KeychainError(failedStatus: status)
     }
 }

@@ -8,7 +8,7 @@ import _CryptoExtras
 ///
 /// Read with swift-asn1 as DER (what OpenSSL, Apple's and Java's tools write; a file with BER's
 /// indefinite lengths is errSecDecode). The MAC is HMAC with SHA-1/256/384/512 keyed by
-/// ``PKCS12KeyDerivation``; the encrypted parts are PBES2 (``PKCS12PBES2``). Bags other than
+/// ``PKCS12KeyDerivation``; the encrypted parts are decrypted by ``PKCS12Encryption``. Bags other than
 /// keys and X.509 certificates (CRLs, secrets, nested contents) are skipped.
 struct PKCS12Archive {
     /// What a bag's attributes say about it.
@@ -139,7 +139,7 @@ struct PKCS12Archive {
                 _ = try ASN1ObjectIdentifier(derEncoded: &info)
                 let algorithm = try Self.next(&info)
                 let ciphertext: ASN1OctetString? = try DER.optionalImplicitlyTagged(&info, tag: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific))
-                return try PKCS12PBES2.decrypt(ciphertext?.bytes ?? [], algorithm: algorithm, passphrase: passphrase, wrongPassphrase: wrongPassphrase)
+                return try PKCS12Encryption.decrypt(ciphertext?.bytes ?? [], algorithm: algorithm, passphrase: passphrase, wrongPassphrase: wrongPassphrase)
             }
         }
     }
@@ -162,7 +162,7 @@ struct PKCS12Archive {
             } else if type == Self.shroudedKeyBag {
                 var pkcs8 = try DER.sequence(value, identifier: .sequence) { nodes in
                     let algorithm = try Self.next(&nodes)
-                    return try PKCS12PBES2.decrypt(try ASN1OctetString(derEncoded: &nodes).bytes, algorithm: algorithm, passphrase: passphrase, wrongPassphrase: wrongPassphrase)
+                    return try PKCS12Encryption.decrypt(try ASN1OctetString(derEncoded: &nodes).bytes, algorithm: algorithm, passphrase: passphrase, wrongPassphrase: wrongPassphrase)
                 }
                 defer { pkcs8.resetBytes(in: 0..<pkcs8.count) }
                 keys.append(KeyBag(key: try Self.privateKey(pkcs8: ArraySlice(pkcs8)), attributes: attributes))

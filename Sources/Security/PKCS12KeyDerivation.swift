@@ -7,7 +7,7 @@ import KeychainProtocol
 ///
 /// swift-crypto has no such function; this is the RFC's algorithm over swift-crypto's hashes,
 /// checked against files `openssl pkcs12 -export` writes (the tests). The file's encryption is
-/// PBES2 (``PKCS12PBES2``), whose PBKDF2 is swift-crypto's.
+/// PBES2 (``PKCS12Encryption``), whose PBKDF2 is swift-crypto's.
 enum PKCS12KeyDerivation {
     /// What a derived key is for (the RFC's "ID" byte). Only the MAC's is used: encryption here
     /// is PBES2, and the legacy ciphers that take IDs 1 and 2 are not supported.
@@ -60,10 +60,12 @@ enum PKCS12KeyDerivation {
     /// An empty passphrase is tried both as the empty string's encoding and as no bytes at all,
     /// as OpenSSL does (files differ in which they used).
     static func isValidMAC<Hash: HashFunction>(_ hash: Hash.Type, _ mac: [UInt8], of content: [UInt8], salt: [UInt8], iterations: Int, passphrase: String) -> Bool {
-        let passwords = passphrase.isEmpty ? [bmpPassword(""), []] : [bmpPassword(passphrase)]
+        var passwords = passphrase.isEmpty ? [bmpPassword(""), []] : [bmpPassword(passphrase)]
+        defer { for index in passwords.indices { passwords[index].withUnsafeMutableBufferPointer { $0.update(repeating: 0) } } }
         return passwords.contains { password in
-            let key = SymmetricKey(data: derive(hash, password: password, salt: salt, iterations: iterations, purpose: .macKey, byteCount: Hash.Digest.byteCount))
-            return HMAC<Hash>.isValidAuthenticationCode(mac, authenticating: content, using: key)
+            var keyBytes = derive(hash, password: password, salt: salt, iterations: iterations, purpose: .macKey, byteCount: Hash.Digest.byteCount)
+            defer { keyBytes.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+            return HMAC<Hash>.isValidAuthenticationCode(mac, authenticating: content, using: SymmetricKey(data: keyBytes))
         }
     }
 }

@@ -62,3 +62,12 @@ public let errSecVerifyFailed: OSStatus = -67808
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
     KeychainError.standardMessage(for: status).map { $0 as NSString }
 }
+
+extension KeychainError {
+    /// The error for a status a Security function returned, when one function of this module
+    /// calls another: Apple's sentence for it, after `context` when given.
+    init(failedStatus status: OSStatus, _ context: String? = nil) {
+        let sentence = Self.standardMessage(for: status) ?? "status \(status)"
+        self.init(status: status, message: context.map { "\($0): \(sentence)" } ?? sentence)
+    }
+}

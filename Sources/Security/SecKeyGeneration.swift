@@ -161,7 +161,7 @@ private struct KeyGenerationRequest {
         item[kSecValueRef as String] = key
         let status = SecItemAdd(item as NSDictionary, nil)
         guard status == errSecSuccess else {
-            throw KeychainError(status: status, message: "the key could not be added to the keychain: \(SecCopyErrorMessageString(status, nil).map { $0 as String } ?? "status \(status)")")
+            throw KeychainError(failedStatus: status, "the key could not be added to the keychain")
         }
     }
 

@@ -4,12 +4,12 @@ import Foundation
 import KeychainProtocol
 import SwiftASN1
 
-/// PBES2 (RFC 8018): how OpenSSL 3 encrypts a PKCS #12 file's keys and certificates — PBKDF2
-/// with HMAC-SHA-1/256/384/512 and AES-128/192/256-CBC, all swift-crypto's.
+/// How a PKCS #12 file's keys and certificates are encrypted. PBES2 (RFC 8018), as OpenSSL 3
+/// writes it: PBKDF2 with HMAC-SHA-1/256/384/512 and AES-128/192/256-CBC, all swift-crypto's.
 ///
 /// PKCS #12's own legacy schemes (`pbeWithSHAAnd3-KeyTripleDES-CBC`, `pbeWithSHAAnd40BitRC2-CBC`:
 /// files from OpenSSL 1.1 and `openssl pkcs12 -legacy`) go to ``PKCS12LegacyCipher``.
-enum PKCS12PBES2 {
+enum PKCS12Encryption {
     private static let pbes2: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 5, 13]
     private static let pbkdf2: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 5, 12]
     private static let legacyPKCS12: ASN1ObjectIdentifier = [1, 2, 840, 113549, 1, 12, 1]
@@ -57,7 +57,9 @@ enum PKCS12PBES2 {
             throw KeychainError(.errSecDecode, "the file asks for \(iterations) PBKDF2 iterations; at most \(PKCS12KeyDerivation.maximumIterations) are accepted")
         }
         guard keyLength == nil || keyLength == keySize else { throw KeychainError(.errSecDecode, "the PBKDF2 key length does not fit the cipher") }
-        let key = try KDF.Insecure.PBKDF2.deriveKey(from: Array(passphrase.utf8), salt: salt, using: hash, outputByteCount: keySize, unsafeUncheckedRounds: iterations)
+        var password = Array(passphrase.utf8)
+        defer { password.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
+        let key = try KDF.Insecure.PBKDF2.deriveKey(from: password, salt: salt, using: hash, outputByteCount: keySize, unsafeUncheckedRounds: iterations)
         do {
             return try AES._CBC.decrypt(ciphertext, using: key, iv: AES._CBC.IV(ivBytes: iv))
         } catch {
