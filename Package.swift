@@ -48,7 +48,7 @@ let package = Package(
         // Sealed rows in SQLite. Never depends on Enclave: the store never sees a key.
         .target(
             name: "KeychainStore",
-            dependencies: ["KeychainProtocol", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KeychainProtocol", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
             swiftSettings: strict),
         // Fingerprint sensors behind one protocol: simulated, and fprintd (loaded at run time).
         .target(name: "Biometrics", dependencies: ["KeychainProtocol"], swiftSettings: strict),

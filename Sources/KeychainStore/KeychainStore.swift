@@ -18,7 +18,10 @@ import KeychainProtocol
 /// had no row versions and no ledger; it is upgraded in place when opened (its rows keep
 /// version 0, and its ledger is made by its first write).
 public final class KeychainStore: Sendable {
+    /// GRDB's pool: its single writer does every write. Reads use ``readers``.
     private let pool: DatabasePool
+    /// The store's read-only connections.
+    private let readers: ReadConnections
     private let committed: @Sendable (UInt64) -> Void
     private let ledger: RowLedger
     /// Concurrent writes share a transaction and its fsync.
@@ -41,6 +44,7 @@ public final class KeychainStore: Sendable {
         self.url = url
         self.committed = committed
         self.ledger = RowLedger(authority: ledger, url: url)
+        self.readers = ReadConnections(path: url.path)
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
@@ -161,7 +165,7 @@ public final class KeychainStore: Sendable {
         }
         return try write(purging: deletingRows, resettingLedger: true) { transaction in
             if deletingRows { try transaction.deleteEverything() }
-            try transaction.db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('keychainID', ?)", arguments: [keychainID])
+            try transaction.writer().execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('keychainID', ?)", arguments: [keychainID])
             return try transaction.generation()
         }
     }
@@ -169,9 +173,9 @@ public final class KeychainStore: Sendable {
     /// Reads in a consistent snapshot; the rows it fetches are checked against the row ledger.
     public func read<Result>(_ body: (StoreTransaction) throws -> Result) throws(KeychainError) -> Result {
         do {
-            return try pool.read { db in
-                try body(StoreTransaction(db: db, ledger: nil) { () throws(KeychainError) in
-                    try self.ledger.verified(db).map { RowLedger.Working($0, authenticator: nil, establishing: false) }
+            return try readers.read { reader in
+                try body(StoreTransaction(connection: .reader(reader), ledger: nil) { (transaction) throws(KeychainError) in
+                    try self.ledger.verified(transaction).map { RowLedger.Working($0, authenticator: nil, establishing: false) }
                 })
             }
         } catch {
@@ -218,7 +222,7 @@ public final class KeychainStore: Sendable {
         do {
             let (generation, working) = try pool.write { db in
                 let working = try ledger.working(db, resetting: group.contains { $0.resettingLedger })
-                let transaction = StoreTransaction(db: db, ledger: working)
+                let transaction = StoreTransaction(connection: .writer(db), ledger: working)
                 for write in group {
                     working.beginWrite()
                     do {

@@ -47,10 +47,10 @@ final class RowLedger: Sendable {
     /// - Throws: `errSecDecode` when the ledger is missing although required, does not belong
     ///   to this generation, or the rows do not add up to it; `errSecInteractionNotAllowed`
     ///   before the first unlock.
-    func verified(_ db: Database, authenticator given: (any RowLedgerAuthenticator)? = nil) throws(KeychainError) -> Snapshot? {
-        let generation = try fetch(db) { try StoreTransaction(db: db, ledger: nil).generation() }
+    func verified(_ transaction: StoreTransaction, authenticator given: (any RowLedgerAuthenticator)? = nil) throws(KeychainError) -> Snapshot? {
+        let generation = try fetch { try transaction.generation() }
         if let snapshot = known.withLock({ $0 }), snapshot.generation == generation { return snapshot }
-        guard let stored = try fetch(db, { try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [Self.metaKey]) }) else {
+        guard let stored = try fetch({ try transaction.metaValue(Self.metaKey) }) else {
             guard try !authority.rowLedgerRequired() else {
                 throw KeychainError(.errSecDecode, "the keychain database lost its row ledger, which the keybag records it has: the database was altered. \(Self.recovery)")
             }
@@ -64,7 +64,7 @@ final class RowLedger: Sendable {
         else {
             throw KeychainError(.errSecDecode, "the keychain database's row ledger is not authentic for its generation \(generation): the database or its ledger was altered or put back from an older copy. \(Self.recovery)")
         }
-        var scanned = try scan(db, authenticator)
+        var scanned = try scan(transaction, authenticator)
         guard scanned.setHash == setHash else {
             throw KeychainError(.errSecDecode, "the keychain database's rows do not match its row ledger: a row was written back from an older copy, re-inserted after its deletion, or removed. No item was returned. \(Self.recovery)")
         }
@@ -78,10 +78,11 @@ final class RowLedger: Sendable {
     /// from the rows as they are.
     func working(_ db: Database, resetting: Bool) throws(KeychainError) -> Working {
         let authenticator = try authority.rowLedgerAuthenticator()
-        if !resetting, let snapshot = try verified(db, authenticator: authenticator) {
+        let transaction = StoreTransaction(connection: .writer(db), ledger: nil)
+        if !resetting, let snapshot = try verified(transaction, authenticator: authenticator) {
             return Working(snapshot, authenticator: authenticator, establishing: false)
         }
-        return Working(try scan(db, authenticator), authenticator: authenticator, establishing: !resetting)
+        return Working(try scan(transaction, authenticator), authenticator: authenticator, establishing: !resetting)
     }
 
     /// Writes `working`'s ledger for the transaction's new `generation`.
@@ -112,13 +113,10 @@ final class RowLedger: Sendable {
         }
     }
 
-    private func scan(_ db: Database, _ authenticator: any RowLedgerAuthenticator) throws(KeychainError) -> Snapshot {
+    private func scan(_ transaction: StoreTransaction, _ authenticator: any RowLedgerAuthenticator) throws(KeychainError) -> Snapshot {
         var snapshot = Snapshot.empty
-        try fetch(db) {
-            let rows = try Row.fetchCursor(db, sql: "SELECT identity, version FROM items")
-            while let row = try rows.next() {
-                let identity: Data = row[0]
-                let version: Int64 = row[1]
+        try fetch {
+            try transaction.forEachRowVersion { identity, version in
                 snapshot.versions[Key(identity)] = version
                 Self.xor(&snapshot.setHash, authenticator.pairTag(identity: Array(identity), version: version))
             }
@@ -126,7 +124,7 @@ final class RowLedger: Sendable {
         return snapshot
     }
 
-    private func fetch<Value>(_ db: Database, _ body: () throws -> Value) throws(KeychainError) -> Value {
+    private func fetch<Value>(_ body: () throws -> Value) throws(KeychainError) -> Value {
         do {
             return try body()
         } catch {

@@ -3,51 +3,63 @@ import GRDB
 import KeychainProtocol
 
 /// The operations available inside ``KeychainStore/read(_:)`` and ``KeychainStore/write(_:)``.
-/// Their statements are prepared once per connection (GRDB's statement cache), not per call.
+/// Their statements are prepared once per connection, not per call.
+///
+/// A read runs on one of the store's own read-only connections (``ReadConnection``), a write on
+/// GRDB's writer; the queries both run are stepped through SQLite's own interface
+/// (``SQLiteQuery``), which reads every column strictly by type.
 ///
 /// Every row read here is checked against the row ledger (``RowLedger``), and every row
 /// written is recorded in it.
 public struct StoreTransaction {
-    let db: Database
+    /// Where the transaction's statements run.
+    enum Connection {
+        /// GRDB's writer, inside a write transaction.
+        case writer(Database)
+        /// One of the store's read-only connections, inside a read transaction.
+        case reader(ReadConnection)
+    }
+
+    let connection: Connection
     /// A write transaction's ledger; nil in a read.
     let ledger: RowLedger.Working?
     /// In a read, the verified ledger, asked for only when rows are fetched (a count needs no
     /// key); nil in a keychain whose database has no ledger yet, until its first write.
-    let readLedger: (() throws(KeychainError) -> RowLedger.Working?)?
+    let readLedger: ((StoreTransaction) throws(KeychainError) -> RowLedger.Working?)?
 
-    init(db: Database, ledger: RowLedger.Working?, readLedger: (() throws(KeychainError) -> RowLedger.Working?)? = nil) {
-        self.db = db
+    init(connection: Connection, ledger: RowLedger.Working?, readLedger: ((StoreTransaction) throws(KeychainError) -> RowLedger.Working?)? = nil) {
+        self.connection = connection
         self.ledger = ledger
         self.readLedger = readLedger
     }
 
-    /// Byte strings as statement arguments (GRDB's generic initializer instantiates a key path
-    /// at every call, which cost a tenth of a read).
-    private func blobs(_ values: [Data]) -> StatementArguments {
-        StatementArguments(values.map { $0 as (any DatabaseValueConvertible)? })
+    /// Runs `sql`'s prepared statement with `bind`'s arguments, handing each row to `row`, and
+    /// resets it.
+    func query(_ sql: String, _ bind: (inout SQLiteQuery) -> Void = { _ in }, row: (SQLiteQuery) throws -> Void) throws {
+        let prepared: OpaquePointer = switch connection {
+        case .writer(let db): try db.cachedStatement(sql: sql).sqliteStatement
+        case .reader(let reader): try reader.prepared(sql)
+        }
+        var query = SQLiteQuery(prepared)
+        defer { query.reset() }
+        bind(&query)
+        while try query.next() { try row(query) }
     }
 
     /// Rows matching `filter`, oldest first.
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
-        var sql = "SELECT \(StoredRow.selection) FROM items"
-        var arguments = StatementArguments()
-        sql += " WHERE items.itemClass = ?"
-        arguments += [filter.itemClass]
+        var sql = "SELECT \(StoredRow.selection) FROM items WHERE items.itemClass = ?"
         if let groups = filter.accessGroupHashes {
             sql += " AND items.accessGroupHash IN (\(placeholders(groups.count)))"
-            arguments += blobs(groups)
         }
-        if let synchronizable = filter.synchronizable {
+        if filter.synchronizable != nil {
             sql += " AND items.synchronizable = ?"
-            arguments += [synchronizable]
         }
-        if let accessibility = filter.accessibility {
+        if filter.accessibility != nil {
             sql += " AND items.accessibility = ?"
-            arguments += [accessibility]
         }
         if let primaryKeys = filter.primaryKeyHashes {
             sql += " AND items.primaryKeyHash IN (\(placeholders(primaryKeys.count)))"
-            arguments += blobs(primaryKeys)
         }
         let hashes = Array(Set(filter.attributeHashes))
         if !hashes.isEmpty {
@@ -55,23 +67,27 @@ public struct StoreTransaction {
             // attribute value.
             let ranges = Array(repeating: "SELECT itemID FROM attributeHashes WHERE hash = ?", count: hashes.count)
             sql += " AND items.id IN (\(ranges.joined(separator: " INTERSECT ")))"
-            arguments += blobs(hashes)
         }
-        if let identities = filter.identities {
-            let unique = Array(Set(identities))
-            sql += unique.isEmpty ? " AND 0" : " AND items.identity IN (\(Array(repeating: "?", count: unique.count).joined(separator: ", ")))"
-            arguments += blobs(unique)
+        let identities = filter.identities.map { Array(Set($0)) }
+        if let identities {
+            sql += identities.isEmpty ? " AND 0" : " AND items.identity IN (\(placeholders(identities.count)))"
         }
         sql += " ORDER BY items.id"
-        if let limit = filter.limit {
+        if filter.limit != nil {
             sql += " LIMIT ?"
-            arguments += [limit]
         }
-        // Read from the statement as it steps: a copied row per match cost more than the match.
         var rows: [StoredRow] = []
-        let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: arguments)
-        while let row = try cursor.next() { rows.append(StoredRow(row: row)) }
-        guard !rows.isEmpty, let checker = try ledger ?? readLedger?() else { return rows }
+        try query(sql, { query in
+            query.bind(filter.itemClass)
+            for group in filter.accessGroupHashes ?? [] { query.bind(group) }
+            if let synchronizable = filter.synchronizable { query.bind(synchronizable ? 1 : 0) }
+            if let accessibility = filter.accessibility { query.bind(accessibility) }
+            for primaryKey in filter.primaryKeyHashes ?? [] { query.bind(primaryKey) }
+            for hash in hashes { query.bind(hash) }
+            for identity in identities ?? [] { query.bind(identity) }
+            if let limit = filter.limit { query.bind(Int64(limit)) }
+        }, row: { rows.append(try StoredRow($0)) })
+        guard !rows.isEmpty, let checker = try ledger ?? readLedger?(self) else { return rows }
         for row in rows { try checker.check(identity: row.identity, version: row.version) }
         return rows
     }
@@ -81,6 +97,7 @@ public struct StoreTransaction {
     /// - Throws: `errSecDuplicateItem` when a row has the same primary-key hash.
     @discardableResult
     public func insert(_ row: StoredRow, attributeHashes: [Data]) throws -> Int64 {
+        let db = try writer()
         try db.cachedStatement(sql: """
                 INSERT INTO items (identity, version, itemClass, accessGroupHash, synchronizable, accessibility,
                     primaryKeyHash, metadata, wrappedKey, secret, accessControl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -99,6 +116,7 @@ public struct StoreTransaction {
         let current = try pair(id)
         guard current.identity == row.identity else { throw KeychainError(.errSecInternalComponent, "a row's replacement has another identity") }
         try writing().record(identity: row.identity, from: current.version, to: row.version)
+        let db = try writer()
         try db.cachedStatement(sql: """
                 UPDATE items SET identity = ?, version = ?, itemClass = ?, accessGroupHash = ?, synchronizable = ?,
                     accessibility = ?, primaryKeyHash = ?, metadata = ?, wrappedKey = ?, secret = ?, accessControl = ? WHERE id = ?
@@ -113,52 +131,73 @@ public struct StoreTransaction {
         for id in ids {
             let current = try pair(id)
             try writing().record(identity: current.identity, from: current.version, to: nil)
-            try db.cachedStatement(sql: "DELETE FROM items WHERE id = ?").execute(arguments: [id])
+            try writer().cachedStatement(sql: "DELETE FROM items WHERE id = ?").execute(arguments: [id])
         }
     }
 
     /// Deletes every row (finishing an erase).
     func deleteEverything() throws {
         try writing().clear()
-        try db.execute(sql: "DELETE FROM items")
+        try writer().execute(sql: "DELETE FROM items")
     }
 
     /// Deletes every row of one accessibility; returns how many.
     @discardableResult
     public func deleteAll(accessibility: String) throws -> Int {
-        let doomed = try Row.fetchAll(db, sql: "SELECT identity, version FROM items WHERE accessibility = ?", arguments: [accessibility])
-        for row in doomed {
-            let identity: Data = row[0]
-            let version: Int64 = row[1]
+        var doomed: [(identity: Data, version: Int64)] = []
+        try query("SELECT identity, version FROM items WHERE accessibility = ?", { $0.bind(accessibility) }) { doomed.append((try $0.blob(0), try $0.integer(1))) }
+        for (identity, version) in doomed {
             try writing().check(identity: identity, version: version)
             try writing().record(identity: identity, from: version, to: nil)
         }
+        let db = try writer()
         try db.execute(sql: "DELETE FROM items WHERE accessibility = ?", arguments: [accessibility])
         return db.changesCount
     }
 
     /// How many rows there are, of one accessibility or of any.
     public func count(accessibility: String? = nil) throws -> Int {
+        var count: Int64 = 0
         if let accessibility {
-            return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items WHERE accessibility = ?", arguments: [accessibility]) ?? 0
+            try query("SELECT COUNT(*) FROM items WHERE accessibility = ?", { $0.bind(accessibility) }) { count = try $0.integer(0) }
+        } else {
+            try query("SELECT COUNT(*) FROM items") { count = try $0.integer(0) }
         }
-        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items") ?? 0
+        return Int(count)
     }
 
     /// The database's commit generation.
     func generation() throws -> UInt64 {
-        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM meta WHERE key = 'generation'")).flatMap(UInt64.init) ?? 0
+        try metaValue("generation").flatMap(UInt64.init) ?? 0
+    }
+
+    /// The value `key` has in `meta`, as text; nil when absent.
+    func metaValue(_ key: String) throws -> String? {
+        var value: String?
+        try query("SELECT value FROM meta WHERE key = ?", { $0.bind(key) }) { value = $0.convertedText(0) }
+        return value
+    }
+
+    /// Every row's identity and version.
+    func forEachRowVersion(_ body: (Data, Int64) throws -> Void) throws {
+        try query("SELECT identity, version FROM items") { try body(try $0.blob(0), try $0.integer(1)) }
     }
 
     /// The identity and version of row `id`, checked against the ledger.
     private func pair(_ id: Int64) throws -> (identity: Data, version: Int64) {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT identity, version FROM items WHERE id = ?"), arguments: [id]) else {
-            throw KeychainError(.errSecItemNotFound, "the item was deleted meanwhile")
+        var found: (identity: Data, version: Int64)?
+        try query("SELECT identity, version FROM items WHERE id = ?", { $0.bind(id) }) { found = (try $0.blob(0), try $0.integer(1)) }
+        guard let found else { throw KeychainError(.errSecItemNotFound, "the item was deleted meanwhile") }
+        try writing().check(identity: found.identity, version: found.version)
+        return found
+    }
+
+    /// GRDB's writer: only a write transaction has one.
+    func writer() throws(KeychainError) -> Database {
+        guard case .writer(let db) = connection else {
+            throw KeychainError(.errSecInternalComponent, "a keychain row was written outside a write transaction")
         }
-        let identity: Data = row[0]
-        let version: Int64 = row[1]
-        try writing().check(identity: identity, version: version)
-        return (identity, version)
+        return db
     }
 
     /// The ledger of a write transaction.
@@ -170,6 +209,7 @@ public struct StoreTransaction {
     }
 
     private func insertHashes(_ hashes: [Data], for id: Int64) throws {
+        let db = try writer()
         for hash in Set(hashes) {
             try db.cachedStatement(sql: "INSERT INTO attributeHashes (hash, itemID) VALUES (?, ?)").execute(arguments: [hash, id])
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import KeychainProtocol
 
 /// One item as the store keeps it: structural columns in clear, keyed hashes for lookup, and
 /// three ciphertexts. No attribute value and no secret is ever in clear here.
@@ -53,20 +54,22 @@ public struct StoredRow: Sendable, Hashable {
     /// more than the rest of building the row).
     static let selection = "items.id, items.identity, items.version, items.itemClass, items.accessGroupHash, items.synchronizable, items.accessibility, items.primaryKeyHash, items.metadata, items.wrappedKey, items.secret, items.accessControl"
 
-    /// A row selected with ``selection``.
-    init(row: Row) {
-        id = row[0]
-        identity = row[1]
-        version = row[2]
-        itemClass = row[3]
-        accessGroupHash = row[4]
-        synchronizable = row[5]
-        accessibility = row[6]
-        primaryKeyHash = row[7]
-        metadata = row[8]
-        wrappedKey = row[9]
-        secret = row[10]
-        accessControl = row[11]
+    /// The row `query` stands on, selected with ``selection``.
+    ///
+    /// - Throws: `errSecDecode` when a column does not hold the type the keychain writes.
+    init(_ query: SQLiteQuery) throws(KeychainError) {
+        id = try query.integer(0)
+        identity = try query.blob(1)
+        version = try query.integer(2)
+        itemClass = try query.text(3)
+        accessGroupHash = try query.blob(4)
+        synchronizable = try query.integer(5) != 0
+        accessibility = try query.text(6)
+        primaryKeyHash = try query.blob(7)
+        metadata = try query.blob(8)
+        wrappedKey = try query.blob(9)
+        secret = try query.blob(10)
+        accessControl = try query.optionalBlob(11)
     }
 
     var arguments: StatementArguments {

@@ -16,6 +16,9 @@ import Testing
         case accessibilityColumnEdited
         case rowMovedToAnotherAccessGroup
         case indexHashesSwappedBetweenRows
+        /// A value of another type where the keychain writes an integer: refused as altered,
+        /// not converted (SQLite would read the text as version 0).
+        case versionColumnHoldsText
     }
 
     /// Two items, "a" (group one) and "b" (group one), plus "c" in group two; returns row ids.
@@ -50,6 +53,8 @@ import Testing
             try db.execute(sql: "UPDATE attributeHashes SET itemID = -1 WHERE itemID = 1")
             try db.execute(sql: "UPDATE attributeHashes SET itemID = 1 WHERE itemID = 2")
             try db.execute(sql: "UPDATE attributeHashes SET itemID = 2 WHERE itemID = -1")
+        case .versionColumnHoldsText:
+            try db.execute(sql: "UPDATE items SET version = 'one' WHERE id = 1")
         }
     }
 
