@@ -2,6 +2,7 @@ import Crypto
 import CryptoExtras
 import Foundation
 import KeychainProtocol
+import Synchronization
 
 /// What every ciphertext of an item is bound to (AES-GCM associated data): its row identity,
 /// version, class, accessibility, access group (by its keyed tag), synchronizable flag and
@@ -68,9 +69,12 @@ public struct ItemBinding: Sendable, Hashable {
 public struct IndexHasher: Sendable {
     /// HMAC's state after the key: copied for each hash, so the key is set up once.
     private let keyed: HMAC<SHA256>
+    /// Hashes asked for by name (``hash(_:remembering:)``), kept as long as the key is.
+    private let remembered: RememberedHashes
 
     init(key: SymmetricKey) {
         keyed = HMAC<SHA256>(key: key)
+        remembered = RememberedHashes()
     }
 
     /// HMAC-SHA256 of `bytes` under the index key.
@@ -78,6 +82,22 @@ public struct IndexHasher: Sendable {
         var hmac = keyed
         hmac.update(data: bytes)
         return Data(hmac.finalize())
+    }
+
+    /// The hash of `bytes()`, remembered under `name` for later requests with the same key: for
+    /// the few values every request hashes again (an app's access-group tags).
+    public func hash(_ bytes: () -> Data, remembering name: String) -> Data {
+        if let known = remembered.hashes.withLock({ $0[name] }) { return known }
+        let made = hash(bytes())
+        remembered.hashes.withLock { if $0.count < RememberedHashes.limit { $0[name] = made } }
+        return made
+    }
+
+    /// What ``hash(_:remembering:)`` keeps: at most ``limit`` hashes, so that no caller can
+    /// make it grow without end.
+    private final class RememberedHashes: Sendable {
+        static let limit = 256
+        let hashes = Mutex<[String: Data]>([:])
     }
 }
 

@@ -14,15 +14,20 @@ final class IndexTerms {
         self.enclave = enclave
     }
 
-    private func indexHash(_ bytes: Data) throws(KeychainError) -> Data {
-        if let hasher { return hasher.hash(bytes) }
+    private func indexHasher() throws(KeychainError) -> IndexHasher {
+        if let hasher { return hasher }
         let made = try enclave.indexHasher()
         hasher = made
-        return made.hash(bytes)
+        return made
     }
 
+    private func indexHash(_ bytes: Data) throws(KeychainError) -> Data {
+        try indexHasher().hash(bytes)
+    }
+
+    /// Every request of an app hashes its groups again: remembered with the index key.
     func accessGroupTag(_ group: String) throws(KeychainError) -> Data {
-        try indexHash(LengthPrefixed.encode(label: "agrp v1", [Data(group.utf8)]))
+        try indexHasher().hash({ LengthPrefixed.encode(label: "agrp v1", [Data(group.utf8)]) }, remembering: group)
     }
 
     func attributeHash(_ itemClass: ItemClass, _ name: String, _ value: AttributeValue) throws(KeychainError) -> Data {
@@ -41,11 +46,14 @@ final class IndexTerms {
     /// The composite primary key: class, access group, synchronizable, and the class's key
     /// attributes (errSecDuplicateItem when two items share it).
     func primaryKeyHash(_ itemClass: ItemClass, groupTag: Data, synchronizable: Bool, _ record: ItemRecord) throws(KeychainError) -> Data {
-        var fields = [Data(itemClass.rawValue.utf8), groupTag, Data([synchronizable ? 1 : 0])]
+        var fields = LengthPrefixed.Builder(label: "pk v1", capacity: 128)
+        fields.append(utf8: itemClass.rawValue)
+        fields.append(groupTag)
+        fields.append(byte: synchronizable ? 1 : 0)
         for name in itemClass.primaryKey {
-            fields.append(Data(name.utf8))
+            fields.append(utf8: name)
             fields.append(record.attributes[name]?.canonicalBytes ?? Data())
         }
-        return try indexHash(LengthPrefixed.encode(label: "pk v1", fields))
+        return try indexHash(fields.encoded())
     }
 }
