@@ -186,7 +186,7 @@ public final class Enclave: Sendable {
     }
 
     private func lookUpClassKeys(_ protectionClass: ProtectionClass) throws(KeychainError) -> ClassKeySet {
-        let keybag = try keybag()
+        let keybag = try checkedKeybag()
         if protectionClass == .whenPasscodeSet && keybag.passcode == nil {
             throw KeychainError(.errSecNotAvailable, "no device passcode is set, so items accessible WhenPasscodeSetThisDeviceOnly cannot exist; set one with `keychainctl passcode set`")
         }
@@ -212,6 +212,12 @@ public final class Enclave: Sendable {
             defer { bytes.resetBytes(in: 0..<bytes.count) }
             return SymmetricKey(data: bytes)
         }
+    }
+
+    /// The keybag, checked once per item request (``ItemRequestScope``).
+    private func checkedKeybag() throws(KeychainError) -> Keybag {
+        guard let scope = ItemRequestScope.current else { return try keybag() }
+        return try scope.keybag(self) { () throws(KeychainError) in try keybag() }
     }
 
     private func locked(_ protectionClass: ProtectionClass) -> KeychainError {

@@ -3,7 +3,8 @@ import Synchronization
 
 /// The class keys one item request has looked up, so that a request opening a hundred rows
 /// looks each class key up once instead of a hundred times (a keybag check, a key-cache read
-/// and a comparison each).
+/// and a comparison each), and the keybag it checked, so that a request using two classes
+/// checks the keybag file once.
 ///
 /// A lock that lands while a request runs takes effect at the next request, as for a request
 /// that had finished a moment earlier; nothing outlives the request. Only item requests (add,
@@ -12,6 +13,7 @@ final class ItemRequestScope: Sendable {
     @TaskLocal static var current: ItemRequestScope?
 
     private let keys = Mutex<[ScopeKey: ClassKeySet]>([:])
+    private let keybags = Mutex<[ObjectIdentifier: Keybag]>([:])
 
     private struct ScopeKey: Hashable {
         let enclave: ObjectIdentifier
@@ -25,6 +27,15 @@ final class ItemRequestScope: Sendable {
         if let found = keys.withLock({ $0[key] }) { return found }
         let found = try lookUp()
         keys.withLock { $0[key] = found }
+        return found
+    }
+
+    /// The keybag of `enclave` already checked in this request, else `check()`'s, remembered.
+    func keybag(_ enclave: Enclave, check: () throws(KeychainError) -> Keybag) throws(KeychainError) -> Keybag {
+        let key = ObjectIdentifier(enclave)
+        if let found = keybags.withLock({ $0[key] }) { return found }
+        let found = try check()
+        keybags.withLock { $0[key] = found }
         return found
     }
 }

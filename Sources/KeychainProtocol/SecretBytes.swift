@@ -17,16 +17,7 @@ public final class SecretBytes: @unchecked Sendable {
     /// Copies `bytes` into protected memory. The caller should wipe its own copy.
     public init<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         var array = Array(bytes)
-        // Whole pages: madvise works on page-aligned ranges only, and no other data shares them.
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let size = max(page, (array.count + page - 1) / page * page)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: page)
-        if let base = buffer.baseAddress {
-            _ = mlock(base, buffer.count)
-            #if canImport(Glibc)
-            _ = madvise(base, buffer.count, Int32(MADV_DONTDUMP))
-            #endif
-        }
+        let buffer = SecretMemory.shared.allocate(array.count)
         array.withUnsafeMutableBytes { source in
             buffer.copyMemory(from: UnsafeRawBufferPointer(source))
             if let base = source.baseAddress { _ = memset(base, 0, source.count) }
@@ -35,7 +26,6 @@ public final class SecretBytes: @unchecked Sendable {
         count = array.count
     }
 
-    /// Copies a string's UTF-8 bytes into protected memory.
     public convenience init(utf8 string: String) {
         self.init(string.utf8)
     }
@@ -67,11 +57,6 @@ public final class SecretBytes: @unchecked Sendable {
     }
 
     deinit {
-        if let base = buffer.baseAddress {
-            // memset_s-like: a volatile-free C call the optimizer cannot drop, as the buffer is freed next.
-            _ = memset(base, 0, buffer.count)
-            _ = munlock(base, buffer.count)
-        }
-        buffer.deallocate()
+        SecretMemory.shared.release(buffer)
     }
 }

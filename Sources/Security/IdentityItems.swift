@@ -12,11 +12,6 @@ import KeychainProtocol
 /// item's persistent reference. `kSecReturnAttributes` gives the certificate's attributes with
 /// `class` `idnt`.
 enum IdentityItems {
-    /// Whether a dictionary is about identities: its class, or an identity as `kSecValueRef`.
-    static func handles(_ dictionary: CFDictionary) -> Bool {
-        dictionary[kSecClass as String] as? String == kSecClassIdentity as String || dictionary[kSecValueRef as String] is SecIdentity
-    }
-
     /// `SecItemAdd` of `kSecValueRef: identity`: the certificate, then its key (which may be
     /// there already); a key that cannot be added takes the certificate out again.
     static func add(_ attributes: CFDictionary) throws(KeychainError) -> CFTypeRef? {

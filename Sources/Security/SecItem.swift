@@ -22,13 +22,13 @@ import KeychainProtocol
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
     return status { () throws(KeychainError) in
-        if IdentityItems.handles(attributes) {
+        var dictionary = try SecItemDictionary(attributes)
+        if dictionary.namesIdentity {
             // Not `result?.pointee = try …`: with no result pointer that skips the add itself.
             let added = try IdentityItems.add(attributes)
             result?.pointee = added
             return
         }
-        var dictionary = try SecItemDictionary(attributes)
         let item = try dictionary.newItem()
         let reply = try AuthenticatedCall.perform(dictionary.authentication) { KeychainRequest.add(item).with($0) }
         guard case .items(let items) = reply else { return }
@@ -50,12 +50,12 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     result?.pointee = nil
     return status { () throws(KeychainError) in
-        if IdentityItems.handles(query) {
+        var dictionary = try SecItemDictionary(query)
+        if dictionary.namesIdentity {
             let found = try IdentityItems.copyMatching(query)
             result?.pointee = found
             return
         }
-        var dictionary = try SecItemDictionary(query)
         let parsed = try dictionary.query()
         let reply = try AuthenticatedCall.perform(dictionary.authentication) { .copyMatching(parsed.with($0)) }
         guard case .items(let items) = reply else { return }
@@ -75,8 +75,8 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 @discardableResult
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     status { () throws(KeychainError) in
-        if IdentityItems.handles(query) { return try IdentityItems.update(query, attributesToUpdate) }
         var queryDictionary = try SecItemDictionary(query)
+        if queryDictionary.namesIdentity { return try IdentityItems.update(query, attributesToUpdate) }
         let parsed = try queryDictionary.query(allowReturns: false)
         var changesDictionary = try SecItemDictionary(attributesToUpdate)
         let changes = try changesDictionary.changes(for: parsed.itemClass)
@@ -92,8 +92,8 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 @discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     status { () throws(KeychainError) in
-        if IdentityItems.handles(query) { return try IdentityItems.delete(query) }
         var dictionary = try SecItemDictionary(query)
+        if dictionary.namesIdentity { return try IdentityItems.delete(query) }
         _ = try KeychainServices.perform(.delete(try dictionary.query(allowReturns: false)))
     }
 }

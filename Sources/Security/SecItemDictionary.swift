@@ -37,6 +37,12 @@ struct SecItemDictionary {
         self.entries = entries
     }
 
+    /// Whether the dictionary is about identities (``IdentityItems`` handles them): its class,
+    /// or an identity as `kSecValueRef`.
+    var namesIdentity: Bool {
+        entries[kSecClass as String] as? String == kSecClassIdentity as String || entries[kSecValueRef as String] is SecIdentity
+    }
+
     // MARK: Calls
 
     /// A `SecItemAdd` dictionary.
