@@ -51,13 +51,18 @@ struct DatabaseRecord: Equatable, Sendable {
     /// The record, or nil when there is none.
     ///
     /// - Throws: `errSecDecode` when the file exists but no slot is authentic.
-    static func load(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) -> DatabaseRecord? {
+    static func load(_ files: KeychainDirectory, key: SymmetricKey) throws(KeychainError) -> DatabaseRecord? {
         guard let data = try files.read(fileName) else { return nil }
-        return try newest(in: data, files: files, deviceKey: deviceKey)
+        return try newest(in: data, files: files, key: key)
     }
 
-    private static func newest(in data: Data, files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) -> DatabaseRecord {
-        let key = AuthenticatedState.key(for: fileName, deviceKey: deviceKey)
+    /// The key that authenticates the records, derived from the device secret (derived once
+    /// per Enclave: every commit records, and the derivation cost more than the record).
+    static func key(deviceKey: SymmetricKey) -> SymmetricKey {
+        AuthenticatedState.key(for: fileName, deviceKey: deviceKey)
+    }
+
+    private static func newest(in data: Data, files: KeychainDirectory, key: SymmetricKey) throws(KeychainError) -> DatabaseRecord {
         let slots = stride(from: 0, to: min(data.count, 2 * slotSize), by: slotSize).compactMap { offset in
             data.count >= offset + slotSize ? parse(data[offset..<(offset + slotSize)], key) : nil
         }
@@ -74,8 +79,7 @@ struct DatabaseRecord: Equatable, Sendable {
     /// database). Writers take the file's `flock`, so at most one slot is ever being written.
     /// With `replacing`, writes both slots (a new or erased keychain: nothing of the previous
     /// one remains).
-    func save(_ files: KeychainDirectory, deviceKey: SymmetricKey, replacing: Bool = false) throws(KeychainError) {
-        let key = AuthenticatedState.key(for: Self.fileName, deviceKey: deviceKey)
+    func save(_ files: KeychainDirectory, key: SymmetricKey, replacing: Bool = false) throws(KeychainError) {
         var bytes = slot(key)
         if replacing { bytes.append(slot(key)) }
         let offset = replacing ? 0 : Int(generation % 2) * Self.slotSize

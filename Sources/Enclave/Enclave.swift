@@ -22,6 +22,8 @@ public final class Enclave: Sendable {
     /// The keychain directory.
     public let files: KeychainDirectory
     let deviceKey: SymmetricKey
+    /// The key of the database-state records (``DatabaseRecord``), derived once.
+    let databaseRecordKey: SymmetricKey
     let clock: any EnclaveClock
     let cache: any ClassKeyCache
     let makePasscodeKDF: @Sendable () -> PasscodeKDF
@@ -93,6 +95,7 @@ public final class Enclave: Sendable {
             }
             return deviceKey
         }
+        databaseRecordKey = DatabaseRecord.key(deviceKey: deviceKey)
     }
 
     /// Runs `body` holding `enclave.lock`, for the server's steps that must not interleave

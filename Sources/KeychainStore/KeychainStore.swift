@@ -235,7 +235,7 @@ public final class KeychainStore: Sendable {
                         write.error = error
                     }
                 }
-                try db.execute(sql: "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
+                try db.cachedStatement(sql: "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'").execute()
                 let generation = try transaction.generation()
                 try ledger.seal(working, generation: generation, db)
                 return (generation, working)
