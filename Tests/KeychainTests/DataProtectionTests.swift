@@ -60,6 +60,25 @@ import Testing
         #expect(throws: KeychainError.errSecInteractionNotAllowed) { try read(keychain, "wu") }
     }
 
+    /// The kernel keyring's cache remembers where it found an entry, so a load is one read; a
+    /// lock by another process (another cache, its own memory) must still take effect at once,
+    /// and a new unlock must be seen.
+    @Test func theKernelKeyringCacheSeesAnotherProcesssLockAndNextUnlock() throws {
+        let locker = try #require(KernelKeyringClassKeyCache())
+        let reader = try #require(KernelKeyringClassKeyCache())
+        let name = "swift-keychain:test-\(UUID().uuidString):cku"
+        defer { locker.remove(name) }
+        locker.store(name, Data("first unlock".utf8))
+        #expect(reader.load(name) == Data("first unlock".utf8))
+        #expect(reader.load(name) == Data("first unlock".utf8), "read again from the serial it remembers")
+        locker.remove(name)
+        #expect(reader.load(name) == nil, "a lock elsewhere is seen at the next load")
+        locker.store(name, Data("second unlock".utf8))
+        #expect(reader.load(name) == Data("second unlock".utf8))
+        locker.store(name, Data("changed entry".utf8))
+        #expect(reader.load(name) == Data("changed entry".utf8))
+    }
+
     @Test func afterARestartNothingIsReadableUntilTheFirstUnlock() throws {
         let keychain = try TestKeychain.make()
         defer { keychain.remove() }
