@@ -225,12 +225,7 @@ public final class KeychainStore: Sendable {
                 let transaction = StoreTransaction(connection: .writer(db), ledger: working)
                 for write in group {
                     working.beginWrite()
-                    do {
-                        try db.inSavepoint {
-                            try write.body(transaction)
-                            return .commit
-                        }
-                    } catch {
+                    if let error = try Self.inSavepoint(db, { try write.body(transaction) }) {
                         working.rollBackWrite()
                         write.error = error
                     }
@@ -248,6 +243,23 @@ public final class KeychainStore: Sendable {
         } catch {
             ledger.forget()
             for write in group where write.error == nil { write.error = error }
+        }
+    }
+
+    /// Runs one write of a group in a savepoint of its own, with statements prepared once
+    /// (GRDB's `inSavepoint` prepares its two on every call: a twentieth of an add). Returns the
+    /// write's own error, its changes undone. Throws when they cannot be undone, which fails the
+    /// whole group (GRDB's keeps going, and would commit what the failed write left).
+    private static func inSavepoint(_ db: Database, _ body: () throws -> Void) throws -> (any Error)? {
+        try db.cachedStatement(sql: "SAVEPOINT write").execute()
+        do {
+            try body()
+            try db.cachedStatement(sql: "RELEASE SAVEPOINT write").execute()
+            return nil
+        } catch {
+            try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT write").execute()
+            try db.cachedStatement(sql: "RELEASE SAVEPOINT write").execute()
+            return error
         }
     }
 
