@@ -248,18 +248,24 @@ public final class KeychainStore: Sendable {
 
     /// Runs one write of a group in a savepoint of its own, with statements prepared once
     /// (GRDB's `inSavepoint` prepares its two on every call: a twentieth of an add). Returns the
-    /// write's own error, its changes undone. Throws when they cannot be undone, which fails the
-    /// whole group (GRDB's keeps going, and would commit what the failed write left).
+    /// write's own error, its changes undone. When they cannot be undone (SQLite ended the
+    /// whole transaction, on a full disk for one) it throws that error, which fails the whole
+    /// group. (GRDB's throws only the write's error then, and the group went on: outside any
+    /// transaction once SQLite had ended it, or keeping what the failed write left.)
     private static func inSavepoint(_ db: Database, _ body: () throws -> Void) throws -> (any Error)? {
         try db.cachedStatement(sql: "SAVEPOINT write").execute()
         do {
             try body()
             try db.cachedStatement(sql: "RELEASE SAVEPOINT write").execute()
             return nil
-        } catch {
-            try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT write").execute()
-            try db.cachedStatement(sql: "RELEASE SAVEPOINT write").execute()
-            return error
+        } catch let failure {
+            do {
+                try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT write").execute()
+                try db.cachedStatement(sql: "RELEASE SAVEPOINT write").execute()
+            } catch {
+                throw failure
+            }
+            return failure
         }
     }
 
