@@ -25,11 +25,11 @@ final class SecretMemory: Sendable {
 
     /// Room for `count` bytes, zeroed.
     func allocate(_ count: Int) -> UnsafeMutableRawBufferPointer {
-        guard count <= Self.slotSize else { return Self.lockedPages(count: (count + page - 1) / page * page, alignment: page) }
+        guard count <= Self.slotSize else { return lockedPages(count: (count + page - 1) / page * page) }
         if let slot = freeSlots.withLock({ $0.popLast() }) {
             return UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(bitPattern: slot), count: Self.slotSize)
         }
-        let fresh = Self.lockedPages(count: page, alignment: page)
+        let fresh = lockedPages(count: page)
         guard let base = fresh.baseAddress else { return fresh }
         let start = UInt(bitPattern: base)
         freeSlots.withLock { slots in
@@ -52,8 +52,8 @@ final class SecretMemory: Sendable {
     }
 
     /// Whole pages, locked and left out of core dumps.
-    private static func lockedPages(count: Int, alignment: Int) -> UnsafeMutableRawBufferPointer {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: alignment)
+    private func lockedPages(count: Int) -> UnsafeMutableRawBufferPointer {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: page)
         guard let base = buffer.baseAddress else { return buffer }
         _ = memset(base, 0, count)
         _ = mlock(base, count)

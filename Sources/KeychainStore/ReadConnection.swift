@@ -1,4 +1,3 @@
-import Foundation
 import GRDB
 import GRDBSQLite
 import Synchronization
@@ -7,8 +6,8 @@ import Synchronization
 ///
 /// Reads go through these rather than GRDB's `DatabasePool`: for a one-item lookup the pool's
 /// dispatch queue, reader pool, locks and schema-version check cost about 80,000 instructions,
-/// four times the whole budget of a read (README, "Performance"). Writes stay on GRDB's single
-/// writer. The connection cannot write: it is opened `SQLITE_OPEN_READONLY`, so nothing a read
+/// a third of all the rest of the read, and a hop to another thread. Writes stay on GRDB's
+/// single writer. The connection cannot write: it is opened `SQLITE_OPEN_READONLY`, so nothing a read
 /// does can change the file. It never follows a link (`SQLITE_OPEN_NOFOLLOW`).
 ///
 /// `@unchecked Sendable`: a connection is used by one thread at a time, taken from

@@ -145,7 +145,7 @@ public struct StoreTransaction {
     @discardableResult
     public func deleteAll(accessibility: String) throws -> Int {
         var doomed: [(identity: Data, version: Int64)] = []
-        try query("SELECT identity, version FROM items WHERE accessibility = ?", { $0.bind(accessibility) }) { doomed.append((try $0.blob(0), try $0.integer(1))) }
+        try eachRowVersion("WHERE accessibility = ?", { $0.bind(accessibility) }) { doomed.append(($0, $1)) }
         for (identity, version) in doomed {
             try writing().check(identity: identity, version: version)
             try writing().record(identity: identity, from: version, to: nil)
@@ -180,13 +180,18 @@ public struct StoreTransaction {
 
     /// Every row's identity and version.
     func forEachRowVersion(_ body: (Data, Int64) throws -> Void) throws {
-        try query("SELECT identity, version FROM items") { try body(try $0.blob(0), try $0.integer(1)) }
+        try eachRowVersion("", row: body)
+    }
+
+    /// The identity and version of each row `condition` selects (a `WHERE` clause, or "").
+    private func eachRowVersion(_ condition: String, _ bind: (inout SQLiteQuery) -> Void = { _ in }, row: (Data, Int64) throws -> Void) throws {
+        try query("SELECT identity, version FROM items \(condition)", bind) { try row(try $0.blob(0), try $0.integer(1)) }
     }
 
     /// The identity and version of row `id`, checked against the ledger.
     private func pair(_ id: Int64) throws -> (identity: Data, version: Int64) {
         var found: (identity: Data, version: Int64)?
-        try query("SELECT identity, version FROM items WHERE id = ?", { $0.bind(id) }) { found = (try $0.blob(0), try $0.integer(1)) }
+        try eachRowVersion("WHERE id = ?", { $0.bind(id) }) { found = ($0, $1) }
         guard let found else { throw KeychainError(.errSecItemNotFound, "the item was deleted meanwhile") }
         try writing().check(identity: found.identity, version: found.version)
         return found
