@@ -34,7 +34,8 @@ public enum KeychainServices {
     /// How this process reaches the keychain when it sets no transport: the daemon, unless
     /// `KEYCHAIN_MODE=embedded`.
     public static var usesDaemon: Bool {
-        ProcessInfo.processInfo.environment["KEYCHAIN_MODE"] != "embedded"
+        guard let mode = getenv("KEYCHAIN_MODE") else { return true }
+        return strcmp(mode, "embedded") != 0
     }
 
     /// The transport ``usesDaemon`` chooses.

@@ -22,10 +22,17 @@ public enum KeychainPaths {
 
     /// The directory of the socket and the daemon's lock.
     public static func runtimeDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            return URL(fileURLWithPath: runtime).appendingPathComponent("keychain")
-        }
-        return URL(fileURLWithPath: "/tmp/keychain-runtime-\(getuid())")
+        URL(fileURLWithPath: runtimeDirectoryPath(environment: environment))
+    }
+
+    /// ``runtimeDirectory(environment:)`` as a path, from `environment`, or with nil from this
+    /// process's environment read variable by variable (`getenv`), which a client's first
+    /// request takes instead of building the whole environment as a dictionary.
+    public static func runtimeDirectoryPath(environment: [String: String]?) -> String {
+        let runtime = environment.map { $0["XDG_RUNTIME_DIR"] } ?? getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
+        guard var runtime, runtime.hasPrefix("/") else { return "/tmp/keychain-runtime-\(getuid())" }
+        while runtime.count > 1 && runtime.hasSuffix("/") { runtime.removeLast() }
+        return runtime == "/" ? "/keychain" : runtime + "/keychain"
     }
 
     /// The socket's file name in ``runtimeDirectory(environment:)``.

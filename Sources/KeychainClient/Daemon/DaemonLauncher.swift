@@ -17,14 +17,17 @@ enum DaemonLauncher {
     ///
     /// - Throws: `errSecIO` when no daemon can be started (the message names its log file);
     ///   `errSecInvalidKeychain` when the runtime directory could be changed by another user.
-    /// - Parameter arguments: `keychaind`'s arguments, should it be started.
-    static func connect(environment: [String: String], arguments: [String]) throws(KeychainError) -> DaemonConnection {
-        let runtime = KeychainPaths.runtimeDirectory(environment: environment)
-        let socket = runtime.appendingPathComponent(KeychainPaths.socketName).path
+    /// - Parameters:
+    ///   - environment: where the paths come from, and what a started daemon gets; nil for
+    ///     this process's environment.
+    ///   - arguments: `keychaind`'s arguments, should it be started.
+    static func connect(environment: [String: String]?, arguments: [String]) throws(KeychainError) -> DaemonConnection {
+        let runtime = KeychainPaths.runtimeDirectoryPath(environment: environment)
+        let socket = runtime + "/" + KeychainPaths.socketName
         if let connection = try DaemonConnection(path: socket) { return connection }
-        let directory = try KeychainDirectory(runtime, creating: true)
+        let directory = try KeychainDirectory(URL(fileURLWithPath: runtime), creating: true)
         let lock = open(directory.url.appendingPathComponent(KeychainPaths.startLockName).path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { throw KeychainError(.errSecIO, "cannot open the daemon's start lock in \(runtime.path)") }
+        guard lock >= 0 else { throw KeychainError(.errSecIO, "cannot open the daemon's start lock in \(runtime)") }
         defer { close(lock) }
         flock(lock, LOCK_EX)
         if let connection = try DaemonConnection(path: socket) { return connection }
@@ -42,7 +45,7 @@ enum DaemonLauncher {
     /// reach it), with the default signal mask and dispositions, no descriptor of ours, and its
     /// log appended to `log`. A shell in between exits at once, so the daemon is nobody's child
     /// here and this program is not left with a zombie when it stops.
-    private static func start(_ daemon: String, arguments daemonArguments: [String], environment: [String: String], log: String) throws(KeychainError) {
+    private static func start(_ daemon: String, arguments daemonArguments: [String], environment: [String: String]?, log: String) throws(KeychainError) {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -60,7 +63,7 @@ enum DaemonLauncher {
         let arguments = ["/bin/sh", "-c", "log=$1; shift; \"$0\" \"$@\" </dev/null >/dev/null 2>>\"$log\" &", daemon, log] + daemonArguments
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         // The daemon gets the environment its paths were computed from.
-        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for argument in argv + envp { free(argument) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, &envp)

@@ -14,8 +14,9 @@ import Synchronization
 public final class DaemonTransport: KeychainTransport {
     /// Which daemon a transport talks to.
     private enum Endpoint: Sendable {
-        /// This user's, at `$XDG_RUNTIME_DIR/keychain/socket`, started with these arguments.
-        case perUser(environment: [String: String], daemonArguments: [String])
+        /// This user's, at `$XDG_RUNTIME_DIR/keychain/socket`, started with these arguments;
+        /// the environment its paths come from, nil for this process's.
+        case perUser(environment: [String: String]?, daemonArguments: [String])
         /// The system daemon listening at this socket, trusted only as ``SystemDaemon`` checks.
         case system(socket: String)
     }
@@ -27,9 +28,12 @@ public final class DaemonTransport: KeychainTransport {
     /// ``KeychainPaths/systemSocket``), else to the daemon of this user
     /// (`$XDG_RUNTIME_DIR/keychain/socket`).
     ///
-    /// - Parameter daemonArguments: `keychaind`'s arguments, should this transport start a
-    ///   per-user daemon.
-    public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment, daemonArguments: [String] = []) {
+    /// - Parameters:
+    ///   - environment: the environment the per-user daemon's paths come from and that a daemon
+    ///     this transport starts gets; nil (the default) for this process's.
+    ///   - daemonArguments: `keychaind`'s arguments, should this transport start a per-user
+    ///     daemon.
+    public convenience init(environment: [String: String]? = nil, daemonArguments: [String] = []) {
         if SystemDaemon.isInstalled {
             self.init(systemSocket: KeychainPaths.systemSocket)
         } else {
@@ -38,7 +42,7 @@ public final class DaemonTransport: KeychainTransport {
     }
 
     /// A transport to this user's daemon alone, even where a system daemon is installed.
-    public init(perUserEnvironment environment: [String: String], daemonArguments: [String] = []) {
+    public init(perUserEnvironment environment: [String: String]?, daemonArguments: [String] = []) {
         endpoint = .perUser(environment: environment, daemonArguments: daemonArguments)
         connection = Mutex(nil)
     }
@@ -52,7 +56,7 @@ public final class DaemonTransport: KeychainTransport {
     }
 
     /// A transport on a connection already open to this user's daemon.
-    init(connection: sending DaemonConnection, environment: [String: String]) {
+    init(connection: sending DaemonConnection, environment: [String: String]?) {
         endpoint = .perUser(environment: environment, daemonArguments: [])
         self.connection = Mutex(connection)
     }

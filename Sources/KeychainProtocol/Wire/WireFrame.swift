@@ -20,7 +20,9 @@ public enum WireFrame {
         withUnsafeBytes(of: UInt32(clamping: count).bigEndian) { Array($0) }
     }
 
-    /// The body length a prefix announces.
+    /// The body length a prefix announces. Inlinable, so that a client reads it without
+    /// instantiating the generic collection types at run time.
+    @inlinable
     public static func bodyLength(_ header: some Collection<UInt8>) -> Int {
         header.prefix(headerSize).reduce(0) { $0 << 8 | Int($1) }
     }
