@@ -78,8 +78,9 @@ let package = Package(
             dependencies: ["KeychainDaemon", "CKeychaindStartup", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict),
         // PKCS #12's legacy 3DES and RC2 encryption, which swift-crypto lacks: OpenSSL's libcrypto
-        // (libssl-dev) with its legacy provider, behind one C function (SecPKCS12Import).
-        .target(name: "CPKCS12Legacy", linkerSettings: [.linkedLibrary("crypto")]),
+        // with its legacy provider, behind one C function (SecPKCS12Import). Built against its
+        // headers (libssl-dev); the library is loaded when the first legacy file is decrypted.
+        .target(name: "CPKCS12Legacy"),
         // Apple's API under Apple's module name, so that iOS code compiles with its imports
         // unchanged: SecItem*, kSec* constants, SecAccessControl, CF types. Apple's names only.
         .target(

@@ -32,7 +32,7 @@ enum PKCS12LegacyCipher {
             defer { kc_pkcs12_legacy_free(plaintext, length) }
             return Data(bytes: plaintext, count: length)
         case -2: throw wrongPassphrase
-        case -3: throw KeychainError(.errSecUnimplemented, "the file uses PKCS #12's legacy encryption (3DES or RC2), and OpenSSL's legacy provider (ossl-modules/legacy.so, in Debian's libssl3) is not installed")
+        case -3: throw KeychainError(.errSecUnimplemented, "the file uses PKCS #12's legacy encryption (3DES or RC2), and OpenSSL 3's libcrypto with its legacy provider (libcrypto.so.3 and ossl-modules/legacy.so, in Debian's libssl3) is not installed")
         default: throw KeychainError(.errSecDecode, "the file's legacy PKCS #12 encryption parameters are malformed")
         }
     }

@@ -11,7 +11,8 @@
 /// `algorithm` is the DER of the AlgorithmIdentifier, `passphrase` UTF-8.
 /// Returns 0 with `*plaintext` allocated (free it with `kc_pkcs12_legacy_free`), -1 when the
 /// algorithm is malformed or not one of these, -2 when the data does not decrypt (a wrong
-/// passphrase, or damage), -3 when OpenSSL's legacy provider cannot be loaded.
+/// passphrase, or damage), -3 when OpenSSL's libcrypto (`libcrypto.so.3`, loaded on the first
+/// call) or its legacy provider cannot be loaded.
 int kc_pkcs12_legacy_decrypt(const unsigned char *algorithm, size_t algorithm_length,
                              const char *passphrase, size_t passphrase_length,
                              const unsigned char *ciphertext, size_t ciphertext_length,
