@@ -107,7 +107,12 @@ let package = Package(
         .executableTarget(
             name: "keychainctl",
             dependencies: ["Keychain", "KeychainSSH", "LocalAuthentication", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            swiftSettings: strict),
+            swiftSettings: strict,
+            // With --static-swift-stdlib the toolchain exports every symbol of the program (for
+            // Swift libraries it might load, which keychainctl never does), and the Swift
+            // runtime's search for its crash backtracer then reads all 27,706 of them at every
+            // start: a seventh of a whole lookup's instructions. Linux only, like the flag.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]),
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], swiftSettings: strict),
         // An ssh-agent on Enclave keys (`keychainctl ssh-agent`): the OpenSSH agent protocol,

@@ -16,7 +16,8 @@ enum Mode: String, CaseIterable {
 /// (accounts `account-0`…, secrets `secret-0`…), 100 more in service `bench-query`, and has the
 /// passcode ``Fixture/passcode``. Fixtures live in `$KEYCHAIN_BENCHMARK_DIR`, by default
 /// `$TMPDIR/swift-keychain-benchmarks-<uid>`; delete that folder to fill them anew (after a
-/// change of the keychain's format, for example).
+/// change of the keychain's format, for example). A daemon fixture is refilled for a benchmark
+/// executable at another path, which keychaind takes for another app.
 ///
 /// Each process opens the fixture it needs and unlocks it; in daemon mode it starts keychaind
 /// (from beside the benchmark executable) on the fixture, with a runtime directory of its own,
@@ -40,6 +41,9 @@ struct Fixture {
         return FileManager.default.temporaryDirectory.appendingPathComponent("swift-keychain-benchmarks-\(getuid())")
     }()
 
+    /// This benchmark executable, as keychaind names the app it is.
+    private static let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+
     /// Opens (filling it first if it does not exist yet) the fixture of `count` items for
     /// `mode`, unlocks it, and makes it the transport of the SecItem functions.
     static func open(_ mode: Mode, count: Int) throws -> Fixture {
@@ -49,8 +53,12 @@ struct Fixture {
         environment["XDG_DATA_HOME"] = dataHome.path
         environment["XDG_RUNTIME_DIR"] = runtime.path
         let fixture = Fixture(mode: mode, count: count, dataHome: dataHome, environment: environment)
+        // keychaind names an app by its executable, so a daemon fixture's items are those of the
+        // benchmark executable that filled it: one built elsewhere (another scratch path) sees
+        // none of them, and fills its own fixture.
         let filled = dataHome.appendingPathComponent("filled")
-        let isFilled = FileManager.default.fileExists(atPath: filled.path)
+        let filler = Data((mode == .daemon ? Self.executable : "").utf8)
+        let isFilled = (try? Data(contentsOf: filled)) == filler
         if !isFilled {
             try? FileManager.default.removeItem(at: dataHome)
             try FileManager.default.createDirectory(at: dataHome, withIntermediateDirectories: true)
@@ -63,7 +71,7 @@ struct Fixture {
         } else {
             try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: passcode))
             try fixture.fill()
-            try Data().write(to: filled)
+            try filler.write(to: filled)
         }
         return fixture
     }
