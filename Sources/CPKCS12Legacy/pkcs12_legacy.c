@@ -12,7 +12,7 @@
 /// libcrypto's functions this file calls, found when a legacy file is first decrypted. The
 /// library is loaded then, not linked: loading and relocating it was a fifth of the start of
 /// every program that links the Security module (a whole `keychainctl find-generic-password
-/// -w` 4.9 → 3.8 ms), and almost none of them ever imports a legacy PKCS #12 file. Each
+/// -w` 4.4 → 3.3 ms), and almost none of them ever imports a legacy PKCS #12 file. Each
 /// pointer has the type of OpenSSL's own declaration, so a mismatch does not compile.
 static struct {
     __typeof__(OSSL_LIB_CTX_new) *lib_ctx_new;
