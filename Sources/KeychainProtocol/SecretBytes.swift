@@ -26,6 +26,7 @@ public final class SecretBytes: @unchecked Sendable {
         count = array.count
     }
 
+    /// Copies a string's UTF-8 bytes into protected memory.
     public convenience init(utf8 string: String) {
         self.init(string.utf8)
     }

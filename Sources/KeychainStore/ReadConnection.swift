@@ -10,11 +10,20 @@ import Synchronization
 /// single writer. The connection cannot write: it is opened `SQLITE_OPEN_READONLY`, so nothing a read
 /// does can change the file. It never follows a link (`SQLITE_OPEN_NOFOLLOW`).
 ///
+/// Its statements are kept for the next reads, at most ``preparedLimit`` of them at the start of
+/// a read: a search's SQL varies with its values (as many placeholders as values), so a client
+/// could otherwise make the cache grow without end. Past the limit they are all finalized, at
+/// the start of a read, when none is in use.
+///
 /// `@unchecked Sendable`: a connection is used by one thread at a time, taken from
 /// ``ReadConnections`` and handed back after the read.
 final class ReadConnection: @unchecked Sendable {
     let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// The most statements kept from one read to the next.
+    static let preparedLimit = 64
+    /// How many statements are kept now.
+    var preparedCount: Int { statements.count }
 
     init(path: String) throws {
         var opened: OpaquePointer?
@@ -31,8 +40,13 @@ final class ReadConnection: @unchecked Sendable {
     }
 
     deinit {
-        for statement in statements.values { sqlite3_finalize(statement) }
+        finalizeStatements()
         sqlite3_close_v2(handle)
+    }
+
+    private func finalizeStatements() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements.removeAll()
     }
 
     /// The statement for `sql`, prepared once per connection.
@@ -47,6 +61,7 @@ final class ReadConnection: @unchecked Sendable {
 
     /// Runs `body` in one read transaction: every statement in it sees the same snapshot.
     func inReadTransaction<Result>(_ body: () throws -> Result) throws -> Result {
+        if statements.count > Self.preparedLimit { finalizeStatements() }
         try run("BEGIN")
         let result: Result
         do {

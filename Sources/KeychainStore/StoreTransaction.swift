@@ -35,11 +35,22 @@ public struct StoreTransaction {
 
     /// Runs `sql`'s prepared statement with `bind`'s arguments, handing each row to `row`, and
     /// resets it.
-    func query(_ sql: String, _ bind: (inout SQLiteQuery) -> Void = { _ in }, row: (SQLiteQuery) throws -> Void) throws {
-        let prepared: OpaquePointer = switch connection {
-        case .writer(let db): try db.cachedStatement(sql: sql).sqliteStatement
-        case .reader(let reader): try reader.prepared(sql)
+    ///
+    /// - Parameter variesByRequest: true for SQL built from a request (a search's placeholders
+    ///   are as many as its values). GRDB's writer keeps every statement it caches, so that one
+    ///   is prepared for this use only: no sequence of requests can grow the writer's cache
+    ///   without end. (A reader's cache has a bound of its own, ``ReadConnection``.)
+    func query(_ sql: String, variesByRequest: Bool = false, _ bind: (inout SQLiteQuery) -> Void = { _ in }, row: (SQLiteQuery) throws -> Void) throws {
+        switch connection {
+        case .writer(let db):
+            let statement = variesByRequest ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
+            try withExtendedLifetime(statement) { try Self.step(statement.sqliteStatement, bind, row) }
+        case .reader(let reader):
+            try Self.step(try reader.prepared(sql), bind, row)
         }
+    }
+
+    private static func step(_ prepared: OpaquePointer, _ bind: (inout SQLiteQuery) -> Void, _ row: (SQLiteQuery) throws -> Void) throws {
         var query = SQLiteQuery(prepared)
         defer { query.reset() }
         bind(&query)
@@ -77,7 +88,7 @@ public struct StoreTransaction {
             sql += " LIMIT ?"
         }
         var rows: [StoredRow] = []
-        try query(sql, { query in
+        try query(sql, variesByRequest: true, { query in
             query.bind(filter.itemClass)
             for group in filter.accessGroupHashes ?? [] { query.bind(group) }
             if let synchronizable = filter.synchronizable { query.bind(synchronizable ? 1 : 0) }
