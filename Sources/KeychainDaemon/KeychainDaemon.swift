@@ -65,10 +65,15 @@ public final class KeychainDaemon: Service {
         }
     }
 
-    /// A connection as accepted: admitted with its caller's identity (not read until its
-    /// ``RequestHandler`` is in place), or refused.
+    /// A connection as accepted.
     private enum Connection: Sendable {
-        case admitted(any Channel, PeerIdentity)
+        /// Its app known and its requests answered from the start: a per-user daemon's app is
+        /// its path, decided on the event loop as the connection is accepted.
+        case answering(any Channel)
+        /// Its caller known, its app still to be decided (system mode: checks that read the
+        /// process's files and may hash its executable, too long for the event loop). Requests
+        /// that come meanwhile wait in the ``RequestHandler``.
+        case identified(any Channel, PeerIdentity)
         case refused(any Channel, String)
     }
 
@@ -182,15 +187,21 @@ public final class KeychainDaemon: Service {
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelOption(.allowRemoteHalfClosure, value: true)
         let servesEveryUser = configuration.mode == .system
-        let admit: @Sendable (any Channel) -> EventLoopFuture<Connection> = { channel in
-            PeerIdentity.of(channel).flatMapThrowing { identity -> Connection in
+        let admit: @Sendable (any Channel) -> EventLoopFuture<Connection> = { [self] channel in
+            PeerIdentity.of(channel).flatMapThrowing { [self] identity -> Connection in
+                // The pidfd is the connection's: closed with it, whatever becomes of it.
+                channel.closeFuture.whenComplete { _ in identity.close() }
                 // Per-user: the same user only; another uid never reaches the keychain (DESIGN.md).
                 guard servesEveryUser || identity.uid == getuid() else {
-                    identity.close()
                     return .refused(channel, "a process of uid \(identity.uid)")
                 }
                 try channel.pipeline.syncOperations.addHandlers(ByteToMessageHandler(FrameDecoder()), RequestHandler(pool: pool))
-                return .admitted(channel, identity)
+                if servesEveryUser { return .identified(channel, identity) }
+                // Answered from here, on the event loop: the first request does not wait for a
+                // task to be scheduled (that wait was four fifths of a first request's time).
+                guard let client = client(identity, .perUser(identity), on: channel) else { return .refused(channel, Self.exitedWhileIdentified(identity)) }
+                try startAnswering(client, on: channel)
+                return .answering(channel)
             }.flatMapErrorThrowing { error in
                 .refused(channel, "\(error)")
             }
@@ -211,45 +222,63 @@ public final class KeychainDaemon: Service {
         case .refused(let channel, let reason):
             audit.warning("connection refused", metadata: ["peer": "\(reason)"])
             try? await channel.close()
-        case .admitted(let channel, let identity):
-            defer { identity.close() }
-            let app = configuration.mode == .system ? AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory)) : .perUser(identity)
-            // The checks read /proc/PID: had the process ended meanwhile, its pid could be another's.
-            guard kc_pidfd_is_alive(identity.pidfd) == 1 else {
-                audit.warning("connection refused", metadata: ["peer": "pid \(identity.pid), which exited while it was identified"])
+        case .identified(let channel, let identity):
+            let app = AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory))
+            guard let client = client(identity, app, on: channel) else {
+                audit.warning("connection refused", metadata: ["peer": "\(Self.exitedWhileIdentified(identity))"])
                 try? await channel.close()
                 return
             }
-            let number = connectionNumbers.add(1, ordering: .relaxed).oldValue
-            connected.add(1, ordering: .relaxed)
-            let client = Client(
-                peer: identity, app: app, keychain: keychain(of: identity.uid), connection: number,
-                keychainImport: configuration.mode == .system ? KeychainImport(state: configuration.keychainDirectory, uid: identity.uid, connection: number) : nil)
-            defer {
-                client.keychainImport?.abandon()
-                connected.subtract(1, ordering: .relaxed)
-                client.keychain.keychain.openedServer?.endConnection(number)
-            }
-            if let reason = app.untrustedBecause {
-                audit.warning("untrusted app: its own items only", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "because": "\(reason)"])
-            }
-            audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(app.identifier)", "pid": "\(identity.pid)", "connection": "\(number)"])
-            let answerFrame: RequestHandler.Answer = { [self] frame in route(frame, client) }
             do {
-                try await channel.eventLoop.submit {
-                    let pipeline = channel.pipeline.syncOperations
-                    try pipeline.handler(type: RequestHandler.self).start(answerFrame, context: pipeline.context(handlerType: RequestHandler.self))
-                }.get()
+                try await channel.eventLoop.submit { try self.startAnswering(client, on: channel) }.get()
             } catch {
                 try? await channel.close()
             }
-            // Stopping (graceful shutdown cancels this task): the request under way is
-            // answered, then the connection closes.
-            await withTaskCancellationHandler {
-                try? await channel.closeFuture.get()
-            } onCancel: {
-                channel.pipeline.fireUserInboundEventTriggered(RequestHandler.Stop())
-            }
+            await answerUntilClosed(channel)
+        case .answering(let channel):
+            await answerUntilClosed(channel)
+        }
+    }
+
+    private static func exitedWhileIdentified(_ identity: PeerIdentity) -> String {
+        "pid \(identity.pid), which exited while it was identified"
+    }
+
+    /// The client `identity` is as `app`, counted among the connected until `channel` closes;
+    /// nil when its process has ended (the checks read /proc/PID: had the process ended
+    /// meanwhile, its pid could be another's).
+    private func client(_ identity: PeerIdentity, _ app: AppIdentity, on channel: any Channel) -> Client? {
+        guard kc_pidfd_is_alive(identity.pidfd) == 1 else { return nil }
+        let number = connectionNumbers.add(1, ordering: .relaxed).oldValue
+        connected.add(1, ordering: .relaxed)
+        let client = Client(
+            peer: identity, app: app, keychain: keychain(of: identity.uid), connection: number,
+            keychainImport: configuration.mode == .system ? KeychainImport(state: configuration.keychainDirectory, uid: identity.uid, connection: number) : nil)
+        channel.closeFuture.whenComplete { [self] _ in
+            client.keychainImport?.abandon()
+            connected.subtract(1, ordering: .relaxed)
+            client.keychain.keychain.openedServer?.endConnection(number)
+        }
+        if let reason = app.untrustedBecause {
+            audit.warning("untrusted app: its own items only", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "because": "\(reason)"])
+        }
+        audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(app.identifier)", "pid": "\(identity.pid)", "connection": "\(number)"])
+        return client
+    }
+
+    /// Has `channel`'s ``RequestHandler`` answer with `client`'s identity; on the event loop.
+    private func startAnswering(_ client: Client, on channel: any Channel) throws {
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.handler(type: RequestHandler.self).start({ [self] frame in route(frame, client) }, context: pipeline.context(handlerType: RequestHandler.self))
+    }
+
+    /// Waits until `channel` closes. Stopping (graceful shutdown cancels this task): the request
+    /// under way is answered, then the connection closes.
+    private func answerUntilClosed(_ channel: any Channel) async {
+        await withTaskCancellationHandler {
+            try? await channel.closeFuture.get()
+        } onCancel: {
+            channel.pipeline.fireUserInboundEventTriggered(RequestHandler.Stop())
         }
     }
 
@@ -276,7 +305,7 @@ public final class KeychainDaemon: Service {
     }
 
     /// Reads one frame, on the event loop: the work that answers it, and whether that work runs
-    /// there too. Only a one-item lookup in a keychain already open does (opening one checks
+    /// there too. Only a lookup of one item or two in a keychain already open does (opening one checks
     /// every row's version, and a search for many items could hold the loop).
     private func route(_ frame: InboundFrame, _ client: Client) -> RequestHandler.Route {
         let request: KeychainRequest
@@ -296,7 +325,7 @@ public final class KeychainDaemon: Service {
                 return .refusal(error.keychainError)
             }
         }
-        let atOnce = request.isOneItemLookup && client.keychain.keychain.openedServer != nil
+        let atOnce = request.isSmallLookup && client.keychain.keychain.openedServer != nil
         return RequestHandler.Route(runsAtOnce: atOnce) { [self] in answer(request, client) }
     }
 
@@ -471,11 +500,16 @@ extension KeychainRequest {
         if case .openOwnerSession = self { true } else { false }
     }
 
-    /// The client's identification, or a search for one item: never a wait, never many rows.
-    fileprivate var isOneItemLookup: Bool {
+    /// The most items a search answered on the event loop may ask for: two tell one match from
+    /// several (`keychainctl find-generic-password` asks so before it reads the first).
+    static let itemsLookedUpAtOnce = 2
+
+    /// The client's identification, or a search for one item or two: never a wait, never many
+    /// rows.
+    fileprivate var isSmallLookup: Bool {
         switch self {
         case .identify: true
-        case .copyMatching(let query): query.limit == .one
+        case .copyMatching(let query): query.limit.maximum.map { $0 <= Self.itemsLookedUpAtOnce } ?? false
         default: false
         }
     }

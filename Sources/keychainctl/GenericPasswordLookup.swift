@@ -46,10 +46,10 @@ struct GenericPasswordLookup {
 
     /// Prints the first match's attributes, or with `secretOnly` its secret.
     func run() throws {
-        try Session.run {
+        try Session.runIdentifiedByFirstRequest { firstReplyCame in
             var query = ItemQuery(itemClass: .genericPassword, attributes: ItemCommands.attributes([(kSecAttrService as String, service), (kSecAttrAccount as String, account)]))
             query.accessGroup = accessGroup
-            try ItemCommands.find(query, secretOnly: secretOnly)
+            try ItemCommands.find(query, secretOnly: secretOnly, firstReplyCame: firstReplyCame)
         }
     }
 

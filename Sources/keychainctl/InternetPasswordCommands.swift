@@ -61,7 +61,9 @@ struct FindInternetPassword: ParsableCommand {
     @Flag(name: .customShort("w"), help: "Print only the secret.") var secretOnly = false
 
     func run() throws {
-        try Session.run { try ItemCommands.find(ItemQuery(itemClass: .internetPassword, attributes: key.attributes), secretOnly: secretOnly) }
+        try Session.runIdentifiedByFirstRequest { firstReplyCame in
+            try ItemCommands.find(ItemQuery(itemClass: .internetPassword, attributes: key.attributes), secretOnly: secretOnly, firstReplyCame: firstReplyCame)
+        }
     }
 }
 

@@ -26,12 +26,22 @@ enum ItemCommands {
     /// program on its first use (a twentieth of a whole lookup's instructions).
     private static let newline = Data([0x0A])
 
-    static func find(_ query: ItemQuery, secretOnly: Bool) throws {
+    /// Prints the first item `query` matches, after saying how many match when several do.
+    ///
+    /// It asks first whether several match: a search for two references, which carries no
+    /// secret and which keychaind answers at once, on its event loop. Only when two come back is
+    /// every match counted. ``Session/runIdentifiedByFirstRequest(_:)`` hardens the process on
+    /// that first reply (`firstReplyCame`), before the item is read.
+    static func find(_ query: ItemQuery, secretOnly: Bool, firstReplyCame: () -> Void) throws {
         var count = query
-        count.limit = .all
+        count.limit = .count(2)
         count.returns = .persistentRef
-        if case .items(let matches) = try KeychainServices.perform(.copyMatching(count)), matches.count > 1 {
-            Session.note("\(matches.count) items match; showing the first (narrow the search with -s and -a)")
+        let firstTwo = Result { try KeychainServices.perform(.copyMatching(count)) }
+        firstReplyCame()
+        if case .items(let matches) = try firstTwo.get(), matches.count > 1 {
+            count.limit = .all
+            let all = if case .items(let matches) = try KeychainServices.perform(.copyMatching(count)) { matches.count } else { matches.count }
+            Session.note("\(all) items match; showing the first (narrow the search with -s and -a)")
         }
         var query = query
         query.returns = secretOnly ? .data : .attributes

@@ -28,19 +28,40 @@ enum Session {
     /// - Parameter handlesSecrets: false for the commands that only start, stop or look at the
     ///   daemon: they neither connect first nor harden the process.
     static func run(handlesSecrets: Bool = true, _ body: () throws -> Void) throws {
+        try run(hardening: handlesSecrets ? .beforeBody : .none) { _ in try body() }
+    }
+
+    /// Runs `body`, whose first request carries and returns no secret (a lookup's count of the
+    /// matches), with one round trip fewer. Through keychaind, the reply to that request shows
+    /// the daemon has identified this process (it does so as it accepts the connection), and
+    /// `body` calls the closure it is given right then, which hardens the process
+    /// (``ProcessHardening``) before any secret comes. Embedded, where opening the keychain
+    /// brings keys into the process, the process hardens before `body` and the closure does
+    /// nothing.
+    static func runIdentifiedByFirstRequest(_ body: (_ firstReplyCame: () -> Void) throws -> Void) throws {
+        try run(hardening: .afterFirstReply, body)
+    }
+
+    /// When a command makes itself undumpable.
+    private enum Hardening {
+        case none, beforeBody, afterFirstReply
+    }
+
+    private static func run(hardening: Hardening, _ body: (_ firstReplyCame: () -> Void) throws -> Void) throws {
         do {
             // Through keychaind, keychainctl is an app like any other: its own items only.
             let transport: any KeychainTransport = KeychainServices.usesDaemon
                 ? systemSocket.map { DaemonTransport(systemSocket: $0) } ?? DaemonTransport()
                 : EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
             KeychainServices.transport = transport
-            if handlesSecrets {
+            let daemon = transport as? DaemonTransport
+            if hardening == .beforeBody || (hardening == .afterFirstReply && daemon == nil) {
                 // The per-user daemon identifies this process before it becomes undumpable,
                 // which it could not do afterwards; no secret has been read yet.
-                try (transport as? DaemonTransport)?.identifyThisProcess()
+                try daemon?.identifyThisProcess()
                 ProcessHardening.apply()
             }
-            try body()
+            try body { if hardening == .afterFirstReply && daemon != nil { ProcessHardening.apply() } }
         } catch let error as KeychainError {
             printError(error)
             throw ExitCode(error.status == KeychainError.errSecItemNotFound.status ? 44 : 1)

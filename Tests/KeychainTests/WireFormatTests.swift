@@ -91,6 +91,18 @@ import Testing
         #expect(error.status == -25308)
     }
 
+    /// An error's message crosses whole when it fits the reader's 4,096 bytes, and is cut after
+    /// its last whole scalar that fits when it does not (a scalar is never split).
+    @Test(arguments: [("short", 5), (String(repeating: "a", count: 4096), 4096), (String(repeating: "a", count: 5000), 4096), ("a" + String(repeating: "😀", count: 1100), 4093)])
+    func anErrorMessageCrossesWithinTheLimit(message: String, expectedBytes: Int) throws {
+        guard case .failure(let error) = try ReplyParser.parse(ReplyParser.encode(.failure(KeychainError(status: -25300, message: message)))) else {
+            Issue.record("an error came back as a result")
+            return
+        }
+        #expect(error.message.utf8.count == expectedBytes)
+        #expect(message.hasPrefix(error.message))
+    }
+
     @Test func everyTruncationAndEveryExtraByteIsRefused() throws {
         for request in Self.everyRequest {
             let body = RequestParser.encode(request)

@@ -20,6 +20,9 @@ import Testing
         var terminal = try PseudoTerminal(CommandRunner.binary, ["find-generic-password", "-s", "SampleService", "-w"], environment: shell.environment)
         #expect(terminal.expect("Authenticate to access service password"))
         #expect(terminal.expect("Touch the fingerprint sensor."))
+        // Before the secret comes, the process is out of core dumps and debuggers: it hardened
+        // on the reply to its first request, the count of matches.
+        #expect(terminal.coreFilesAreOff)
         #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
         #expect(terminal.wait() == 0)
         #expect(terminal.screen.contains("SECRET_PASSWORD_TEXT"))

@@ -66,6 +66,15 @@ final class PseudoTerminal {
     }
 
     /// Sends `signal` to the program.
+    /// Whether the program has made itself undumpable as ``ProcessHardening`` does, seen from
+    /// outside: its core-file limit is zero, soft and hard (`/proc/PID/limits`; a shell's
+    /// default keeps the hard limit).
+    var coreFilesAreOff: Bool {
+        guard let limits = try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8),
+              let line = limits.split(separator: "\n").first(where: { $0.hasPrefix("Max core file size") }) else { return false }
+        return Array(line.split(separator: " ").dropFirst(4).prefix(2)) == ["0", "0"]
+    }
+
     func send(signal: Int32) {
         kill(pid, signal)
     }

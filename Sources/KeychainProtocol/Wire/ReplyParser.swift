@@ -30,11 +30,24 @@ public enum ReplyParser {
         case .failure(let error):
             writer.u8(1)
             writer.i64(Int64(error.status))
-            // At most 1,024 scalars of at most 4 bytes each: within the reader's limit.
-            writer.string(String(String.UnicodeScalarView(error.message.unicodeScalars.prefix(WireValues.maximumMessage / 4))))
+            // Within the reader's limit: a longer message is cut after its last whole scalar that
+            // fits (rebuilding every message scalar by scalar was a fifth of a lookup's work).
+            writer.string(error.message.utf8.count <= WireValues.maximumMessage ? error.message : Self.cut(error.message, toUTF8Bytes: WireValues.maximumMessage))
             writer.optional(error.requiredAuthentication) { WireValues.write($1, to: &$0) }
         }
         return writer.finish()
+    }
+
+    /// The longest start of `message` whose UTF-8 form has at most `limit` bytes.
+    static func cut(_ message: String, toUTF8Bytes limit: Int) -> String {
+        var end = message.startIndex
+        var bytes = 0
+        for scalar in message.unicodeScalars {
+            bytes += UTF8.width(scalar)
+            guard bytes <= limit else { break }
+            message.unicodeScalars.formIndex(after: &end)
+        }
+        return String(message.unicodeScalars[..<end])
     }
 
     private static func error(_ reader: inout WireReader) throws(WireError) -> KeychainError {
