@@ -36,9 +36,14 @@ enum ItemCommands {
         var count = query
         count.limit = .count(2)
         count.returns = .persistentRef
-        let firstTwo = Result { try KeychainServices.perform(.copyMatching(count)) }
-        firstReplyCame()
-        if case .items(let matches) = try firstTwo.get(), matches.count > 1 {
+        // Not kept in a `Result`: making `Result<KeychainReply, any Error>`'s metadata searched
+        // every protocol conformance in the program (a sixteenth of a lookup's instructions).
+        let firstTwo: KeychainReply
+        do {
+            defer { firstReplyCame() }
+            firstTwo = try KeychainServices.perform(.copyMatching(count))
+        }
+        if case .items(let matches) = firstTwo, matches.count > 1 {
             count.limit = .all
             let all = if case .items(let matches) = try KeychainServices.perform(.copyMatching(count)) { matches.count } else { matches.count }
             Session.note("\(all) items match; showing the first (narrow the search with -s and -a)")
