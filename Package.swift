@@ -163,6 +163,7 @@ let package = Package(
             dependencies: [
                 "keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "Biometrics", "CKeychainSupport", "KeychainProtocol",
                 "source-compatibility-swift5", "source-compatibility-swift6", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
     ]

@@ -40,7 +40,7 @@ struct Keychaind: AsyncParsableCommand {
         ProcessHardening.apply()
         // A client that goes away mid-reply is a closed connection, not the daemon's end.
         signal(SIGPIPE, SIG_IGN)
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        LoggingSystem.bootstrap { DaemonLogHandler(label: $0) }
         let logger = Logger(label: "keychaind")
         if system { reportCapabilities(logger) }
         let configuration = system
