@@ -189,17 +189,24 @@ public final class KeychainDaemon: Service {
         let servesEveryUser = configuration.mode == .system
         let admit: @Sendable (any Channel) -> EventLoopFuture<Connection> = { [self] channel in
             PeerIdentity.of(channel).flatMapThrowing { [self] identity -> Connection in
-                // The pidfd is the connection's: closed with it, whatever becomes of it.
-                channel.closeFuture.whenComplete { _ in identity.close() }
                 // Per-user: the same user only; another uid never reaches the keychain (DESIGN.md).
                 guard servesEveryUser || identity.uid == getuid() else {
+                    identity.close()
                     return .refused(channel, "a process of uid \(identity.uid)")
                 }
-                try channel.pipeline.syncOperations.addHandlers(ByteToMessageHandler(FrameDecoder()), RequestHandler(pool: pool))
+                do {
+                    try channel.pipeline.syncOperations.addHandlers(ByteToMessageHandler(FrameDecoder()), RequestHandler(pool: pool))
+                } catch {
+                    identity.close()
+                    throw error
+                }
                 if servesEveryUser { return .identified(channel, identity) }
                 // Answered from here, on the event loop: the first request does not wait for a
-                // task to be scheduled (that wait was four fifths of a first request's time).
-                guard let client = client(identity, .perUser(identity), on: channel) else { return .refused(channel, Self.exitedWhileIdentified(identity)) }
+                // task to be scheduled (about a tenth of a first request's time).
+                guard let client = client(identity, .perUser(identity), on: channel) else {
+                    identity.close()
+                    return .refused(channel, Self.exitedWhileIdentified(identity))
+                }
                 try startAnswering(client, on: channel)
                 return .answering(channel)
             }.flatMapErrorThrowing { error in
@@ -225,6 +232,7 @@ public final class KeychainDaemon: Service {
         case .identified(let channel, let identity):
             let app = AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory))
             guard let client = client(identity, app, on: channel) else {
+                identity.close()
                 audit.warning("connection refused", metadata: ["peer": "\(Self.exitedWhileIdentified(identity))"])
                 try? await channel.close()
                 return
@@ -244,9 +252,9 @@ public final class KeychainDaemon: Service {
         "pid \(identity.pid), which exited while it was identified"
     }
 
-    /// The client `identity` is as `app`, counted among the connected until `channel` closes;
-    /// nil when its process has ended (the checks read /proc/PID: had the process ended
-    /// meanwhile, its pid could be another's).
+    /// The client `identity` is as `app`, counted among the connected until `channel` closes,
+    /// and its pidfd closed then; nil when its process has ended (the checks read /proc/PID:
+    /// had the process ended meanwhile, its pid could be another's), the pidfd left open.
     private func client(_ identity: PeerIdentity, _ app: AppIdentity, on channel: any Channel) -> Client? {
         guard kc_pidfd_is_alive(identity.pidfd) == 1 else { return nil }
         let number = connectionNumbers.add(1, ordering: .relaxed).oldValue
@@ -258,6 +266,7 @@ public final class KeychainDaemon: Service {
             client.keychainImport?.abandon()
             connected.subtract(1, ordering: .relaxed)
             client.keychain.keychain.openedServer?.endConnection(number)
+            identity.close()
         }
         if let reason = app.untrustedBecause {
             audit.warning("untrusted app: its own items only", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "because": "\(reason)"])

@@ -122,6 +122,33 @@ import Testing
         #expect(try RawDaemonClient(socket: daemon.socket).exchange(.deviceStatus).map(status) == 0)
     }
 
+    /// Each connection holds a pidfd of its client; it is closed with the connection, whether
+    /// the client sent a request, sent nothing, or was cut off mid-request.
+    @Test func connectionsLeaveNoDescriptorBehind() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        _ = try daemon.shell.run(["daemon", "start"])
+        let pid = try #require(try daemon.daemonPID())
+        func descriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count }
+        #expect(try RawDaemonClient(socket: daemon.socket).exchange(.deviceStatus).map(status) == 0)
+        // That connection's end reaches the daemon a moment later.
+        usleep(300_000)
+        let before = try descriptors()
+        for round in 0..<30 {
+            let client = try RawDaemonClient(socket: daemon.socket)
+            switch round % 3 {
+            case 0: #expect(client.exchange(.deviceStatus).map(status) == 0)
+            case 1: break
+            default: _ = client.send(WireFrame.header(100) + [WireFrame.version])
+            }
+        }
+        // The daemon closes its side once it sees each end.
+        let deadline = Date().addingTimeInterval(5)
+        while try descriptors() > before, Date() < deadline { usleep(20_000) }
+        let after = try descriptors()
+        #expect(after == before, "\(after) descriptors after 30 connections, \(before) before")
+    }
+
     @Test func malformedOversizedAndTruncatedMessagesCloseOnlyTheirConnection() throws {
         let daemon = try DaemonHarness()
         defer { daemon.cleanUp() }
