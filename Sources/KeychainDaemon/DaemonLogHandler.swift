@@ -13,7 +13,7 @@ import Synchronization
 /// answers it. `StreamLogHandler` spent about 40,000 instructions on such a line (callgrind): it
 /// merges the logger's metadata and the line's into a new dictionary, sorts and joins it
 /// through closures, and formats the time with `localtime`, which checks `/etc/localtime` at
-/// every call. That was a fifth of the daemon's work for a lookup. This handler sorts the few
+/// every call. That was a quarter of the daemon's work to answer a miss. This handler sorts the few
 /// pairs in an array, formats the time once a second, and writes each line with one `write(2)`.
 public struct DaemonLogHandler: LogHandler {
     public var logLevel: Logger.Level = .info

@@ -23,7 +23,8 @@ import Synchronization
 /// parsed in one place (``RequestParser``); a malformed, oversized or truncated message gets
 /// `errSecDecode` and a closed connection while every other connection goes on. A request that
 /// can wait runs on a pool of threads, so one client's passcode check or wait for a touch does
-/// not stall another; a one-item lookup is answered on the event loop (``RequestHandler``).
+/// not stall another; a lookup of one item or two is answered on the event loop
+/// (``RequestHandler``).
 /// Unlocked class keys live only in this process's memory (locked, excluded from dumps).
 public final class KeychainDaemon: Service {
     /// How a daemon runs.

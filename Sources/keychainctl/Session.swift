@@ -31,8 +31,8 @@ enum Session {
         try run(hardening: handlesSecrets ? .beforeBody : .none) { _ in try body() }
     }
 
-    /// Runs `body`, whose first request carries and returns no secret (a lookup's count of the
-    /// matches), with one round trip fewer. Through keychaind, the reply to that request shows
+    /// Runs `body`, whose first request carries and returns no secret (a lookup's question
+    /// whether one item matches or several), with one round trip fewer. Through keychaind, the reply to that request shows
     /// the daemon has identified this process (it does so as it accepts the connection), and
     /// `body` calls the closure it is given right then, which hardens the process
     /// (``ProcessHardening``) before any secret comes. Embedded, where opening the keychain

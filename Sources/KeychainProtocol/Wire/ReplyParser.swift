@@ -31,7 +31,8 @@ public enum ReplyParser {
             writer.u8(1)
             writer.i64(Int64(error.status))
             // Within the reader's limit: a longer message is cut after its last whole scalar that
-            // fits (rebuilding every message scalar by scalar was a fifth of a lookup's work).
+            // fits (rebuilding every message scalar by scalar was a fifth of keychaind's work to
+            // answer a miss).
             writer.string(error.message.utf8.count <= WireValues.maximumMessage ? error.message : Self.cut(error.message, toUTF8Bytes: WireValues.maximumMessage))
             writer.optional(error.requiredAuthentication) { WireValues.write($1, to: &$0) }
         }
