@@ -145,8 +145,9 @@ import Testing
         // The daemon closes its side once it sees each end.
         let deadline = Date().addingTimeInterval(5)
         while try descriptors() > before, Date() < deadline { usleep(20_000) }
+        // Fewer is no leak: the first connection may not have been closed yet when counted.
         let after = try descriptors()
-        #expect(after == before, "\(after) descriptors after 30 connections, \(before) before")
+        #expect(after <= before, "\(after) descriptors after 30 connections, \(before) before")
     }
 
     @Test func malformedOversizedAndTruncatedMessagesCloseOnlyTheirConnection() throws {
