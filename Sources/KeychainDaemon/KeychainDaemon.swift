@@ -512,7 +512,7 @@ extension KeychainRequest {
 
     /// The most items a search answered on the event loop may ask for: two tell one match from
     /// several (`keychainctl find-generic-password` asks so before it reads the first).
-    static let itemsLookedUpAtOnce = 2
+    fileprivate static let itemsLookedUpAtOnce = 2
 
     /// The client's identification, or a search for one item or two: never a wait, never many
     /// rows.
