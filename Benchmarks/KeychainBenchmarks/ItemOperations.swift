@@ -55,8 +55,10 @@ enum ItemOperations {
         precondition(status == errSecSuccess, "update: \(status)")
     }
 
-    /// The attributes of the 100 items in service `bench-query`.
-    static func query100() {
+    /// The attributes of the 100 items in service `bench-query`: the keychain's call, whose
+    /// result is an `NSArray` of 100 `NSDictionary`, as on iOS.
+    @discardableResult
+    static func query100() -> CFTypeRef? {
         let query: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench-query",
             kSecReturnAttributes as String: true, kSecMatchLimit as String: kSecMatchLimitAll,
@@ -64,6 +66,16 @@ enum ItemOperations {
         var result: CFTypeRef?
         let status = SecItemCopyMatching(query as CFDictionary, &result)
         precondition(status == errSecSuccess, "query: \(status)")
-        precondition((result as? [[String: Any]])?.count == Fixture.queryItems, "query returned another number of items")
+        precondition((result as? NSArray)?.count == Fixture.queryItems, "query returned another number of items")
+        return result
+    }
+
+    /// The caller's side of ``query100()``: `result as? [[String: Any]]`, as an app ported from
+    /// iOS writes it. Foundation on Linux converts every dictionary at once, through
+    /// `[AnyHashable: Any]` and then `[String: Any]`; Apple's bridges lazily.
+    static func bridge(_ result: CFTypeRef?) {
+        guard let items = result as? [[String: Any]], items.count == Fixture.queryItems,
+            items.allSatisfy({ $0[kSecAttrService as String] as? String == "bench-query" })
+        else { preconditionFailure("the query's result did not bridge to 100 items of service bench-query") }
     }
 }

@@ -101,7 +101,8 @@ func footprint(count: Int, scale: Scale) {
         setup: failLoudly { CurrentFixture.set(try Fixture.open(.daemon, count: count)) })
 }
 
-/// read, miss, add, update, delete and the 100-item query on one fixture.
+/// read, miss, add, update, delete and the 100-item query on one fixture; on the first embedded
+/// one, also the caller's bridge of the query's result to Swift dictionaries.
 func itemBenchmarks(mode: Mode, count: Int, scale: Scale) {
     let suffix = "\(mode.rawValue) · \(Scale.label(count))"
     let open = failLoudly { CurrentFixture.set(try Fixture.open(mode, count: count)) }
@@ -129,6 +130,14 @@ func itemBenchmarks(mode: Mode, count: Int, scale: Scale) {
     }, setup: open)
     Benchmark("query 100 items' attributes · \(suffix)", configuration: scale.configuration(rounds: 2000), closure: { _ in
         ItemOperations.query100()
+    }, setup: open)
+    guard mode == .embedded, count == scale.itemCounts[0] else { return }
+    // Foundation's share, once: the same wherever the result came from.
+    Benchmark("bridge of the 100 items to [[String: Any]] (Foundation, the caller's) · \(suffix)", configuration: scale.configuration(rounds: 2000), closure: { benchmark in
+        let result = ItemOperations.query100()
+        benchmark.startMeasurement()
+        ItemOperations.bridge(result)
+        benchmark.stopMeasurement()
     }, setup: open)
 }
 

@@ -41,6 +41,7 @@ import Testing
             "durable adds · daemon · 1 client", "durable adds · daemon · 4 clients", "durable adds · daemon · 16 clients",
             "passcode KDF (one unlock)", "fsync of one 4 KiB write (the floor)", "read · plain SQLite · 50",
             "touch to evaluatePolicy reply (simulated sensor)", "footprint · daemon · 200",
+            "bridge of the 100 items to [[String: Any]] (Foundation, the caller's) · embedded · 50",
         ]
         for count in ["50", "200"] {
             expected.insert("first read after opening · embedded · \(count)")
