@@ -23,27 +23,47 @@ struct DatabaseRecord: Equatable, Sendable {
     var keychainID: String
     var generation: UInt64
 
-    private func slot(_ key: SymmetricKey) -> Data {
-        var bytes = Data()
+    private func slot(_ authenticator: Authenticator) -> Data {
+        var bytes = Data(capacity: Self.slotSize)
         withUnsafeBytes(of: generation.bigEndian) { bytes.append(contentsOf: $0) }
-        let id = Data(keychainID.utf8.prefix(Self.maximumIDLength))
+        let id = keychainID.utf8.prefix(Self.maximumIDLength)
         bytes.append(UInt8(id.count))
-        bytes.append(id)
-        bytes.append(contentsOf: HMAC<SHA256>.authenticationCode(for: Self.label + bytes, using: key))
-        bytes.append(Data(count: Self.slotSize - bytes.count))
+        bytes.append(contentsOf: id)
+        bytes.append(contentsOf: authenticator.code(bytes))
+        bytes.append(contentsOf: repeatElement(0, count: Self.slotSize - bytes.count))
         return bytes
+    }
+
+    /// The HMAC-SHA256 that authenticates the records, under a key derived from the device
+    /// secret: keyed once per Enclave, and each slot's code starts from a copy of the keyed
+    /// state. Every commit records, and keying the HMAC anew was a third of recording (15k of
+    /// 45k instructions).
+    struct Authenticator: Sendable {
+        private let keyed: HMAC<SHA256>
+
+        init(deviceKey: SymmetricKey) {
+            keyed = HMAC<SHA256>(key: AuthenticatedState.key(for: DatabaseRecord.fileName, deviceKey: deviceKey))
+        }
+
+        fileprivate func code(_ body: Data) -> HashedAuthenticationCode<SHA256> {
+            var hmac = keyed
+            hmac.update(data: DatabaseRecord.label)
+            hmac.update(data: body)
+            return hmac.finalize()
+        }
     }
 
     private static let label = Data("swift-keychain database-state v1".utf8)
 
-    private static func parse(_ bytes: Data, _ key: SymmetricKey) -> DatabaseRecord? {
+    private static func parse(_ bytes: Data, _ authenticator: Authenticator) -> DatabaseRecord? {
         let bytes = Data(bytes)
         guard bytes.count == slotSize else { return nil }
         let idLength = Int(bytes[8])
         guard idLength <= maximumIDLength else { return nil }
         let body = bytes.prefix(9 + idLength)
         let mac = bytes[(9 + idLength)..<(9 + idLength + 32)]
-        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: label + body, using: key) else { return nil }
+        // HashedAuthenticationCode's comparison with bytes takes the same time wherever they differ.
+        guard authenticator.code(body) == mac else { return nil }
         let generation = body.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return DatabaseRecord(keychainID: String(decoding: body.dropFirst(9), as: UTF8.self), generation: generation)
     }
@@ -51,20 +71,14 @@ struct DatabaseRecord: Equatable, Sendable {
     /// The record, or nil when there is none.
     ///
     /// - Throws: `errSecDecode` when the file exists but no slot is authentic.
-    static func load(_ files: KeychainDirectory, key: SymmetricKey) throws(KeychainError) -> DatabaseRecord? {
+    static func load(_ files: KeychainDirectory, authenticator: Authenticator) throws(KeychainError) -> DatabaseRecord? {
         guard let data = try files.read(fileName) else { return nil }
-        return try newest(in: data, files: files, key: key)
+        return try newest(in: data, files: files, authenticator: authenticator)
     }
 
-    /// The key that authenticates the records, derived from the device secret (derived once
-    /// per Enclave: every commit records, and the derivation cost more than the record).
-    static func key(deviceKey: SymmetricKey) -> SymmetricKey {
-        AuthenticatedState.key(for: fileName, deviceKey: deviceKey)
-    }
-
-    private static func newest(in data: Data, files: KeychainDirectory, key: SymmetricKey) throws(KeychainError) -> DatabaseRecord {
+    private static func newest(in data: Data, files: KeychainDirectory, authenticator: Authenticator) throws(KeychainError) -> DatabaseRecord {
         let slots = stride(from: 0, to: min(data.count, 2 * slotSize), by: slotSize).compactMap { offset in
-            data.count >= offset + slotSize ? parse(data[offset..<(offset + slotSize)], key) : nil
+            data.count >= offset + slotSize ? parse(data[offset..<(offset + slotSize)], authenticator) : nil
         }
         guard let newest = slots.max(by: { $0.generation < $1.generation }) else {
             throw KeychainError(.errSecDecode, "\(files.path(fileName)) was altered or damaged: no record in it is authentic; restore it from a copy")
@@ -79,9 +93,9 @@ struct DatabaseRecord: Equatable, Sendable {
     /// database). Writers take the file's `flock`, so at most one slot is ever being written.
     /// With `replacing`, writes both slots (a new or erased keychain: nothing of the previous
     /// one remains).
-    func save(_ files: KeychainDirectory, key: SymmetricKey, replacing: Bool = false) throws(KeychainError) {
-        var bytes = slot(key)
-        if replacing { bytes.append(slot(key)) }
+    func save(_ files: KeychainDirectory, authenticator: Authenticator, replacing: Bool = false) throws(KeychainError) {
+        var bytes = slot(authenticator)
+        if replacing { bytes.append(slot(authenticator)) }
         let offset = replacing ? 0 : Int(generation % 2) * Self.slotSize
         try files.writeInPlace(bytes, at: offset, to: Self.fileName, durable: replacing)
     }

@@ -25,14 +25,14 @@ extension Enclave {
             var keybag = try keybag()
             // The record first: commits precede their records and the database's generation
             // only grows, so a commit landing between these two reads cannot look like a loss.
-            let record = Result { () throws(KeychainError) in try DatabaseRecord.load(files, key: databaseRecordKey) }
+            let record = Result { () throws(KeychainError) in try DatabaseRecord.load(files, authenticator: databaseRecordAuthenticator) }
             let found = try inspect()
             let database = files.path(Self.databaseFileName)
             let recovery = "Nothing was changed. Restore the keychain's files as they were together, or erase the keychain with `keychainctl erase`."
             if let erased = keybag.erasedKeychainID, let found, found.keychainID == erased || found.keychainID == nil {
                 // An erase destroyed the keys; its rows go now.
                 let generation = try stamp(keybag.keychainID, true)
-                try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(files, key: databaseRecordKey, replacing: true)
+                try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(files, authenticator: databaseRecordAuthenticator, replacing: true)
                 keybag.erasedKeychainID = nil
                 keybag.databaseCreated = true
                 keybag.rowLedger = true
@@ -44,7 +44,7 @@ extension Enclave {
                     throw KeychainError(.errSecDecode, "\(database) belongs to another keychain (identity \(id)), not to the keybag beside it (\(keybag.keychainID)). \(recovery)")
                 }
                 let generation = try stamp(keybag.keychainID, false)
-                try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(files, key: databaseRecordKey, replacing: true)
+                try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(files, authenticator: databaseRecordAuthenticator, replacing: true)
                 keybag.databaseCreated = true
                 keybag.rowLedger = true
                 try save(keybag)
@@ -73,6 +73,6 @@ extension Enclave {
     /// detection of a later loss: the committed write itself stands.
     public func recordDatabaseCommit(generation: UInt64) {
         guard let keychainID = try? keychainID() else { return }
-        try? DatabaseRecord(keychainID: keychainID, generation: generation).save(files, key: databaseRecordKey)
+        try? DatabaseRecord(keychainID: keychainID, generation: generation).save(files, authenticator: databaseRecordAuthenticator)
     }
 }

@@ -22,8 +22,8 @@ public final class Enclave: Sendable {
     /// The keychain directory.
     public let files: KeychainDirectory
     let deviceKey: SymmetricKey
-    /// The key of the database-state records (``DatabaseRecord``), derived once.
-    let databaseRecordKey: SymmetricKey
+    /// What authenticates the database-state records (``DatabaseRecord``), keyed once.
+    let databaseRecordAuthenticator: DatabaseRecord.Authenticator
     let clock: any EnclaveClock
     let cache: any ClassKeyCache
     let makePasscodeKDF: @Sendable () -> PasscodeKDF
@@ -95,7 +95,7 @@ public final class Enclave: Sendable {
             }
             return deviceKey
         }
-        databaseRecordKey = DatabaseRecord.key(deviceKey: deviceKey)
+        databaseRecordAuthenticator = DatabaseRecord.Authenticator(deviceKey: deviceKey)
     }
 
     /// Runs `body` holding `enclave.lock`, for the server's steps that must not interleave

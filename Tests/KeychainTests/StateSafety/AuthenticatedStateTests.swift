@@ -88,6 +88,34 @@ import Testing
         #expect(try Data(contentsOf: keychain.directory.appendingPathComponent("attempts")) == attempts, "no attempt was counted")
     }
 
+    /// The database-state record's format, written here from its definition (slot: generation,
+    /// identity length, identity, HMAC-SHA256 under the file's device-derived key over the
+    /// label and those bytes, zeros to 128): a keychain written before the HMAC was keyed once
+    /// per Enclave still opens, and a slot whose code is off by one bit is not believed.
+    @Test func theDatabaseRecordReadsAsItsFormatDefinesIt() throws {
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        let files = try KeychainDirectory(keychain.directory, creating: false)
+        let deviceKey = try deviceKey(keychain)
+        func slot(_ generation: UInt64, _ id: String, flippingCodeBit: Bool = false) -> Data {
+            var body = Data()
+            withUnsafeBytes(of: generation.bigEndian) { body.append(contentsOf: $0) }
+            body.append(UInt8(id.utf8.count))
+            body.append(contentsOf: id.utf8)
+            var code = Data(HMAC<SHA256>.authenticationCode(
+                for: Data("swift-keychain database-state v1".utf8) + body, using: AuthenticatedState.key(for: "database-state", deviceKey: deviceKey)))
+            if flippingCodeBit { code[0] ^= 1 }
+            return body + code + Data(count: 128 - body.count - code.count)
+        }
+        let authenticator = DatabaseRecord.Authenticator(deviceKey: deviceKey)
+        try files.writeInPlace(slot(8, "keychain-a") + slot(7, "keychain-a"), at: 0, to: DatabaseRecord.fileName, durable: false)
+        #expect(try DatabaseRecord.load(files, authenticator: authenticator) == DatabaseRecord(keychainID: "keychain-a", generation: 8))
+        try files.writeInPlace(slot(8, "keychain-a", flippingCodeBit: true) + slot(7, "keychain-a"), at: 0, to: DatabaseRecord.fileName, durable: false)
+        #expect(try DatabaseRecord.load(files, authenticator: authenticator) == DatabaseRecord(keychainID: "keychain-a", generation: 7))
+        try files.writeInPlace(slot(8, "keychain-a", flippingCodeBit: true) + slot(7, "keychain-a", flippingCodeBit: true), at: 0, to: DatabaseRecord.fileName, durable: false)
+        #expect(throws: KeychainError.errSecDecode) { try DatabaseRecord.load(files, authenticator: authenticator) }
+    }
+
     @Test func theStandardFloorHoldsWhateverTheCalibrationMeasures() throws {
         let fastest = PasscodeKDF.calibrated(target: 1e-9)
         #expect(fastest.logN == 15 && fastest.blockSize == 8)
