@@ -10,7 +10,8 @@ import Keychain
 ///         .build/release/keychain-profile read 1000 200
 ///
 /// Operations: `read` (a secret by service and account), `add`, `query` (the attributes of 100
-/// items). Embedded by default; `--daemon` goes through a keychaind of its own (profile the
+/// items), `query-bridged` (the same, then the caller's `as? [[String: Any]]` of the result:
+/// Foundation's share is the difference from `query`, whole process). Embedded by default; `--daemon` goes through a keychaind of its own (profile the
 /// daemon with `valgrind --trace-children=yes`, or by attaching to it).
 @main
 struct KeychainProfile {
@@ -18,8 +19,8 @@ struct KeychainProfile {
         var arguments = Array(CommandLine.arguments.dropFirst())
         let throughDaemon = arguments.contains("--daemon")
         arguments.removeAll { $0 == "--daemon" }
-        guard arguments.count == 3, let items = Int(arguments[1]), let rounds = Int(arguments[2]), ["read", "add", "query"].contains(arguments[0]) else {
-            FileHandle.standardError.write(Data("usage: keychain-profile read|add|query ITEMS ROUNDS [--daemon]\n".utf8))
+        guard arguments.count == 3, let items = Int(arguments[1]), let rounds = Int(arguments[2]), ["read", "add", "query", "query-bridged"].contains(arguments[0]) else {
+            FileHandle.standardError.write(Data("usage: keychain-profile read|add|query|query-bridged ITEMS ROUNDS [--daemon]\n".utf8))
             exit(64)
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-profile-\(getpid())")
@@ -55,6 +56,7 @@ struct KeychainProfile {
                     kSecReturnAttributes as String: true, kSecMatchLimit as String: kSecMatchLimitAll,
                 ]
                 precondition(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
+                if arguments[0] == "query-bridged" { precondition((result as? [[String: Any]])?.count == 100) }
             }
         }
     }
