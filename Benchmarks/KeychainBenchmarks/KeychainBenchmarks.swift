@@ -10,7 +10,8 @@ import Synchronization
 ///     KEYCHAIN_BENCHMARK_SMOKE=1 swift run KeychainBenchmarks   # CI: small keychains, few rounds
 ///
 /// Item operations go through the public SecItem functions, embedded and through keychaind, on
-/// keychains of 1,000 and 100,000 items (``Fixture``); then durable adds with 1, 4 and 16
+/// keychains of 1,000 and 100,000 items (``Fixture``), with the caller's bridge of the 100-item
+/// query's result timed apart, once; then durable adds with 1, 4 and 16
 /// clients, the passcode KDF, the first read after opening (the row ledger's check), a touch's
 /// way to the `evaluatePolicy` reply, keychaind's memory and the database's bytes per item, and
 /// two floors measured in the same run: the same reads from plain SQLite, and one fsync.

@@ -11,8 +11,9 @@ import Keychain
 ///
 /// Operations: `read` (a secret by service and account), `add`, `query` (the attributes of 100
 /// items), `query-bridged` (the same, then the caller's `as? [[String: Any]]` of the result:
-/// Foundation's share is the difference from `query`, whole process). Embedded by default; `--daemon` goes through a keychaind of its own (profile the
-/// daemon with `valgrind --trace-children=yes`, or by attaching to it).
+/// Foundation's share is the difference from `query`, whole process). Embedded by default;
+/// `--daemon` goes through a keychaind of its own, and counts the client's side: a keychaind
+/// under valgrind (`--trace-children=yes`) starts too slowly for the client's 10-second wait.
 @main
 struct KeychainProfile {
     static func main() throws {
