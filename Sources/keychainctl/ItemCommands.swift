@@ -45,7 +45,8 @@ enum ItemCommands {
         }
         if case .items(let matches) = firstTwo, matches.count > 1 {
             count.limit = .all
-            let all = if case .items(let matches) = try KeychainServices.perform(.copyMatching(count)) { matches.count } else { matches.count }
+            // Should the full count not come back as items, two is what is known to match.
+            let all = if case .items(let everyMatch) = try KeychainServices.perform(.copyMatching(count)) { everyMatch.count } else { matches.count }
             Session.note("\(all) items match; showing the first (narrow the search with -s and -a)")
         }
         var query = query

@@ -32,12 +32,12 @@ enum Session {
     }
 
     /// Runs `body`, whose first request carries and returns no secret (a lookup's question
-    /// whether one item matches or several), with one round trip fewer. Through keychaind, the reply to that request shows
-    /// the daemon has identified this process (it does so as it accepts the connection), and
-    /// `body` calls the closure it is given right then, which hardens the process
-    /// (``ProcessHardening``) before any secret comes. Embedded, where opening the keychain
-    /// brings keys into the process, the process hardens before `body` and the closure does
-    /// nothing.
+    /// whether one item matches or several), with one round trip fewer. Through keychaind, the
+    /// reply to that request shows the daemon has identified this process (it does so as it
+    /// accepts the connection), and `body` calls the closure it is given right then, which
+    /// hardens the process (``ProcessHardening``) before any secret comes. Embedded, where
+    /// opening the keychain brings keys into the process, the process hardens before `body` and
+    /// the closure does nothing.
     static func runIdentifiedByFirstRequest(_ body: (_ firstReplyCame: () -> Void) throws -> Void) throws {
         try run(hardening: .afterFirstReply, body)
     }
