@@ -20,10 +20,12 @@ import Synchronization
 final class ReadConnection: @unchecked Sendable {
     let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// Search statements, by what their SQL depends on.
+    private var searches: [SearchShape: OpaquePointer] = [:]
     /// The most statements kept from one read to the next.
     static let preparedLimit = 64
     /// How many statements are kept now.
-    var preparedCount: Int { statements.count }
+    var preparedCount: Int { statements.count + searches.count }
 
     init(path: String) throws {
         var opened: OpaquePointer?
@@ -46,22 +48,37 @@ final class ReadConnection: @unchecked Sendable {
 
     private func finalizeStatements() {
         for statement in statements.values { sqlite3_finalize(statement) }
+        for statement in searches.values { sqlite3_finalize(statement) }
         statements.removeAll()
+        searches.removeAll()
     }
 
     /// The statement for `sql`, prepared once per connection.
     func prepared(_ sql: String) throws -> OpaquePointer {
         if let statement = statements[sql] { return statement }
+        let statement = try prepare(sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// The search statement of `shape`, prepared once per connection.
+    func prepared(_ shape: SearchShape) throws -> OpaquePointer {
+        if let statement = searches[shape] { return statement }
+        let statement = try prepare(shape.sql)
+        searches[shape] = statement
+        return statement
+    }
+
+    private func prepare(_ sql: String) throws -> OpaquePointer {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard code == SQLITE_OK, let statement else { throw SQLiteQuery.error(code, handle) }
-        statements[sql] = statement
         return statement
     }
 
     /// Runs `body` in one read transaction: every statement in it sees the same snapshot.
     func inReadTransaction<Result>(_ body: () throws -> Result) throws -> Result {
-        if statements.count > Self.preparedLimit { finalizeStatements() }
+        if preparedCount > Self.preparedLimit { finalizeStatements() }
         try run("BEGIN")
         let result: Result
         do {

@@ -50,6 +50,17 @@ public struct StoreTransaction {
         }
     }
 
+    /// Runs the search statement of `shape` as ``query(_:variesByRequest:_:row:)`` runs a
+    /// statement: a reader keeps it by shape, the writer prepares it for this use only.
+    private func search(_ shape: SearchShape, _ bind: (inout SQLiteQuery) -> Void, row: (SQLiteQuery) throws -> Void) throws {
+        switch connection {
+        case .writer:
+            try query(shape.sql, variesByRequest: true, bind, row: row)
+        case .reader(let reader):
+            try Self.step(try reader.prepared(shape), bind, row)
+        }
+    }
+
     private static func step(_ prepared: OpaquePointer, _ bind: (inout SQLiteQuery) -> Void, _ row: (SQLiteQuery) throws -> Void) throws {
         var query = SQLiteQuery(prepared)
         defer { query.reset() }
@@ -59,36 +70,14 @@ public struct StoreTransaction {
 
     /// Rows matching `filter`, oldest first.
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
-        var sql = "SELECT \(StoredRow.selection) FROM items WHERE items.itemClass = ?"
-        if let groups = filter.accessGroupHashes {
-            sql += " AND items.accessGroupHash IN (\(placeholders(groups.count)))"
-        }
-        if filter.synchronizable != nil {
-            sql += " AND items.synchronizable = ?"
-        }
-        if filter.accessibility != nil {
-            sql += " AND items.accessibility = ?"
-        }
-        if let primaryKeys = filter.primaryKeyHashes {
-            sql += " AND items.primaryKeyHash IN (\(placeholders(primaryKeys.count)))"
-        }
         let hashes = Array(Set(filter.attributeHashes))
-        if !hashes.isEmpty {
-            // Items carrying every requested hash: an intersection of index ranges, one per
-            // attribute value.
-            let ranges = Array(repeating: "SELECT itemID FROM attributeHashes WHERE hash = ?", count: hashes.count)
-            sql += " AND items.id IN (\(ranges.joined(separator: " INTERSECT ")))"
-        }
         let identities = filter.identities.map { Array(Set($0)) }
-        if let identities {
-            sql += identities.isEmpty ? " AND 0" : " AND items.identity IN (\(placeholders(identities.count)))"
-        }
-        sql += " ORDER BY items.id"
-        if filter.limit != nil {
-            sql += " LIMIT ?"
-        }
+        let shape = SearchShape(
+            accessGroups: filter.accessGroupHashes?.count, matchesSynchronizable: filter.synchronizable != nil,
+            matchesAccessibility: filter.accessibility != nil, primaryKeys: filter.primaryKeyHashes?.count,
+            attributeHashes: hashes.count, identities: identities?.count, limited: filter.limit != nil)
         var rows: [StoredRow] = []
-        try query(sql, variesByRequest: true, { query in
+        try search(shape, { query in
             query.bind(filter.itemClass)
             for group in filter.accessGroupHashes ?? [] { query.bind(group) }
             if let synchronizable = filter.synchronizable { query.bind(synchronizable ? 1 : 0) }
@@ -229,9 +218,5 @@ public struct StoreTransaction {
         for hash in Set(hashes) {
             try db.cachedStatement(sql: "INSERT INTO attributeHashes (hash, itemID) VALUES (?, ?)").execute(arguments: [hash, id])
         }
-    }
-
-    private func placeholders(_ count: Int) -> String {
-        Array(repeating: "?", count: count).joined(separator: ", ")
     }
 }

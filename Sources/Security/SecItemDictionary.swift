@@ -10,6 +10,11 @@ import KeychainProtocol
 /// Foundation objects (`NSString`, `NSNumber`, `NSData`, `NSDate`) from an `NSDictionary` or a
 /// `[String: AnyObject]`; both read the same.
 struct SecItemDictionary {
+    /// The option keys the dictionary holds and the call has not taken yet, one bit each
+    /// (``SecItemOptionKey/rawValue``), and their values (a few: the list is searched).
+    private var optionsLeft: UInt64 = 0
+    private var optionValues: [(key: SecItemOptionKey, value: Any)] = []
+    /// Every other entry: attributes, and keys nothing takes (refused at the end).
     private var entries: [String: Any]
     /// The call's authentication options, parsed with the item or query.
     private(set) var authentication = AuthenticationOptions()
@@ -22,6 +27,8 @@ struct SecItemDictionary {
         // enumerateKeysAndObjects, not for-in: NSDictionary's iterator looks each key up again
         // (a third more instructions for a usual query).
         var entries = [String: Any](minimumCapacity: dictionary.count)
+        var optionsLeft: UInt64 = 0
+        var optionValues: [(key: SecItemOptionKey, value: Any)] = []
         var keyNotAString: Any?
         dictionary.enumerateKeysAndObjects { key, value, stop in
             guard let name = key as? String else {
@@ -29,18 +36,25 @@ struct SecItemDictionary {
                 stop.pointee = true
                 return
             }
-            entries[name] = value
+            if let option = SecItemOptionKey.byName[name] {
+                optionsLeft |= 1 << option.rawValue
+                optionValues.append((option, value))
+            } else {
+                entries[name] = value
+            }
         }
         if let keyNotAString {
             throw KeychainError(.errSecParam, "a dictionary key is not a string (\(type(of: keyNotAString))); keys are kSec… constants")
         }
         self.entries = entries
+        self.optionsLeft = optionsLeft
+        self.optionValues = optionValues
     }
 
     /// Whether the dictionary is about identities (``IdentityItems`` handles them): its class,
     /// or an identity as `kSecValueRef`.
     var namesIdentity: Bool {
-        entries[kSecClass as String] as? String == kSecClassIdentity as String || entries[kSecValueRef as String] is SecIdentity
+        self[.itemClass] as? String == kSecClassIdentity as String || self[.valueRef] is SecIdentity
     }
 
     // MARK: Calls
@@ -50,18 +64,18 @@ struct SecItemDictionary {
         let itemClass = try takeClass()
         var item = NewItem(itemClass: itemClass)
         item.returns = try takeReturns(of: itemClass)
-        item.accessGroup = try takeString(kSecAttrAccessGroup)
+        item.accessGroup = try takeString(.accessGroup)
         item.accessibility = try takeAccessibility()
-        item.synchronizable = try takeBool(kSecAttrSynchronizable) ?? false
-        item.secret = try takeData(kSecValueData).map { SecretBytes($0) }
+        item.synchronizable = try takeBool(.synchronizable) ?? false
+        item.secret = try takeData(.valueData).map { SecretBytes($0) }
         let reference = try takeReference(of: itemClass, data: item.secret)
         if itemClass == .certificate && reference == nil {
             throw KeychainError(.errSecParam, "a certificate item holds a certificate: give kSecValueRef (a SecCertificate) or kSecValueData (its DER)")
         }
         item.accessControl = try takeAccessControl()
         authentication = try takeAuthenticationOptions()
-        try refuse(Self.unsupportedSearchKeys, in: "SecItemAdd", code: .errSecUnimplemented)
-        try refuse(Self.searchKeys, in: "SecItemAdd")
+        try refuse(SecItemOptionKey.unsupportedSearch, in: "SecItemAdd", code: .errSecUnimplemented)
+        try refuse(SecItemOptionKey.search, in: "SecItemAdd")
         item.attributes = try takeAttributes(of: itemClass)
         switch reference {
         case .certificate(let certificate):
@@ -91,21 +105,21 @@ struct SecItemDictionary {
         query.returns = try takeReturns(of: itemClass)
         if !allowReturns { query.returns = [] }
         query.limit = try takeLimit()
-        query.accessGroup = try takeString(kSecAttrAccessGroup)
+        query.accessGroup = try takeString(.accessGroup)
         query.accessibility = try takeAccessibility()
         query.synchronizable = try takeSynchronizableMatch()
-        query.persistentRef = try takeData(kSecValuePersistentRef)
+        query.persistentRef = try takeData(.valuePersistentRef)
         query.itemList = try takeItemList()
         let reference = try takeReference(of: itemClass, data: nil)
         authentication = try takeAuthenticationOptions()
         query.skipsItemsNeedingAuthentication = authentication.interface == .skip
-        query.matchesCaseInsensitively = try takeBool(kSecMatchCaseInsensitive) ?? false
+        query.matchesCaseInsensitively = try takeBool(.matchCaseInsensitive) ?? false
         // An access control in a query (a wrapper's delete often keeps it) is accepted, checked
         // and does not narrow the match, as on iOS, where it is not a search attribute
         // (UNCONFIRMED whether iOS narrows: no class's primary key holds it, so a query by the
         // primary key finds the same item either way).
         _ = try takeAccessControl()
-        try refuse(Self.unsupportedSearchKeys, in: "a query", code: .errSecUnimplemented)
+        try refuse(SecItemOptionKey.unsupportedSearch, in: "a query", code: .errSecUnimplemented)
         query.attributes = try takeAttributes(of: itemClass)
         // kSecValueRef: the item that holds this certificate or key, named by what identifies it.
         if let reference { query.attributes.merge(reference.identifyingAttributes) { _, fromReference in fromReference } }
@@ -114,12 +128,12 @@ struct SecItemDictionary {
 
     /// A `SecItemUpdate` attributes-to-update dictionary (Apple: real item attributes only).
     mutating func changes(for itemClass: ItemClass) throws(KeychainError) -> ItemChanges {
-        try refuse(Self.searchKeys + Self.returnKeys + Self.strings([kSecClass, kSecValuePersistentRef, kSecValueRef]) + Self.useKeys, in: "the attributes to update")
+        try refuse(SecItemOptionKey.search + SecItemOptionKey.returns + [.itemClass, .valuePersistentRef, .valueRef] + SecItemOptionKey.uses, in: "the attributes to update")
         var changes = ItemChanges()
-        changes.accessGroup = try takeString(kSecAttrAccessGroup)
+        changes.accessGroup = try takeString(.accessGroup)
         changes.accessibility = try takeAccessibility()
-        changes.synchronizable = try takeBool(kSecAttrSynchronizable)
-        changes.secret = try takeData(kSecValueData).map { SecretBytes($0) }
+        changes.synchronizable = try takeBool(.synchronizable)
+        changes.secret = try takeData(.valueData).map { SecretBytes($0) }
         if itemClass == .certificate && changes.secret != nil {
             throw KeychainError(.errSecParam, "a certificate item's certificate does not change (its attributes come from it): delete the item and add the new certificate")
         }
@@ -130,31 +144,27 @@ struct SecItemDictionary {
 
     // MARK: Keys
 
-    private static let searchKeys = strings([
-        kSecMatchLimit, kSecMatchPolicy, kSecMatchItemList, kSecMatchSearchList, kSecMatchIssuers, kSecMatchEmailAddressIfPresent,
-        kSecMatchSubjectContains, kSecMatchCaseInsensitive, kSecMatchTrustedOnly, kSecMatchValidOnDate,
-    ])
-    private static let unsupportedSearchKeys = strings([
-        kSecMatchPolicy, kSecMatchSearchList, kSecMatchIssuers, kSecMatchEmailAddressIfPresent,
-        kSecMatchSubjectContains, kSecMatchTrustedOnly, kSecMatchValidOnDate,
-    ])
-    private static let returnKeys = strings([kSecReturnData, kSecReturnAttributes, kSecReturnRef, kSecReturnPersistentRef])
-    private static let useKeys = strings([
-        kSecUseOperationPrompt, kSecUseNoAuthenticationUI, kSecUseAuthenticationUI, kSecUseAuthenticationContext, kSecUseDataProtectionKeychain,
-    ])
+    /// The value of `key`, left in place; nil once taken.
+    private subscript(key: SecItemOptionKey) -> Any? {
+        guard optionsLeft & 1 << key.rawValue != 0 else { return nil }
+        return optionValues.first { $0.key == key }?.value
+    }
 
-    private static func strings(_ keys: [CFString]) -> [String] {
-        keys.map { $0 as String }
+    /// The value of `key`, taken out.
+    private mutating func take(_ key: SecItemOptionKey) -> Any? {
+        let value = self[key]
+        optionsLeft &= ~(1 << key.rawValue)
+        return value
     }
 
     /// - Parameter orFromReference: a query may leave the class out when it has a
     ///   `kSecValuePersistentRef` or a `kSecValueRef`, which name it (as on iOS); an add may for a
     ///   `kSecValueRef`.
     private mutating func takeClass(orFromReference: Bool = false) throws(KeychainError) -> ItemClass {
-        guard let value = entries.removeValue(forKey: kSecClass as String) else {
-            if entries[kSecValueRef as String] is SecCertificate { return .certificate }
-            if entries[kSecValueRef as String] is SecKey { return .key }
-            if orFromReference, let reference = entries[kSecValuePersistentRef as String] as? Data {
+        guard let value = take(.itemClass) else {
+            if self[.valueRef] is SecCertificate { return .certificate }
+            if self[.valueRef] is SecKey { return .key }
+            if orFromReference, let reference = self[.valuePersistentRef] as? Data {
                 guard let itemClass = PersistentReference.itemClass(of: reference), itemClass.isImplemented else {
                     throw KeychainError(.errSecParam, "kSecValuePersistentRef is not a persistent reference to an item of this keychain")
                 }
@@ -180,11 +190,11 @@ struct SecItemDictionary {
     /// Alone for a password it is not supported.
     private mutating func takeReturns(of itemClass: ItemClass) throws(KeychainError) -> ReturnSelection {
         var returns: ReturnSelection = []
-        if try takeBool(kSecReturnData) == true { returns.insert(.data) }
-        if try takeBool(kSecReturnAttributes) == true { returns.insert(.attributes) }
-        if try takeBool(kSecReturnPersistentRef) == true { returns.insert(.persistentRef) }
+        if try takeBool(.returnData) == true { returns.insert(.data) }
+        if try takeBool(.returnAttributes) == true { returns.insert(.attributes) }
+        if try takeBool(.returnPersistentRef) == true { returns.insert(.persistentRef) }
         requested = ResultShape.Request(returns: returns)
-        guard try takeBool(kSecReturnRef) == true else { return returns }
+        guard try takeBool(.returnRef) == true else { return returns }
         switch itemClass {
         case .certificate:
             requested.reference = .certificate
@@ -204,7 +214,7 @@ struct SecItemDictionary {
     /// `SecIdentity` is two items, which ``IdentityItems`` handles before). For a certificate added without one,
     /// `kSecValueData` must be the certificate's DER.
     private mutating func takeReference(of itemClass: ItemClass, data: SecretBytes?) throws(KeychainError) -> ItemReference? {
-        let value = entries.removeValue(forKey: kSecValueRef as String)
+        let value = take(.valueRef)
         let reference: ItemReference?
         switch value {
         case nil: reference = nil
@@ -230,7 +240,7 @@ struct SecItemDictionary {
     /// `kSecMatchItemList`: persistent references (`kSecReturnPersistentRef`'s data) the match
     /// must be among. Item objects in the list (a `SecCertificate`) are not supported yet.
     private mutating func takeItemList() throws(KeychainError) -> [Data]? {
-        guard let value = entries.removeValue(forKey: kSecMatchItemList as String) else { return nil }
+        guard let value = take(.matchItemList) else { return nil }
         guard let list = value as? [Any] else { throw KeychainError(.errSecParam, "kSecMatchItemList takes an array of persistent references") }
         guard list.count <= KeychainLimits.maximumItemList else {
             throw KeychainError(.errSecParam, "kSecMatchItemList holds \(list.count) items; at most \(KeychainLimits.maximumItemList)")
@@ -246,7 +256,7 @@ struct SecItemDictionary {
     }
 
     private mutating func takeLimit() throws(KeychainError) -> MatchLimit {
-        guard let value = entries.removeValue(forKey: kSecMatchLimit as String) else { return .one }
+        guard let value = take(.matchLimit) else { return .one }
         if let raw = value as? String {
             switch raw {
             case kSecMatchLimitOne: return .one
@@ -260,7 +270,7 @@ struct SecItemDictionary {
     }
 
     private mutating func takeAccessibility() throws(KeychainError) -> Accessibility? {
-        guard let value = entries.removeValue(forKey: kSecAttrAccessible as String) else { return nil }
+        guard let value = take(.accessible) else { return nil }
         guard let raw = value as? String, let accessibility = Accessibility(rawValue: raw) else {
             throw KeychainError(.errSecParam, "kSecAttrAccessible takes one of the kSecAttrAccessible… constants")
         }
@@ -268,7 +278,7 @@ struct SecItemDictionary {
     }
 
     private mutating func takeSynchronizableMatch() throws(KeychainError) -> SynchronizableMatch {
-        guard let value = entries.removeValue(forKey: kSecAttrSynchronizable as String) else { return .no }
+        guard let value = take(.synchronizable) else { return .no }
         if let raw = value as? String, raw == kSecAttrSynchronizableAny as String { return .any }
         guard let flag = Self.boolean(value) else {
             throw KeychainError(.errSecParam, "kSecAttrSynchronizable takes a boolean or kSecAttrSynchronizableAny")
@@ -277,7 +287,7 @@ struct SecItemDictionary {
     }
 
     private mutating func takeAccessControl() throws(KeychainError) -> AccessControl? {
-        guard let value = entries.removeValue(forKey: kSecAttrAccessControl as String) else { return nil }
+        guard let value = take(.accessControl) else { return nil }
         guard let accessControl = value as? SecAccessControl else {
             throw KeychainError(.errSecParam, "kSecAttrAccessControl takes a SecAccessControl from SecAccessControlCreateWithFlags")
         }
@@ -287,18 +297,18 @@ struct SecItemDictionary {
     /// The kSecUse… keys: the context, the prompt, and whether the call may prompt.
     private mutating func takeAuthenticationOptions() throws(KeychainError) -> AuthenticationOptions {
         var options = AuthenticationOptions()
-        if let value = entries.removeValue(forKey: kSecUseAuthenticationContext as String) {
+        if let value = take(.useAuthenticationContext) {
             guard let context = value as? LAContext else { throw KeychainError(.errSecParam, "kSecUseAuthenticationContext takes an LAContext") }
             options.context = context
             if context.interactionNotAllowed { options.interface = .fail }
         }
-        if let value = entries.removeValue(forKey: kSecUseOperationPrompt as String) {
+        if let value = take(.useOperationPrompt) {
             guard let prompt = value as? String else { throw KeychainError(.errSecParam, "kSecUseOperationPrompt takes a string") }
             options.reason = prompt
         }
-        if try takeBool(kSecUseNoAuthenticationUI) == true { options.interface = .fail }
-        _ = try takeBool(kSecUseDataProtectionKeychain)
-        if let value = entries.removeValue(forKey: kSecUseAuthenticationUI as String) {
+        if try takeBool(.useNoAuthenticationUI) == true { options.interface = .fail }
+        _ = try takeBool(.useDataProtectionKeychain)
+        if let value = take(.useAuthenticationUI) {
             switch value as? String {
             case kSecUseAuthenticationUIAllow?: break
             case kSecUseAuthenticationUIFail?: options.interface = .fail
@@ -309,23 +319,34 @@ struct SecItemDictionary {
         return options
     }
 
-    private func refuse(_ keys: [String], in context: String, code: KeychainError = .errSecParam) throws(KeychainError) {
-        if let key = keys.first(where: { entries[$0] != nil }) {
+    private func refuse(_ keys: [SecItemOptionKey], in context: String, code: KeychainError = .errSecParam) throws(KeychainError) {
+        if let key = keys.first(where: { self[$0] != nil }) {
             let reason = code == .errSecUnimplemented ? "is not supported yet" : "does not belong in \(context)"
-            throw KeychainError(code, "\(key) \(reason)")
+            throw KeychainError(code, "\(key.name) \(reason)")
         }
     }
 
-    /// Every remaining key must be an attribute of the class (or a date, for matching).
+    /// Every remaining key must be an attribute of the class (or a date, for matching): an
+    /// option key that the call did not take is refused here.
     private mutating func takeAttributes(of itemClass: ItemClass) throws(KeychainError) -> [String: AttributeValue] {
-        var attributes: [String: AttributeValue] = [:]
+        for (key, value) in optionValues where optionsLeft & 1 << key.rawValue != 0 {
+            if itemClass.attributes[key.name] == nil {
+                let belongsElsewhere = SecItemOptionKey.returns.contains(key) || SecItemOptionKey.search.contains(key) || SecItemOptionKey.uses.contains(key) || key.name.hasPrefix("v_")
+                throw belongsElsewhere
+                    ? KeychainError(.errSecParam, "\(key.name) does not belong in this call")
+                    : KeychainError(.errSecNoSuchAttr, "\(key.name) is not an attribute of \(itemClass.rawValue) items")
+            }
+            entries[key.name] = value
+        }
+        optionsLeft = 0
+        var attributes = [String: AttributeValue](minimumCapacity: entries.count)
         for (key, value) in entries {
             let type: AttributeType
             if key == kSecAttrCreationDate as String || key == kSecAttrModificationDate as String {
                 type = .date
             } else if let classType = itemClass.attributes[key] {
                 type = classType
-            } else if Self.returnKeys.contains(key) || Self.searchKeys.contains(key) || Self.useKeys.contains(key) || key.hasPrefix("v_") {
+            } else if key.hasPrefix("v_") {
                 throw KeychainError(.errSecParam, "\(key) does not belong in this call")
             } else {
                 throw KeychainError(.errSecNoSuchAttr, "\(key) is not an attribute of \(itemClass.rawValue) items")
@@ -341,23 +362,23 @@ struct SecItemDictionary {
 
     // MARK: Values
 
-    private mutating func takeString(_ key: CFString) throws(KeychainError) -> String? {
-        guard let value = entries.removeValue(forKey: key as String) else { return nil }
-        guard let string = value as? String else { throw KeychainError(.errSecParam, "\(key) takes a string") }
+    private mutating func takeString(_ key: SecItemOptionKey) throws(KeychainError) -> String? {
+        guard let value = take(key) else { return nil }
+        guard let string = value as? String else { throw KeychainError(.errSecParam, "\(key.name) takes a string") }
         return string
     }
 
-    private mutating func takeBool(_ key: CFString) throws(KeychainError) -> Bool? {
-        guard let value = entries.removeValue(forKey: key as String) else { return nil }
-        guard let flag = Self.boolean(value) else { throw KeychainError(.errSecParam, "\(key) takes a boolean") }
+    private mutating func takeBool(_ key: SecItemOptionKey) throws(KeychainError) -> Bool? {
+        guard let value = take(key) else { return nil }
+        guard let flag = Self.boolean(value) else { throw KeychainError(.errSecParam, "\(key.name) takes a boolean") }
         return flag
     }
 
-    private mutating func takeData(_ key: CFString) throws(KeychainError) -> Data? {
-        guard let value = entries.removeValue(forKey: key as String) else { return nil }
+    private mutating func takeData(_ key: SecItemOptionKey) throws(KeychainError) -> Data? {
+        guard let value = take(key) else { return nil }
         if let data = value as? Data { return data }
         if let bytes = value as? [UInt8] { return Data(bytes) }
-        throw KeychainError(.errSecParam, "\(key) takes Data")
+        throw KeychainError(.errSecParam, "\(key.name) takes Data")
     }
 
     static func boolean(_ value: Any) -> Bool? {
