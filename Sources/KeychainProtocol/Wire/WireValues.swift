@@ -50,12 +50,12 @@ enum WireValues {
     }
 
     static func attributes(_ reader: inout WireReader) throws(WireError) -> [String: AttributeValue] {
-        let entries = try reader.array(max: KeychainLimits.maximumAttributeCount) { (reader: inout WireReader) throws(WireError) in
-            (try reader.string(max: maximumToken), try attributeValue(&reader))
-        }
-        var attributes = [String: AttributeValue](minimumCapacity: entries.count)
-        for (name, value) in entries {
-            guard attributes.updateValue(value, forKey: name) == nil else { throw WireError("an attribute named twice") }
+        // Straight into the dictionary, with no list of entries in between.
+        let count = try reader.count(max: KeychainLimits.maximumAttributeCount)
+        var attributes = [String: AttributeValue](minimumCapacity: count)
+        for _ in 0..<count {
+            let name = try reader.string(max: maximumToken)
+            guard attributes.updateValue(try attributeValue(&reader), forKey: name) == nil else { throw WireError("an attribute named twice") }
         }
         return attributes
     }
