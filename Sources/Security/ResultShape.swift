@@ -31,19 +31,21 @@ enum ResultShape {
             case key
         }
 
-        /// How many `kSecReturn…` keys were set.
+        /// How many `kSecReturn…` keys were set: the bits of `returns` (data, attributes,
+        /// persistent reference), and the reference.
         var keyCount: Int {
-            [ReturnSelection.data, .attributes, .persistentRef].filter(returns.contains).count + (reference == .none ? 0 : 1)
+            returns.rawValue.nonzeroBitCount + (reference == .none ? 0 : 1)
         }
     }
 
     static func value(_ items: [ItemResult], _ request: Request, limit: MatchLimit) -> CFTypeRef? {
-        let shaped = items.map { single($0, request) }
+        let keyCount = request.keyCount
+        let shaped = items.map { single($0, request, keyCount: keyCount) }
         return limit.returnsArray ? NSArray(array: shaped) : shaped.first
     }
 
-    private static func single(_ item: ItemResult, _ request: Request) -> AnyObject {
-        if request.keyCount == 1 {
+    private static func single(_ item: ItemResult, _ request: Request, keyCount: Int) -> AnyObject {
+        if keyCount == 1 {
             if request.reference != .none { return reference(item, request) }
             if request.returns == .data { return secret(item) }
             if request.returns == .persistentRef { return NSData(data: item.persistentRef ?? Data()) }
