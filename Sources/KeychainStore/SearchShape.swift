@@ -5,7 +5,9 @@
 struct SearchShape: Hashable {
     /// Access groups named; nil for every group.
     var accessGroups: Int?
+    /// Whether it matches one synchronizable flag.
     var matchesSynchronizable: Bool
+    /// Whether it matches one accessibility.
     var matchesAccessibility: Bool
     /// Primary-key hashes named; nil for any.
     var primaryKeys: Int?
@@ -13,6 +15,7 @@ struct SearchShape: Hashable {
     var attributeHashes: Int
     /// Distinct identities named; nil for any, 0 for none.
     var identities: Int?
+    /// Whether it returns at most a number of rows.
     var limited: Bool
 
     /// The search's SQL: its placeholders bound in the order of the fields above, after the

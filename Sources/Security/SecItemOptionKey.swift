@@ -4,8 +4,8 @@ import Foundation
 /// and use keys, and the four attributes every call reads by name: access group,
 /// accessibility, synchronizable and access control). ``SecItemDictionary`` sorts a dictionary's
 /// entries once, hashing each key once, into these and the rest; reading each of these by name
-/// instead cost about 30 `String` hashes a call (callgrind: 20,000 of a one-item read's
-/// 240,000 instructions).
+/// instead cost about 30 `String` hashes a call (callgrind: parsing a one-item query took 26,000
+/// of the read's 238,000 instructions, and takes 11,500 so).
 enum SecItemOptionKey: Int, CaseIterable {
     case itemClass, valueData, valueRef, valuePersistentRef
     case returnData, returnAttributes, returnRef, returnPersistentRef
