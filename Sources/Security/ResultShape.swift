@@ -39,13 +39,12 @@ enum ResultShape {
     }
 
     static func value(_ items: [ItemResult], _ request: Request, limit: MatchLimit) -> CFTypeRef? {
-        let keyCount = request.keyCount
-        let shaped = items.map { single($0, request, keyCount: keyCount) }
+        let shaped = items.map { single($0, request) }
         return limit.returnsArray ? NSArray(array: shaped) : shaped.first
     }
 
-    private static func single(_ item: ItemResult, _ request: Request, keyCount: Int) -> AnyObject {
-        if keyCount == 1 {
+    private static func single(_ item: ItemResult, _ request: Request) -> AnyObject {
+        if request.keyCount == 1 {
             if request.reference != .none { return reference(item, request) }
             if request.returns == .data { return secret(item) }
             if request.returns == .persistentRef { return NSData(data: item.persistentRef ?? Data()) }

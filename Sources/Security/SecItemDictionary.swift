@@ -326,18 +326,10 @@ struct SecItemDictionary {
         }
     }
 
-    /// Every remaining key must be an attribute of the class (or a date, for matching): an
-    /// option key that the call did not take is refused here.
+    /// Every remaining key must be an attribute of the class (or a date, for matching); an
+    /// option key the call did not take is judged here like any other key.
     private mutating func takeAttributes(of itemClass: ItemClass) throws(KeychainError) -> [String: AttributeValue] {
-        for (key, value) in optionValues where optionsLeft & 1 << key.rawValue != 0 {
-            if itemClass.attributes[key.name] == nil {
-                let belongsElsewhere = SecItemOptionKey.returns.contains(key) || SecItemOptionKey.search.contains(key) || SecItemOptionKey.uses.contains(key) || key.name.hasPrefix("v_")
-                throw belongsElsewhere
-                    ? KeychainError(.errSecParam, "\(key.name) does not belong in this call")
-                    : KeychainError(.errSecNoSuchAttr, "\(key.name) is not an attribute of \(itemClass.rawValue) items")
-            }
-            entries[key.name] = value
-        }
+        for (key, value) in optionValues where optionsLeft & 1 << key.rawValue != 0 { entries[key.name] = value }
         optionsLeft = 0
         var attributes = [String: AttributeValue](minimumCapacity: entries.count)
         for (key, value) in entries {
@@ -346,7 +338,7 @@ struct SecItemDictionary {
                 type = .date
             } else if let classType = itemClass.attributes[key] {
                 type = classType
-            } else if key.hasPrefix("v_") {
+            } else if key.hasPrefix("v_") || SecItemOptionKey.byName[key]?.isSearchReturnOrUse == true {
                 throw KeychainError(.errSecParam, "\(key) does not belong in this call")
             } else {
                 throw KeychainError(.errSecNoSuchAttr, "\(key) is not an attribute of \(itemClass.rawValue) items")
