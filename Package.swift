@@ -108,11 +108,25 @@ let package = Package(
             name: "keychainctl",
             dependencies: ["Keychain", "KeychainSSH", "LocalAuthentication", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict,
-            // With --static-swift-stdlib the toolchain exports every symbol of the program (for
-            // Swift libraries it might load, which keychainctl never does), and the Swift
-            // runtime's search for its crash backtracer then reads all 27,706 of them at every
-            // start: a seventh of a whole lookup's instructions. Linux only, like the flag.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux]))]),
+            // keychainctl is a short process that a shell or git starts for one lookup, so its
+            // start is most of its time (README, "Performance"). On Linux:
+            // - With --static-swift-stdlib the toolchain exports every symbol of the program (for
+            //   Swift libraries it might load, which keychainctl never does), and the Swift
+            //   runtime's search for its crash backtracer then reads all 27,706 of them at every
+            //   start: a seventh of a whole lookup's instructions (--no-export-dynamic).
+            // - SQLite and libstdc++ come from their static archives (Linking/keychainctl holds
+            //   the two linker scripts that say so): Debian builds both shared libraries with
+            //   immediate binding, and resolving their 3,200 symbols was half of a whole lookup's
+            //   instructions.
+            // - The program's 113,000 relative relocations are packed (DT_RELR, glibc 2.36 and
+            //   later), which lld writes and the toolchain's default linker (gold) does not.
+            linkerSettings: [
+                .unsafeFlags(
+                    [
+                        "-use-ld=lld", "-L", "\(Context.packageDirectory)/Linking/keychainctl",
+                        "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                    ], .when(platforms: [.linux])),
+            ]),
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], swiftSettings: strict),
         // An ssh-agent on Enclave keys (`keychainctl ssh-agent`): the OpenSSH agent protocol,
