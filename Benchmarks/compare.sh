@@ -4,8 +4,10 @@
 #   Benchmarks/compare.sh            # installs the peers (Debian, PyPI), builds in release, runs
 #   RUNS=200 Benchmarks/compare.sh   # more runs per whole-process command (default 100)
 #
-# Whole processes are timed with hyperfine (median of RUNS runs after warm-up): a secret looked
-# up from a shell as `git` or a script would, by
+# Whole processes are timed with hyperfine: a secret looked up from a shell as `git` or a script
+# would. The commands take turns in ROUNDS rounds (default 4) of RUNS/ROUNDS runs each, after a
+# warm-up, and each median is that of all its runs: the machine's speed drifts by a fifth within
+# minutes, and a command timed in one block would carry whatever drift fell on it. By
 #   - keychainctl find-generic-password -w, through the user's keychaind (started and warm),
 #     and in embedded mode (KEYCHAIN_MODE=embedded: the keychain opened in the process)
 #   - secret-tool lookup, on gnome-keyring over D-Bus (unlocked with gnome-keyring-daemon --unlock)
@@ -23,6 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-100}
+ROUNDS=${ROUNDS:-4}
 
 if [[ -z "${COMPARE_INSIDE_SESSION:-}" ]]; then
     need=()
@@ -46,7 +49,7 @@ if [[ -z "${COMPARE_INSIDE_SESSION:-}" ]]; then
     # A session bus of our own: gnome-keyring, secret-tool and the Python clients meet on it,
     # and it ends (with gnome-keyring) when the script inside ends.
     env -i PATH="$PATH" HOME="$scratch/home" XDG_RUNTIME_DIR="$scratch/run" XDG_DATA_HOME="$scratch/home/.local/share" \
-        XDG_CONFIG_HOME="$scratch/home/.config" LANG=C.UTF-8 RUNS="$RUNS" COMPARE_INSIDE_SESSION=1 \
+        XDG_CONFIG_HOME="$scratch/home/.config" LANG=C.UTF-8 RUNS="$RUNS" ROUNDS="$ROUNDS" COMPARE_INSIDE_SESSION=1 \
         COMPARE_SUITE_OUTPUT="$COMPARE_SUITE_OUTPUT" PYTHONPATH="${PYTHONPATH:-}" \
         dbus-run-session -- "$0"
     exit
@@ -78,23 +81,25 @@ trap 'keyctl unlink "$key" @u >/dev/null 2>&1 || true' EXIT
 printf '%s' "$secret" | "$keychainctl" add-generic-password -s bench -a account-1 >/dev/null
 printf '%s' "$secret" | KEYCHAIN_MODE=embedded "$keychainctl" add-generic-password -s bench -a account-1 >/dev/null
 
-time_command() { # name command…
-    local name=$1
-    shift
-    hyperfine --style none --warmup 10 --runs "$RUNS" -N --export-json "$results/$name.json" -- "$*" >/dev/null 2>"$results/$name.err" \
+time_command() { # name round command…
+    local name=$1 round=$2
+    shift 2
+    hyperfine --style none --warmup 10 --runs $(((RUNS + ROUNDS - 1) / ROUNDS)) -N --export-json "$results/$name.$round.json" -- "$*" >/dev/null 2>"$results/$name.err" \
         || { echo "compare.sh: timing '$*' failed:" >&2; cat "$results/$name.err" >&2; exit 1; }
 }
-time_command keychainctl "$keychainctl find-generic-password -s bench -a account-1 -w"
-KEYCHAIN_MODE=embedded time_command keychainctl-embedded "$keychainctl find-generic-password -s bench -a account-1 -w"
-time_command secret-tool "secret-tool lookup service bench account account-1"
-time_command pass "pass show bench/account-1"
-time_command python-keyring "python3 -c 'import keyring; keyring.get_password(\"bench\", \"account-1\")'"
-time_command keyctl "keyctl pipe $key"
+for ((round = 1; round <= ROUNDS; round++)); do
+    time_command keychainctl "$round" "$keychainctl find-generic-password -s bench -a account-1 -w"
+    KEYCHAIN_MODE=embedded time_command keychainctl-embedded "$round" "$keychainctl find-generic-password -s bench -a account-1 -w"
+    time_command secret-tool "$round" "secret-tool lookup service bench account account-1"
+    time_command pass "$round" "pass show bench/account-1"
+    time_command python-keyring "$round" "python3 -c 'import keyring; keyring.get_password(\"bench\", \"account-1\")'"
+    time_command keyctl "$round" "keyctl pipe $key"
+done
 "$keychainctl" daemon stop >/dev/null
 
 # Python secretstorage: lookups in one process, one connection, one session (as a long-running
 # client does), the median of 2,000.
-python3 - "$results/secretstorage.json" <<'PYTHON'
+python3 - "$results/secretstorage.1.json" <<'PYTHON'
 import json, statistics, sys, time
 import secretstorage
 from secretstorage.util import open_session
@@ -106,16 +111,17 @@ for _ in range(2200):
     item = next(collection.search_items({"service": "bench", "account": "account-1"}))
     item.get_secret()
     samples.append((time.perf_counter_ns() - start) / 1e9)
-json.dump({"results": [{"median": statistics.median(samples[200:])}]}, open(sys.argv[1], "w"))
+json.dump({"results": [{"times": samples[200:]}]}, open(sys.argv[1], "w"))
 PYTHON
 
 python3 - "$results" "$COMPARE_SUITE_OUTPUT" <<'PYTHON'
-import json, re, sys
+import glob, json, re, statistics, sys
 results, suite = sys.argv[1], sys.argv[2]
 
 def median(name):
-    """A hyperfine result's median, in seconds."""
-    return json.load(open(f"{results}/{name}.json"))["results"][0]["median"]
+    """The median of every run of `name` in every round, in seconds."""
+    times = [time for path in glob.glob(f"{results}/{name}.*.json") for time in json.load(open(path))["results"][0]["times"]]
+    return statistics.median(times)
 
 def suite_median(benchmark):
     """The p50 of a benchmark's wall clock in the suite's text output, in seconds."""
