@@ -98,9 +98,9 @@ done
 "$keychainctl" daemon stop >/dev/null
 
 # Python secretstorage: lookups in one process, one connection, one session (as a long-running
-# client does), the median of 2,000.
+# client does), the median of 2,000 (written as one round, in hyperfine's form).
 python3 - "$results/secretstorage.1.json" <<'PYTHON'
-import json, statistics, sys, time
+import json, sys, time
 import secretstorage
 from secretstorage.util import open_session
 connection = secretstorage.dbus_init()
