@@ -26,12 +26,13 @@ import Testing
         #expect(!(try loadedObjects()).contains("libsqlite3"))
     }
 
-    /// The program's own ELF header and dynamic section. It needs neither shared library: the
-    /// release build installed with a static Swift runtime then loads no libstdc++ at all (this
-    /// debug build's shared Swift runtime still loads it for itself). A program linked at a
+    /// The program's own ELF header and dynamic section. It needs neither libsqlite3 nor
+    /// libstdc++ nor GCC's unwinder (libgcc_s) as shared libraries: the release build installed
+    /// with a static Swift runtime then loads none of them (this debug build's shared Swift
+    /// runtime still loads the last two for itself). A program linked at a
     /// fixed address would start faster still, and sit at the same addresses in every run:
     /// keychainctl keeps address-space randomisation.
-    @Test func carriesSQLiteAndLibstdcxxAndStaysPositionIndependent() throws {
+    @Test func carriesSQLiteLibstdcxxAndLibgccAndStaysPositionIndependent() throws {
         let runner = try CommandRunner()
         defer { runner.cleanUp() }
         let elf = try runner.script(#"readelf --file-header --dynamic "$KEYCHAINCTL""#)
@@ -39,6 +40,7 @@ import Testing
         #expect(elf.stdout.contains("(NEEDED)"), "readelf listed the libraries it needs")
         #expect(!elf.stdout.contains("[libsqlite3"))
         #expect(!elf.stdout.contains("[libstdc++"))
+        #expect(!elf.stdout.contains("[libgcc_s"))
         #expect(elf.stdout.contains("DYN (Position-Independent Executable file)"))
         #expect(elf.stdout.contains("(RELR)"))
         #expect(!elf.stdout.contains("(TEXTREL)"))
