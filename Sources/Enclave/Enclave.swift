@@ -30,11 +30,8 @@ public final class Enclave: Sendable {
     let passcodeLimits: PasscodeKDF.Limits
     let lockTimeout: Double
     private let keybagCache = Mutex<(stamp: FileStamp, keybag: Keybag)?>(nil)
-    /// The cache-sealing key of the current keybag (derived from the device secret and the
-    /// keychain's identity, so it changes only when the keychain is erased).
-    private let cacheSealingKeys = Mutex<(keychainID: String, key: SymmetricKey)?>(nil)
-    /// The current keybag's kernel-keyring entry names (``cacheName(_:_:)``).
-    private let cacheNames = Mutex<CacheNames?>(nil)
+    /// The current keybag's class-key cache names and sealing key.
+    private let cacheContext = Mutex<ClassKeyCacheContext?>(nil)
     let openedClassKeys = OpenedClassKeys()
 
     /// The name of the database file the Enclave keeps its records about.
@@ -138,47 +135,21 @@ public final class Enclave: Sendable {
         try attempts.save(files, deviceKey: deviceKey)
     }
 
-    /// The kernel-keyring entry of `protectionClass`'s key in `keybag`'s keychain. The names
-    /// are built once per keychain: interpolating one at every class-key lookup cost 2,200
-    /// instructions, twice in every read (callgrind).
+    /// The kernel-keyring entry of `protectionClass`'s key in `keybag`'s keychain.
     func cacheName(_ protectionClass: ProtectionClass, _ keybag: Keybag) -> String {
-        if let names = cacheNames.withLock({ $0 }), names.keychainID == keybag.keychainID { return names[protectionClass] }
-        let names = CacheNames(keychainID: keybag.keychainID)
-        cacheNames.withLock { $0 = names }
-        return names[protectionClass]
-    }
-
-    /// The kernel-keyring entry names of one keychain's classes.
-    private struct CacheNames {
-        let keychainID: String
-        let whenUnlocked: String
-        let afterFirstUnlock: String
-        let whenPasscodeSet: String
-
-        init(keychainID: String) {
-            func name(_ protectionClass: ProtectionClass) -> String { "swift-keychain:\(keychainID):\(protectionClass.rawValue)" }
-            self.keychainID = keychainID
-            whenUnlocked = name(.whenUnlocked)
-            afterFirstUnlock = name(.afterFirstUnlock)
-            whenPasscodeSet = name(.whenPasscodeSet)
-        }
-
-        subscript(protectionClass: ProtectionClass) -> String {
-            switch protectionClass {
-            case .whenUnlocked: whenUnlocked
-            case .afterFirstUnlock: afterFirstUnlock
-            case .whenPasscodeSet: whenPasscodeSet
-            }
-        }
+        cacheContext(keybag).name(protectionClass)
     }
 
     private func cacheSealingKey(_ keybag: Keybag) -> SymmetricKey {
-        if let derived = cacheSealingKeys.withLock({ $0 }), derived.keychainID == keybag.keychainID { return derived.key }
-        let key = HKDF<SHA256>.deriveKey(
-            inputKeyMaterial: deviceKey, salt: Data(keybag.keychainID.utf8),
-            info: Data("swift-keychain class-key-cache v1".utf8), outputByteCount: 32)
-        cacheSealingKeys.withLock { $0 = (keybag.keychainID, key) }
-        return key
+        cacheContext(keybag).sealingKey
+    }
+
+    /// `keybag`'s keychain's cache names and sealing key, derived once per keychain.
+    private func cacheContext(_ keybag: Keybag) -> ClassKeyCacheContext {
+        if let context = cacheContext.withLock({ $0 }), context.keychainID == keybag.keychainID { return context }
+        let context = ClassKeyCacheContext(keychainID: keybag.keychainID, deviceKey: deviceKey)
+        cacheContext.withLock { $0 = context }
+        return context
     }
 
     /// Removes a class's entry from the cache (its class locks, in every process that shares

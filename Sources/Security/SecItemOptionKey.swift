@@ -64,13 +64,13 @@ enum SecItemOptionKey: Int, CaseIterable {
     ]
     /// The return keys (`kSecReturn…`).
     static let returns: [SecItemOptionKey] = [.returnData, .returnAttributes, .returnRef, .returnPersistentRef]
-    /// Whether this is a search, return or use key: one that is never an attribute.
-    var isSearchReturnOrUse: Bool {
-        Self.search.contains(self) || Self.returns.contains(self) || Self.uses.contains(self)
-    }
-
     /// The use keys (`kSecUse…`).
     static let uses: [SecItemOptionKey] = [
         .useOperationPrompt, .useNoAuthenticationUI, .useAuthenticationUI, .useAuthenticationContext, .useDataProtectionKeychain,
     ]
+
+    /// Whether this is a search, return or use key: one that is never an attribute.
+    var isSearchReturnOrUse: Bool {
+        Self.search.contains(self) || Self.returns.contains(self) || Self.uses.contains(self)
+    }
 }
