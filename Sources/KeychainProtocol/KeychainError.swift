@@ -112,7 +112,11 @@ extension KeychainError {
         errSecNoSuchClass, errSecInteractionNotAllowed, errSecReadOnlyAttr, errSecDecode, errSecVerifyFailed,
     ]
 
-    private static let names: [Int32: String] = [
+    /// Pairs, searched in order, not a dictionary: building an `[Int32: String]` checks at run
+    /// time that `Int32` is `Hashable`, and the first such check in a process searches every
+    /// protocol conformance of the program (536,000 instructions in the statically linked
+    /// keychainctl, a fifth of a lookup that finds nothing and prints its error).
+    private static let names: KeyValuePairs<Int32, String> = [
         0: "errSecSuccess", -4: "errSecUnimplemented", -34: "errSecDiskFull", -36: "errSecIO",
         -50: "errSecParam", -108: "errSecAllocate", -128: "errSecUserCanceled", -909: "errSecBadReq",
         -2070: "errSecInternalComponent", -34018: "errSecMissingEntitlement", -25291: "errSecNotAvailable",
@@ -124,7 +128,7 @@ extension KeychainError {
 
     /// Apple's constant name for a status (`errSecItemNotFound`), or `OSStatus n` when unknown.
     public static func name(of status: Int32) -> String {
-        names[status] ?? "OSStatus \(status)"
+        names.first { $0.key == status }?.value ?? "OSStatus \(status)"
     }
 
     /// Apple's generic sentence for a status, as `SecCopyErrorMessageString` returns it.

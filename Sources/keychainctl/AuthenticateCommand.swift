@@ -33,7 +33,7 @@ struct Authenticate: ParsableCommand {
             done.wait()
             guard let (success, error) = outcome.withLock({ $0 }), !success else { return }
             let laError = error as? LAError ?? LAError(.authenticationFailed)
-            FileHandle.standardError.write(Data("keychainctl: error: LAError.\(laError.code) (\(laError.code.rawValue)): \(laError.message)\n".utf8))
+            StandardError.write("keychainctl: error: LAError.\(laError.code) (\(laError.code.rawValue)): \(laError.message)\n")
             throw ExitCode(1)
         }
     }

@@ -26,21 +26,21 @@ struct KeychainCtl: ParsableCommand {
     static func main() {
         for index in 1..<Int(CommandLine.argc) {
             guard let argument = CommandLine.unsafeArgv[index], String(validatingCString: argument) != nil else {
-                FileHandle.standardError.write(Data("keychainctl: error: argument \(index) is not valid UTF-8; attributes are UTF-8 text, and a damaged one could match another item\n".utf8))
+                StandardError.write("keychainctl: error: argument \(index) is not valid UTF-8; attributes are UTF-8 text, and a damaged one could match another item\n")
                 Glibc.exit(64)
             }
         }
         var arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == Session.systemSocketOption {
             guard arguments.count >= 2 else {
-                FileHandle.standardError.write(Data("keychainctl: error: \(Session.systemSocketOption) needs the socket's path\n".utf8))
+                StandardError.write("keychainctl: error: \(Session.systemSocketOption) needs the socket's path\n")
                 Glibc.exit(64)
             }
             arguments.removeFirst(2)
         }
         if let lookup = GenericPasswordLookup(plainArguments: arguments) { lookup.runAndExit() }
         if let first = arguments.first, !first.hasPrefix("-"), let hint = unknownCommandHint(first) {
-            FileHandle.standardError.write(Data("keychainctl: error: unknown command '\(first)'\(hint)\nkeychainctl: hint: `keychainctl --help` lists the commands\n".utf8))
+            StandardError.write("keychainctl: error: unknown command '\(first)'\(hint)\nkeychainctl: hint: `keychainctl --help` lists the commands\n")
             Glibc.exit(64)
         }
         main(arguments)

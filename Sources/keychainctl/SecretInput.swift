@@ -128,10 +128,10 @@ enum SecretInput {
         // Echo goes off before the prompt appears, so nothing typed after it is ever shown;
         // TCSAFLUSH drops anything typed before the prompt.
         let guarded = kc_terminal_guard_begin(STDIN_FILENO, &silent, "", "") == 0
-        FileHandle.standardError.write(Data(prompt.utf8))
+        StandardError.write(prompt)
         defer {
             if guarded { kc_terminal_guard_end() }
-            FileHandle.standardError.write(Data("\n".utf8))
+            StandardError.write("\n")
         }
         guard let line = try readLine() else { throw KeychainError(.errSecUserCanceled, "no input was given") }
         return line

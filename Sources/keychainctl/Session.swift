@@ -71,7 +71,7 @@ enum Session {
     static func printError(_ error: KeychainError) {
         var line = "keychainctl: error: \(error.message) (\(KeychainError.name(of: error.status)), OSStatus \(error.status))\n"
         if let hint = hint(for: error) { line += "keychainctl: hint: \(hint)\n" }
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardError.write(line)
     }
 
     private static func hint(for error: KeychainError) -> String? {
@@ -96,13 +96,13 @@ enum Session {
     static func confirm(_ question: String, yes: Bool, refusal: String) throws {
         if yes { return }
         guard SecretInput.isTerminal else { throw KeychainError(.errSecParam, refusal) }
-        FileHandle.standardError.write(Data("\(question) [y/N] ".utf8))
+        StandardError.write("\(question) [y/N] ")
         let answer = Swift.readLine()?.trimmingCharacters(in: .whitespaces).lowercased()
         guard answer == "y" || answer == "yes" else { throw KeychainError(.errSecUserCanceled, "nothing was changed") }
     }
 
     /// Prints a message on stderr.
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data("keychainctl: \(message)\n".utf8))
+        StandardError.write("keychainctl: \(message)\n")
     }
 }

@@ -102,6 +102,11 @@ extension SecItemAPITests {
                 #expect(SecCopyErrorMessageString(error.status, nil) as String? == error.message)
             }
             #expect(SecCopyErrorMessageString(errSecSuccess, nil) == "No error.")
+            #expect(Set(KeychainError.known.map { KeychainError.name(of: $0.status) }).count == KeychainError.known.count, "one name per code")
+            #expect(KeychainError.name(of: errSecSuccess) == "errSecSuccess")
+            #expect(KeychainError.name(of: errSecItemNotFound) == "errSecItemNotFound")
+            #expect(KeychainError.name(of: errSecVerifyFailed) == "errSecVerifyFailed")
+            #expect(KeychainError.name(of: 12345) == "OSStatus 12345")
         }
     }
 }
