@@ -140,10 +140,6 @@ public final class Enclave: Sendable {
         cacheContext(keybag).name(protectionClass)
     }
 
-    private func cacheSealingKey(_ keybag: Keybag) -> SymmetricKey {
-        cacheContext(keybag).sealingKey
-    }
-
     /// `keybag`'s keychain's cache names and sealing key, derived once per keychain.
     private func cacheContext(_ keybag: Keybag) -> ClassKeyCacheContext {
         if let context = cacheContext.withLock({ $0 }), context.keychainID == keybag.keychainID { return context }
@@ -162,10 +158,10 @@ public final class Enclave: Sendable {
     /// Puts unlocked class keys in the cache, sealed by a device-derived key (AAD: the entry's
     /// name, so entries cannot be swapped between classes).
     func cacheClassKeys(_ keys: [ProtectionClass: SymmetricKey], _ keybag: Keybag) {
-        let sealingKey = cacheSealingKey(keybag)
+        let context = cacheContext(keybag)
         for (protectionClass, key) in keys {
-            let name = cacheName(protectionClass, keybag)
-            let sealed = key.withUnsafeBytes { try? AES.GCM.seal($0, using: sealingKey, authenticating: Data(name.utf8)).combined }
+            let name = context.name(protectionClass)
+            let sealed = key.withUnsafeBytes { try? AES.GCM.seal($0, using: context.sealingKey, authenticating: Data(name.utf8)).combined }
             if let sealed { cache.store(name, sealed) }
         }
     }
@@ -196,7 +192,8 @@ public final class Enclave: Sendable {
         if protectionClass == .whenPasscodeSet && keybag.passcode == nil {
             throw KeychainError(.errSecNotAvailable, "no device passcode is set, so items accessible WhenPasscodeSetThisDeviceOnly cannot exist; set one with `keychainctl passcode set`")
         }
-        let name = cacheName(protectionClass, keybag)
+        let context = cacheContext(keybag)
+        let name = context.name(protectionClass)
         if keybag.passcode == nil {
             // No passcode: class keys are wrapped by the device secret alone and always available.
             guard let wrapped = keybag.wrappedClassKeys[protectionClass] else { throw unopenableKeybagEntry(protectionClass) }
@@ -213,7 +210,7 @@ public final class Enclave: Sendable {
         }
         return try openedClassKeys.keys(name, source: sealed) { (sealed: Data) throws(KeychainError) -> SymmetricKey in
             guard let box = try? AES.GCM.SealedBox(combined: sealed),
-                var bytes = try? AES.GCM.open(box, using: cacheSealingKey(keybag), authenticating: Data(name.utf8))
+                var bytes = try? AES.GCM.open(box, using: context.sealingKey, authenticating: Data(name.utf8))
             else { throw locked(protectionClass) }
             defer { bytes.resetBytes(in: 0..<bytes.count) }
             return SymmetricKey(data: bytes)
