@@ -30,8 +30,9 @@ let package = Package(
     targets: [
         // What Swift cannot call by itself: variadic syscalls (kernel keyring), prctl, and glibc calls behind _GNU_SOURCE (pipe2, closefrom for spawn).
         .target(name: "CKeychainSupport"),
-        // keychaind --system: capabilities dropped before the first thread starts.
-        .target(name: "CKeychaindStartup"),
+        // keychaind's first steps, before any thread: its capabilities and its seccomp filter
+        // (libseccomp, libseccomp-dev to build).
+        .target(name: "CKeychaindStartup", linkerSettings: [.linkedLibrary("seccomp")]),
         // libdbus: keychaind follows logind's session locks on the system bus.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Typed requests, replies, attribute values and errors shared by client and server.
@@ -61,14 +62,14 @@ let package = Package(
         // device administration.
         .target(name: "KeychainClient", dependencies: ["KeychainProtocol", "KeychainServer", "CKeychainSupport"], swiftSettings: strict),
         // keychaind's server side: the socket, the caller's identity from the kernel, one
-        // KeychainServer for every app. Holds the keys; apps never link it.
+        // KeychainServer for every app. Holds the keys; apps never link it. Its connections are
+        // read with recvmsg, not SwiftNIO: every request's writer comes with it from the kernel
+        // (SCM_CREDENTIALS), which NIO's stream channels do not pass on.
         .target(
             name: "KeychainDaemon",
             dependencies: [
                 "KeychainProtocol", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -136,8 +137,8 @@ let package = Package(
         .target(
             name: "KeychainSSH",
             dependencies: [
-                "Keychain", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                "Keychain", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict),
         // The wire decoders under libFuzzer (README, "Fuzzing the wire decoders"); without it,
@@ -164,6 +165,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         // iOS-style keychain code (Tests/SourceCompatibility/Corpus) compiled in both language

@@ -30,6 +30,10 @@ int kc_set_not_dumpable(void) {
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }
 
+int kc_set_dumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
 int kc_is_dumpable(void) {
     return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 }

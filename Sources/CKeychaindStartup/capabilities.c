@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <seccomp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -38,6 +39,25 @@ static int keep_only(int capability) {
     }
     if (syscall(SYS_capset, &header, kept) != 0) return -1;
     return held;
+}
+
+int kc_deny_process_writes(void) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+    scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+    if (filter == NULL) return -1;
+    // Every thread of the process, not only the caller (the Swift runtime's exist already).
+    int result = seccomp_attr_set(filter, SCMP_FLTATR_CTL_TSYNC, 1);
+    const int denied[] = { SCMP_SYS(ptrace), SCMP_SYS(process_vm_writev), SCMP_SYS(pidfd_getfd) };
+    for (size_t index = 0; index < sizeof(denied) / sizeof(denied[0]) && result == 0; index++) {
+        result = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), denied[index], 0);
+    }
+    if (result == 0) result = seccomp_load(filter);
+    seccomp_release(filter);
+    if (result != 0) {
+        errno = -result;
+        return -1;
+    }
+    return 0;
 }
 
 /// glibc calls constructors with the program's arguments, on the main thread, before `main`.

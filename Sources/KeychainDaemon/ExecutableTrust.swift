@@ -19,7 +19,11 @@ import Foundation
 ///   owner alone, and the daemon has no `CAP_DAC_READ_SEARCH`) sets none of `LD_PRELOAD`,
 ///   `LD_AUDIT` and `LD_LIBRARY_PATH`;
 /// - every executable mapping (`/proc/PID/maps`: the libraries it loaded) comes from a file that
-///   passes the same ownership checks.
+///   passes the same ownership checks, and is that very file (device and inode): a library
+///   mounted over a root-owned path in a mount namespace of the caller's own (`unshare -Urm`)
+///   is another file than the one the daemon checked at that path. Anonymous executable memory
+///   is not trusted;
+/// - a native process runs in the daemon's user namespace (in one of its own it is root there).
 ///
 /// What it does not cover: a library loaded after the check (`dlopen` of a root-owned library
 /// is no risk; the environment check keeps a user's from being loaded at start), and a
@@ -39,7 +43,19 @@ enum ExecutableTrust {
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
         }
+
+        /// A mapping's file as `/proc/PID/maps` shows it: `MAJOR:MINOR` in hex, and the inode.
+        init?(device: Substring, inode: Substring) {
+            let parts = device.split(separator: ":")
+            guard parts.count == 2, let major = UInt64(parts[0], radix: 16), let minor = UInt64(parts[1], radix: 16), let number = UInt64(inode) else { return nil }
+            // glibc's makedev.
+            self.device = (major & 0xfff) << 8 | (major & ~0xfff) << 32 | (minor & 0xff) | (minor & ~0xff) << 12
+            self.inode = number
+        }
     }
+
+    /// Executable mappings the kernel makes in every process.
+    private static let kernelMappings: Set<Substring> = ["[vdso]", "[vsyscall]", "[uprobes]"]
 
     /// What the checks found: the file a trusted process runs, or why it is not trusted.
     enum Verdict {
@@ -64,20 +80,46 @@ enum ExecutableTrust {
         guard let variable = loaderVariable(pid) else { return .untrusted("its environment cannot be read") }
         if let variable = variable { return .untrusted("its environment sets \(variable), which loads code of the caller's choice") }
         guard let maps = ProcessFiles.read(pid, "maps").map({ String(decoding: $0, as: UTF8.self) }) else { return .untrusted("its memory map cannot be read") }
+        // The files approved, by the path the process names them with: each mapping must be the
+        // very file the daemon approved (device and inode, from the map), not one mounted over
+        // that path in a mount namespace of the process's own.
+        var approved: [Substring: FileIdentity] = [Substring(executable): FileIdentity(running)]
         for line in maps.split(separator: "\n") {
             // address perms offset device inode path: the path is everything after the fifth field.
             let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
-            guard fields.count == 6, fields[1].contains("x") else { continue }
-            let path = fields[5].trimmingCharacters(in: .whitespaces)
-            if path.hasPrefix("[") { continue }
-            guard !checked.contains(path) else { continue }
-            var info = stat()
-            guard !path.hasSuffix(" (deleted)"), path.hasPrefix("/"), lstat(root + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-                return .untrusted("it runs code from \(path), which is not a file in place")
+            guard fields.count >= 5, fields[1].contains("x") else { continue }
+            guard fields.count == 6 else { return .untrusted("it runs code from anonymous executable memory") }
+            let path = fields[5].drop { $0 == " " }
+            if Self.kernelMappings.contains(path) { continue }
+            guard let mapped = FileIdentity(device: fields[3], inode: fields[4]) else { return .untrusted("its memory map cannot be read") }
+            if approved[path] == nil {
+                var info = stat()
+                guard !path.hasSuffix(" (deleted)"), path.hasPrefix("/"), lstat(root + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                    return .untrusted("it runs code from \(path), which is not a file in place")
+                }
+                if let reason = reasonToDistrust(file: root + path, info: info, checked: &checked) { return .untrusted(reason) }
+                approved[path] = FileIdentity(info)
             }
-            if let reason = reasonToDistrust(file: root + path, info: info, checked: &checked) { return .untrusted(reason) }
+            guard approved[path] == mapped else {
+                return .untrusted("it runs code from another file than \(path) (a file mounted over it where it runs?)")
+            }
+        }
+        // In a user namespace of its own, the process is root there and can mount whatever it
+        // likes over what the daemon checks; a sandbox's (checked through its root) is judged by
+        // its sandbox.
+        if root.isEmpty, namespace(of: pid, "user") == nil || namespace(of: pid, "user") != namespace(of: getpid(), "user") {
+            return .untrusted("it runs in a user namespace of its own")
         }
         return .trusted(FileIdentity(running))
+    }
+
+    /// The identity of process `pid`'s namespace of `kind` (`user:[4026531837]`); nil when it
+    /// cannot be read.
+    private static func namespace(of pid: Int32, _ kind: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = readlink("/proc/\(pid)/ns/\(kind)", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The file process `pid` runs, as the kernel holds it.

@@ -7,8 +7,6 @@ import Foundation
 import KeychainProtocol
 import KeychainServer
 import Logging
-import NIOCore
-import NIOPosix
 import ServiceLifecycle
 import Synchronization
 
@@ -19,12 +17,12 @@ import Synchronization
 /// (per-user mode serves the daemon's own uid alone; system mode serves every local user, each
 /// their own keychain, ``UserKeychain``), and its executable decides the app it is
 /// (``AppIdentity``: the path in per-user mode; in system mode the registered app, the path, or
-/// an untrusted identity). Requests are
-/// parsed in one place (``RequestParser``); a malformed, oversized or truncated message gets
-/// `errSecDecode` and a closed connection while every other connection goes on. A request that
-/// can wait runs on a pool of threads, so one client's passcode check or wait for a touch does
-/// not stall another; a lookup of one item or two is answered on the event loop
-/// (``RequestHandler``).
+/// an untrusted identity). Every request must come from the process identified, not merely
+/// on its connection (``KeychainDaemon/admit(_:)`` and the extension that serves connections).
+/// Requests are parsed in one place (``RequestParser``); a malformed, oversized or truncated
+/// message gets `errSecDecode` and a closed connection while every other connection goes on.
+/// Each connection is served on a thread of its own, so one client's passcode check or wait
+/// for a touch does not stall another.
 /// Unlocked class keys live only in this process's memory (locked, excluded from dumps).
 public final class KeychainDaemon: Service {
     /// How a daemon runs.
@@ -66,38 +64,26 @@ public final class KeychainDaemon: Service {
         }
     }
 
-    /// A connection as accepted.
-    private enum Connection: Sendable {
-        /// Its app known and its requests answered from the start: a per-user daemon's app is
-        /// its path, decided on the event loop as the connection is accepted.
-        case answering(any Channel)
-        /// Its caller known, its app still to be decided (system mode: checks that read the
-        /// process's files and may hash its executable, too long for the event loop). Requests
-        /// that come meanwhile wait in the ``RequestHandler``.
-        case identified(any Channel, PeerIdentity)
-        case refused(any Channel, String)
-    }
-
     /// Another daemon serves the runtime directory (or, in system mode, the state directory).
     public struct AlreadyRunning: Error, CustomStringConvertible {
         public var description: String { "keychaind is already running here" }
     }
 
-    private let configuration: Configuration
+    let configuration: Configuration
     /// The locks held for life: on the runtime directory where this daemon binds the socket or
     /// serves its own user, and on the state directory in system mode (one daemon per store).
     private let locks: [DaemonLock]
     /// The keychains served, by uid: the daemon's own in per-user mode; in system mode each
     /// user's, opened at their first connection.
-    private let keychains: Mutex<[uid_t: UserKeychain]>
-    private let logger: Logger
+    let keychains: Mutex<[uid_t: UserKeychain]>
+    let logger: Logger
     /// Failed passcodes, owner actions and which app read which item: never a secret.
-    private let audit: Logger
+    let audit: Logger
     private let started = ContinuousClock.now
-    private let connectionNumbers = Atomic<UInt64>(1)
-    private let connected = Atomic<Int>(0)
+    /// The connections open, capped per user.
+    let connections: ConnectionTable
     /// A flood of bad messages is logged once a second, with how many went unlogged.
-    private let malformedLog = LogRateLimit()
+    let malformedLog = LogRateLimit()
 
     /// A daemon that will serve `configuration`: its runtime directory checked (and made 0700;
     /// 0755 in system mode, so that every user reaches the socket) and its lock taken, so that
@@ -131,10 +117,24 @@ public final class KeychainDaemon: Service {
         audit[metadataKey: "audit"] = "true"
         self.audit = audit
         keychains = Mutex(system ? [:] : [getuid(): UserKeychain(uid: getuid(), directory: configuration.keychainDirectory)])
+        connections = ConnectionTable(limits: .forDaemon(system: system, descriptors: Self.raiseDescriptorLimit()))
+    }
+
+    /// Raises the soft limit on open files to the hard one (systemd's `LimitNOFILE=`; 1,024
+    /// soft is the usual default) and returns it: each connection holds a socket and a pidfd.
+    private static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
     }
 
     /// The keychain of `uid`: in system mode opened at its first request, in `<uid>/`.
-    private func keychain(of uid: uid_t) -> UserKeychain {
+    func keychain(of uid: uid_t) -> UserKeychain {
         keychains.withLock { keychains in
             if let keychain = keychains[uid] { return keychain }
             let keychain = UserKeychain(uid: uid, directory: configuration.keychainDirectory.appendingPathComponent(String(uid)))
@@ -145,10 +145,7 @@ public final class KeychainDaemon: Service {
 
     /// Serves until graceful shutdown (SIGTERM): the requests under way finish and are answered,
     /// then the connections close.
-    ///
     public func run() async throws {
-        let pool = NIOThreadPool(numberOfThreads: 8)
-        pool.start()
         if configuration.mode == .system {
             // Read again at each connection; what does not register is said here, once.
             for problem in AppRegistry(directory: configuration.registryDirectory).problems {
@@ -156,7 +153,7 @@ public final class KeychainDaemon: Service {
             }
             KeychainImport.removeLeftovers(in: configuration.keychainDirectory)
         }
-        let server = try await bind(configuration.runtimeDirectory, pool)
+        let listener = try listen()
         logger.info("keychaind listening", metadata: ["mode": "\(configuration.mode)", "socket": "\(configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)", "pid": "\(getpid())"])
         let sessionLocks = SessionLockWatcher(logger: logger) { [self] session, user in
             guard let keychain = keychains.withLock({ $0[user] }) else { return }
@@ -164,136 +161,35 @@ public final class KeychainDaemon: Service {
         }
         sessionLocks.start()
         defer { sessionLocks.stop() }
-        try await withGracefulShutdownHandler {
-            try await withThrowingDiscardingTaskGroup { group in
+        await withGracefulShutdownHandler {
+            await withDiscardingTaskGroup { group in
                 group.addTask { await self.lockWhenIdle() }
-                try await server.executeThenClose { connections in
-                    for try await connection in connections {
-                        group.addTask { await self.serve(connection) }
-                    }
-                }
-                // The listener closed (graceful shutdown): requests under way are answered on
-                // the threads they run on; then every connection and the idle timer end.
+                await listener.acceptUntilStopped { [self] descriptor in admit(descriptor) }
+                // Stopping: requests under way are answered on their connections' threads; then
+                // every connection and the idle timer end.
+                connections.stop()
+                await connections.drained()
                 group.cancelAll()
             }
         } onGracefulShutdown: {
-            server.channel.close(promise: nil)
+            listener.stop()
         }
-        try await pool.shutdownGracefully()
         logger.info("keychaind stopped")
     }
 
-    private func bind(_ runtime: URL, _ pool: NIOThreadPool) async throws -> NIOAsyncChannel<Connection, Never> {
-        // A client that ends its stream inside a message is still told why (remote half-closure).
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-        let servesEveryUser = configuration.mode == .system
-        let admit: @Sendable (any Channel) -> EventLoopFuture<Connection> = { [self] channel in
-            PeerIdentity.of(channel).flatMapThrowing { [self] identity -> Connection in
-                // Per-user: the same user only; another uid never reaches the keychain (DESIGN.md).
-                guard servesEveryUser || identity.uid == getuid() else {
-                    identity.close()
-                    return .refused(channel, "a process of uid \(identity.uid)")
-                }
-                do {
-                    try channel.pipeline.syncOperations.addHandlers(ByteToMessageHandler(FrameDecoder()), RequestHandler(pool: pool))
-                } catch {
-                    identity.close()
-                    throw error
-                }
-                if servesEveryUser { return .identified(channel, identity) }
-                // Answered from here, on the event loop: the first request does not wait for a
-                // task to be scheduled (about a tenth of a first request's time).
-                guard let client = client(identity, .perUser(identity), on: channel) else {
-                    identity.close()
-                    return .refused(channel, Self.exitedWhileIdentified(identity))
-                }
-                try startAnswering(client, on: channel)
-                return .answering(channel)
-            }.flatMapErrorThrowing { error in
-                .refused(channel, "\(error)")
-            }
-        }
+    /// The listening socket: systemd's, or one bound in the runtime directory.
+    private func listen() throws -> ConnectionListener {
         if let descriptor = configuration.listeningDescriptor {
-            return try await bootstrap.bind(descriptor, childChannelInitializer: admit)
+            return try ConnectionListener(descriptor: descriptor)
         }
-        // We hold the daemon lock, so a socket file here is one a dead daemon left.
-        let path = runtime.appendingPathComponent(KeychainPaths.socketName).path
-        let server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true, childChannelInitializer: admit)
-        // Every local user may connect to the system daemon; the kernel tells it who they are.
-        chmod(path, configuration.mode == .system ? 0o666 : 0o600)
-        return server
-    }
-
-    private func serve(_ connection: Connection) async {
-        switch connection {
-        case .refused(let channel, let reason):
-            audit.warning("connection refused", metadata: ["peer": "\(reason)"])
-            try? await channel.close()
-        case .identified(let channel, let identity):
-            let app = AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory))
-            guard let client = client(identity, app, on: channel) else {
-                identity.close()
-                audit.warning("connection refused", metadata: ["peer": "\(Self.exitedWhileIdentified(identity))"])
-                try? await channel.close()
-                return
-            }
-            do {
-                try await channel.eventLoop.submit { try self.startAnswering(client, on: channel) }.get()
-            } catch {
-                try? await channel.close()
-            }
-            await answerUntilClosed(channel)
-        case .answering(let channel):
-            await answerUntilClosed(channel)
-        }
-    }
-
-    private static func exitedWhileIdentified(_ identity: PeerIdentity) -> String {
-        "pid \(identity.pid), which exited while it was identified"
-    }
-
-    /// The client `identity` is as `app`, counted among the connected until `channel` closes,
-    /// and its pidfd closed then; nil when its process has ended (the checks read /proc/PID:
-    /// had the process ended meanwhile, its pid could be another's), the pidfd left open.
-    private func client(_ identity: PeerIdentity, _ app: AppIdentity, on channel: any Channel) -> Client? {
-        guard kc_pidfd_is_alive(identity.pidfd) == 1 else { return nil }
-        let number = connectionNumbers.add(1, ordering: .relaxed).oldValue
-        connected.add(1, ordering: .relaxed)
-        let client = Client(
-            peer: identity, app: app, keychain: keychain(of: identity.uid), connection: number,
-            keychainImport: configuration.mode == .system ? KeychainImport(state: configuration.keychainDirectory, uid: identity.uid, connection: number) : nil)
-        channel.closeFuture.whenComplete { [self] _ in
-            client.keychainImport?.abandon()
-            connected.subtract(1, ordering: .relaxed)
-            client.keychain.keychain.openedServer?.endConnection(number)
-            identity.close()
-        }
-        if let reason = app.untrustedBecause {
-            audit.warning("untrusted app: its own items only", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "because": "\(reason)"])
-        }
-        audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(app.identifier)", "pid": "\(identity.pid)", "connection": "\(number)"])
-        return client
-    }
-
-    /// Has `channel`'s ``RequestHandler`` answer with `client`'s identity; on the event loop.
-    private func startAnswering(_ client: Client, on channel: any Channel) throws {
-        let pipeline = channel.pipeline.syncOperations
-        try pipeline.handler(type: RequestHandler.self).start({ [self] frame in route(frame, client) }, context: pipeline.context(handlerType: RequestHandler.self))
-    }
-
-    /// Waits until `channel` closes. Stopping (graceful shutdown cancels this task): the request
-    /// under way is answered, then the connection closes.
-    private func answerUntilClosed(_ channel: any Channel) async {
-        await withTaskCancellationHandler {
-            try? await channel.closeFuture.get()
-        } onCancel: {
-            channel.pipeline.fireUserInboundEventTriggered(RequestHandler.Stop())
-        }
+        // We hold the daemon lock, so a socket file here is one a dead daemon left. Every local
+        // user may connect to the system daemon; the kernel tells it who they are.
+        let path = configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path
+        return try ConnectionListener(path: path, permissions: configuration.mode == .system ? 0o666 : 0o600)
     }
 
     /// One connection's client: the process, the app it is, and its user's keychain.
-    private struct Client: Sendable {
+    struct Client: Sendable {
         let peer: PeerIdentity
         let app: AppIdentity
         let keychain: UserKeychain
@@ -301,85 +197,27 @@ public final class KeychainDaemon: Service {
         /// The move of the user's per-user keychain under way on this connection (system mode).
         let keychainImport: KeychainImport?
 
-        var ownerSession: OwnerSessions.Key { OwnerSessions.Key(executable: app.identifier, session: peer.session) }
+        /// Its owner session's key; nil when its login session has no leader.
+        var ownerSession: OwnerSessions.Key? { peer.session.map { OwnerSessions.Key(executable: app.identifier, session: $0) } }
     }
 
     /// Who is calling, for one request: the app's groups (in per-user mode its own and the
     /// shared ones the owner granted it; in system mode those registered for it), and whether
     /// its owner session is open. Recomputed for every request, so a grant, a revocation or a
     /// session's end takes effect at once. An untrusted app is never the owner.
-    private func caller(_ client: Client) -> CallerIdentity {
+    func caller(_ client: Client) -> CallerIdentity {
         let groups = client.app.registeredGroups ?? client.keychain.keychain.openedServer?.accessGroups(forApp: client.app.identifier) ?? [client.app.identifier]
-        let owner = client.app.untrustedBecause == nil && client.keychain.owners.isOpen(client.ownerSession)
+        let owner = client.app.untrustedBecause == nil && (client.ownerSession.map(client.keychain.owners.isOpen) ?? false)
         return CallerIdentity(accessGroups: groups, isOwnerTool: owner, connection: client.connection)
     }
 
-    /// Reads one frame, on the event loop: the work that answers it, and whether that work runs
-    /// there too. Only a lookup of one item or two in a keychain already open does (opening one checks
-    /// every row's version, and a search for many items could hold the loop).
-    private func route(_ frame: InboundFrame, _ client: Client) -> RequestHandler.Route {
-        let request: KeychainRequest
-        switch frame {
-        case .oversized(let length):
-            return .refusal(WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit").keychainError)
-        case .truncated:
-            return .refusal(WireError("the connection ended inside a request").keychainError)
-        case .body(let body):
-            // The handler wipes the frame once routed (a copy wiped here would leave its storage).
-            do throws(WireError) {
-                request = try RequestParser.parse(body)
-            } catch {
-                if let suppressed = malformedLog.admit() {
-                    audit.warning("malformed request", metadata: ["app": "\(caller(client).defaultAccessGroup)", "reason": "\(error.reason)", "unlogged since the last": "\(suppressed)"])
-                }
-                return .refusal(error.keychainError)
-            }
-        }
-        let atOnce = request.isSmallLookup && client.keychain.keychain.openedServer != nil
-        return RequestHandler.Route(runsAtOnce: atOnce) { [self] in answer(request, client) }
-    }
-
-    /// The reply to one request, and whether the connection stays open.
-    private func answer(_ request: KeychainRequest, _ client: Client) -> RequestHandler.Reply {
-        let caller = caller(client)
-        let keychain = client.keychain
-        let owners = keychain.owners
-        // A trusted app's process must still be untraced and run the same file: a debugger
-        // attached after the connection, or another program run in the process, ends it.
-        if let file = client.app.executableFile, !ExecutableTrust.stillUntraced(client.peer.pid, executable: file) {
-            audit.warning("connection closed: the app is traced or runs another program", metadata: ["app": "\(client.app.identifier)", "pid": "\(client.peer.pid)"])
-            return (ReplyParser.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this process is being traced, or runs another program than when it connected; the daemon no longer trusts it"))), false)
-        }
-        let mark = owners.mark
-        keychain.beginRequest()
-        var result = Result { () throws(KeychainError) in try reply(to: request, caller, client) }
-        // Idle time counts from the end of the last request: a long passcode check is not idleness.
-        keychain.endRequest()
-        defer { record(request, result, caller, client.peer.uid) }
-        if case .success = result {
-            let session = client.ownerSession
-            let lockedMeanwhile = KeychainError(.errSecInteractionNotAllowed, "the keychain locked while the owner session was opening: log in again")
-            switch request {
-            case .openOwnerSession:
-                if !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
-            case .openOwnerSessionByBiometry:
-                if case .success(.match(.matched)) = result, !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
-            case .closeOwnerSession: owners.close(session)
-            // Lock and a new passcode end every owner session, as they forget every grant.
-            case .lock, .setPasscode, .removePasscode: owners.closeAll()
-            default: break
-            }
-        }
-        return (ReplyParser.encode(result), true)
-    }
-
-    private func reply(to request: KeychainRequest, _ caller: CallerIdentity, _ client: Client) throws(KeychainError) -> KeychainReply {
+    func reply(to request: KeychainRequest, _ caller: CallerIdentity, _ client: Client) throws(KeychainError) -> KeychainReply {
         let keychain = client.keychain.keychain
         let untrusted = client.app.untrustedBecause != nil
         let system = configuration.mode == .system
         switch request {
         case .daemonStatus:
-            return .daemon(try status(of: keychain))
+            return .daemon(try status(of: keychain, for: client.peer.uid))
         case .identify:
             return .done
         case .beginImport, .importChunk, .finishImport:
@@ -410,20 +248,22 @@ public final class KeychainDaemon: Service {
     }
 
     /// The daemon's state, and the lock state of the caller's keychain.
-    private func status(of keychain: OnDemandKeychain) throws(KeychainError) -> DaemonStatus {
+    /// In system mode the clients counted are the caller's own: how many other users have is
+    /// not theirs to know.
+    private func status(of keychain: OnDemandKeychain, for uid: uid_t) throws(KeychainError) -> DaemonStatus {
         guard case .status(let device) = try keychain.perform(.deviceStatus, caller: CallerIdentity(accessGroups: ["keychaind"])) else {
             throw KeychainError.errSecInternalComponent
         }
         let uptime = started.duration(to: .now)
         return DaemonStatus(
             mode: configuration.mode == .system ? "system" : "per-user", pid: getpid(), uptime: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18,
-            connectedClients: connected.load(ordering: .relaxed), idleLockSeconds: configuration.idleLockSeconds, device: device)
+            connectedClients: connections.count(of: configuration.mode == .system ? uid : nil), idleLockSeconds: configuration.idleLockSeconds, device: device)
     }
 
     /// The audit trail: passcode failures, failed integrity checks (a replayed row, an altered or
     /// rolled-back database), and which app read or changed which item (class and service, never
     /// a secret or another attribute's value).
-    private func record(_ request: KeychainRequest, _ result: Result<KeychainReply, KeychainError>, _ caller: CallerIdentity, _ uid: uid_t) {
+    func record(_ request: KeychainRequest, _ result: Result<KeychainReply, KeychainError>, _ caller: CallerIdentity, _ uid: uid_t) {
         let outcome: String = switch result {
         case .success: "ok"
         case .failure(let error): "\(error.status)"
@@ -508,19 +348,5 @@ public final class KeychainDaemon: Service {
 extension KeychainRequest {
     fileprivate var isOpeningOwnerSession: Bool {
         if case .openOwnerSession = self { true } else { false }
-    }
-
-    /// The most items a search answered on the event loop may ask for: two tell one match from
-    /// several (`keychainctl find-generic-password` asks so before it reads the first).
-    fileprivate static let itemsLookedUpAtOnce = 2
-
-    /// The client's identification, or a search for one item or two: never a wait, never many
-    /// rows.
-    fileprivate var isSmallLookup: Bool {
-        switch self {
-        case .identify: true
-        case .copyMatching(let query): query.limit.maximum.map { $0 <= Self.itemsLookedUpAtOnce } ?? false
-        default: false
-        }
     }
 }

@@ -2,15 +2,17 @@ import Synchronization
 
 /// Owner sessions: after the passcode, one app in one login session sees every access group
 /// for a while, as `sudo` remembers a terminal. Nothing in a request claims ownership; the
-/// daemon looks its records up by the caller's executable and session id, both from the kernel.
+/// daemon looks its records up by the caller's executable and login session, both from the
+/// kernel. The login session is its id with its leader's start time (``LoginSession``), so a
+/// later session that gets the same id after the leader exits inherits nothing.
 ///
-/// A session ends after ``lifetime``, on `owner logout`, and for everyone on lock and passcode
-/// change. What it does not stop: another program in the same login session that runs the same
+/// A session ends after ``lifetime``, on `owner logout`, when its login session's leader
+/// exits, and for everyone on lock and passcode change. What it does not stop: another program in the same login session that runs the same
 /// executable (`keychainctl`) within the lifetime, as with sudo's tickets.
 final class OwnerSessions: Sendable {
     struct Key: Hashable {
         var executable: String
-        var session: Int32
+        var session: LoginSession
     }
 
     /// How long a session lasts after the passcode: 5 minutes, sudo's default.
@@ -49,11 +51,12 @@ final class OwnerSessions: Sendable {
         }
     }
 
-    /// True while `key`'s session is younger than ``lifetime``.
+    /// True while `key`'s session is younger than ``lifetime`` and its login session's leader
+    /// is alive.
     func isOpen(_ key: Key) -> Bool {
         sessions.withLock { sessions in
             guard let start = sessions.opened[key] else { return false }
-            guard start.duration(to: .now) < Self.lifetime else {
+            guard start.duration(to: .now) < Self.lifetime, key.session.isAlive else {
                 sessions.opened[key] = nil
                 return false
             }

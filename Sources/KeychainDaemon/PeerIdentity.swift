@@ -3,7 +3,6 @@ import Glibc
 #endif
 import CKeychainSupport
 import Foundation
-import NIOCore
 
 /// Who is on the other end of a connection, as the kernel says: never taken from a request.
 ///
@@ -14,13 +13,6 @@ import NIOCore
 /// identity). The pidfd stays open for the connection's life. `SO_PEERSEC` gives the peer's
 /// security label (AppArmor's, which names a snap's confinement), where an LSM provides one.
 struct PeerIdentity: Sendable {
-    /// `struct ucred`, which Swift cannot import (it needs `_GNU_SOURCE`): same layout.
-    private struct Credentials: Sendable {
-        var pid: Int32 = 0
-        var uid: UInt32 = 0
-        var gid: UInt32 = 0
-    }
-
     /// Why a connection was refused.
     struct Refusal: Error, CustomStringConvertible {
         var description: String
@@ -33,40 +25,32 @@ struct PeerIdentity: Sendable {
     /// The executable's path when the client connected: the app's identity.
     let executable: String
     /// The login session (`setsid`) the client runs in: owner sessions are kept per session.
-    let session: Int32
+    /// Nil when its leader has exited.
+    let session: LoginSession?
     /// The peer's security label (`SO_PEERSEC`, e.g. `snap.NAME.APP (enforce)`); nil without an
     /// LSM that labels sockets, or for a label over 256 bytes.
     let securityLabel: String?
 
-    /// Linux's `SO_PEERPIDFD`.
-    private static let peerPidfdOption: Int32 = 77
-    /// Linux's `SO_PEERSEC`.
-    private static let peerSecurityOption: Int32 = 31
+    /// The identity behind the connected socket `descriptor`, or a ``Refusal``.
+    static func of(_ descriptor: Int32) throws(Refusal) -> PeerIdentity {
+        var pid: Int32 = 0
+        var uid: UInt32 = 0
+        guard kc_peer_credentials(descriptor, &pid, &uid) == 0 else { throw Refusal(description: "the kernel gave no credentials for the peer") }
+        let pidfd = kc_peer_pidfd(descriptor)
+        guard pidfd >= 0 else { throw Refusal(description: "the kernel gave no pidfd for the peer") }
+        guard let executable = executable(of: pid), let session = session(of: pid), kc_pidfd_is_alive(pidfd) == 1 else {
+            Glibc.close(pidfd)
+            throw Refusal(description: "the peer (pid \(pid)) exited before its executable could be read")
+        }
+        return PeerIdentity(pid: pid, uid: uid, pidfd: pidfd, executable: executable, session: LoginSession.current(session), securityLabel: securityLabel(descriptor))
+    }
 
-    /// The identity behind `channel`, or a ``Refusal``.
-    static func of(_ channel: any Channel) -> EventLoopFuture<PeerIdentity> {
-        guard let socket = channel as? any SocketOptionProvider else {
-            return channel.eventLoop.makeFailedFuture(Refusal(description: "not a socket"))
-        }
-        let level = SocketOptionLevel(SOL_SOCKET)
-        let credentials: EventLoopFuture<Credentials> = socket.unsafeGetSocketOption(level: level, name: SocketOptionName(SO_PEERCRED))
-        let pidfd: EventLoopFuture<Int32> = socket.unsafeGetSocketOption(level: level, name: SocketOptionName(peerPidfdOption))
-        // 256 zeroed bytes the kernel fills with the label; a shorter label ends at the first zero.
-        let label: EventLoopFuture<String?> = (socket.unsafeGetSocketOption(level: level, name: SocketOptionName(peerSecurityOption)) as EventLoopFuture<SIMD64<UInt32>>)
-            .map { buffer -> String? in
-                let bytes = withUnsafeBytes(of: buffer) { Array($0.prefix { $0 != 0 }) }
-                return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
-            }
-            .recover { _ in nil }
-        return credentials.and(pidfd).and(label).flatMapThrowing { pair, label in
-            let (credentials, pidfd) = pair
-            guard pidfd >= 0 else { throw Refusal(description: "the kernel gave no pidfd for the peer") }
-            guard let executable = executable(of: credentials.pid), let session = session(of: credentials.pid), kc_pidfd_is_alive(pidfd) == 1 else {
-                Glibc.close(pidfd)
-                throw Refusal(description: "the peer (pid \(credentials.pid)) exited before its executable could be read")
-            }
-            return PeerIdentity(pid: credentials.pid, uid: credentials.uid, pidfd: pidfd, executable: executable, session: session, securityLabel: label)
-        }
+    /// The peer's label: up to 256 bytes, a shorter one ending at its first zero.
+    private static func securityLabel(_ descriptor: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 257)
+        guard kc_peer_security_label(descriptor, &buffer, 256) > 0 else { return nil }
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
     }
 
     private static func executable(of pid: Int32) -> String? {

@@ -14,6 +14,10 @@ final class UserKeychain: Sendable {
     let uid: uid_t
     let keychain: OnDemandKeychain
     let owners = OwnerSessions()
+    /// Requests of this user carried out at once: four (a fifth waits on its own connection's
+    /// thread), so that one user's passcode checks, each an scrypt run with its memory, cannot
+    /// take every processor and the memory from another's.
+    let requestSlots = DispatchSemaphore(value: 4)
     private let activity = Mutex(Activity())
 
     private struct Activity {

@@ -8,8 +8,10 @@ import Foundation
 /// - The keychain: `$XDG_DATA_HOME/keychain`, or `~/.local/share/keychain`.
 /// - The per-user `keychaind`'s socket: `$XDG_RUNTIME_DIR/keychain/socket`, in a directory only
 ///   the user can enter (checked and made 0700 like the keychain directory). Without
-///   `XDG_RUNTIME_DIR` (no login session: a cron job, a container) it is
-///   `/tmp/keychain-runtime-<uid>/`, which the same checks refuse when another user made it.
+///   `XDG_RUNTIME_DIR` (no login session: a cron job, a container) it is in the runtime
+///   directory logind made for the user (`/run/user/<uid>/keychain`) when there is one, else
+///   in the home directory (`~/.local/state/keychain-runtime`): never in `/tmp`, where another
+///   user could create the directory first and make the keychain unusable.
 public enum KeychainPaths {
     /// `$XDG_DATA_HOME/keychain`, or `~/.local/share/keychain` when `XDG_DATA_HOME` is unset.
     public static func keychainDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
@@ -30,9 +32,25 @@ public enum KeychainPaths {
     /// request takes instead of building the whole environment as a dictionary.
     public static func runtimeDirectoryPath(environment: [String: String]?) -> String {
         let runtime = environment.map { $0["XDG_RUNTIME_DIR"] } ?? getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
-        guard var runtime, runtime.hasPrefix("/") else { return "/tmp/keychain-runtime-\(getuid())" }
+        guard var runtime, runtime.hasPrefix("/") else {
+            let home = environment.map { $0["HOME"] } ?? getenv("HOME").map { String(cString: $0) }
+            return fallbackRuntimePath(logind: "/run/user/\(getuid())", home: home)
+        }
         while runtime.count > 1 && runtime.hasSuffix("/") { runtime.removeLast() }
         return runtime == "/" ? "/keychain" : runtime + "/keychain"
+    }
+
+    /// The runtime directory without `XDG_RUNTIME_DIR`: `logind/keychain` when `logind` is a
+    /// directory of this user's that nobody else can write, else under `home` (the account's
+    /// home when `home` is not an absolute path).
+    public static func fallbackRuntimePath(logind: String, home: String?) -> String {
+        var info = stat()
+        if stat(logind, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0 {
+            return logind + "/keychain"
+        }
+        var base = home.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? getpwuid(getuid()).map { String(cString: $0.pointee.pw_dir) } ?? "/"
+        while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
+        return (base == "/" ? "" : base) + "/.local/state/keychain-runtime"
     }
 
     /// The socket's file name in ``runtimeDirectory(environment:)``.

@@ -29,7 +29,7 @@ enum ItemCommands {
     /// Prints the first item `query` matches, after saying how many match when several do.
     ///
     /// It asks first whether several match: a search for two references, which carries no
-    /// secret and which keychaind answers at once, on its event loop. Only when two come back is
+    /// secret and which keychaind answers at once. Only when two come back is
     /// every match counted. ``Session/runIdentifiedByFirstRequest(_:)`` hardens the process on
     /// that first reply (`firstReplyCame`), before the item is read.
     static func find(_ query: ItemQuery, secretOnly: Bool, firstReplyCame: () -> Void) throws {

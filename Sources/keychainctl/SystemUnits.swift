@@ -73,11 +73,17 @@ enum SystemUnits {
     /// The daemon, started by the socket's first connection, as its own user with
     /// `CAP_SYS_PTRACE` alone and every restriction that leaves it able to serve.
     ///
+    /// The capability lets it read its clients' `/proc/PID` files and, with `process_vm_readv`,
+    /// the environment they started with. It cannot change a process: `ptrace`,
+    /// `process_vm_writev` and `pidfd_getfd` are denied here and again by keychaind itself as it
+    /// starts (it is also started without systemd). `LimitNOFILE=` gives each user's
+    /// connections room (64 each, two descriptors apiece).
+    ///
     /// Not set, and why: `PrivateUsers=` (the kernel's uids and `CAP_SYS_PTRACE` must be those
     /// of the host to identify clients), `ProtectProc=invisible` (the daemon reads its clients'
     /// `/proc/PID`), `SystemCallFilter=~@privileged` (keychaind calls `capset` to empty its
     /// inheritable set before its first thread), `~@resources` and `ProcSubset=pid` (what the
-    /// Swift runtime, Dispatch and NIO read and call there is not checked under systemd yet).
+    /// Swift runtime and Dispatch read and call there is not checked under systemd yet).
     /// `PrivateNetwork=` keeps the system bus: it is a Unix socket reached by path.
     static let serviceUnit = """
         [Unit]
@@ -120,8 +126,10 @@ enum SystemUnits {
         SystemCallArchitectures=native
         SystemCallFilter=@system-service
         SystemCallFilter=~@obsolete @mount @swap @reboot @module @raw-io @cpu-emulation @debug
+        SystemCallFilter=~ptrace process_vm_writev pidfd_getfd
         SystemCallErrorNumber=EPERM
         LimitCORE=0
+        LimitNOFILE=65536
 
         [Install]
         Also=keychaind.socket

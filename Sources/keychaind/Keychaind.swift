@@ -37,6 +37,9 @@ struct Keychaind: AsyncParsableCommand {
 
 
     func run() async throws {
+        guard kc_deny_process_writes() == 0 else {
+            throw KeychainError(.errSecInternalComponent, "keychaind cannot deny itself ptrace, process_vm_writev and pidfd_getfd: \(String(cString: strerror(errno)))")
+        }
         ProcessHardening.apply()
         // A client that goes away mid-reply is a closed connection, not the daemon's end.
         signal(SIGPIPE, SIG_IGN)
@@ -65,10 +68,12 @@ struct Keychaind: AsyncParsableCommand {
     /// alone (`kc_system_capabilities`), which systemd's `AmbientCapabilities=` or `setpriv
     /// --ambient-caps` gives a process of the keychaind user. It is needed to read
     /// `/proc/PID/exe` of another user's process, and nothing else is; no child (fprintd's
-    /// tools) inherits it, and no_new_privs is set.
+    /// tools) inherits it, and no_new_privs is set. A seccomp filter denies it `ptrace`,
+    /// `process_vm_writev` and `pidfd_getfd` (``kc_deny_process_writes``): it reads
+    /// processes, and can change none.
     private func reportCapabilities(_ logger: Logger) {
         if kc_system_capabilities() == 1 {
-            logger.info("capabilities: CAP_SYS_PTRACE alone")
+            logger.info("capabilities: CAP_SYS_PTRACE alone, and ptrace, process_vm_writev and pidfd_getfd denied")
         } else {
             logger.warning("keychaind --system runs without CAP_SYS_PTRACE, so it cannot see which program another user runs and refuses their connections; give it the capability (AmbientCapabilities=CAP_SYS_PTRACE, or setpriv --inh-caps +sys_ptrace --ambient-caps +sys_ptrace)")
         }

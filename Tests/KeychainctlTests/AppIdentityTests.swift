@@ -87,6 +87,79 @@ import Testing
         #expect(pinned.stderr.contains(Self.missingEntitlement), "\(pinned.stderr)")
         #expect(daemon.daemonLog.contains("SHA-256 differs"), "\(daemon.daemonLog)")
     }
+    /// A registered program run in a user and mount namespace of the user's own, where a library
+    /// of hers is mounted over a root-owned library's path: the daemon, which looks the path up
+    /// in its own namespace, finds root's file there, but the process runs hers. The program is
+    /// Python (registered with the shared group), speaking the wire format itself: inside the
+    /// namespace the keychaind user has no uid, so keychainctl would not trust the socket (a
+    /// hostile library in the process would skip that check).
+    @Test func aLibraryMountedOverARootOwnedPathInANamespaceOfItsOwnIsNotTrusted() throws {
+        let (daemon, mail, _, _) = try Self.registeredApps()
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "team", "-a", "me", "--access-group", "com.example.shared"], input: "shared secret", program: mail).status == 0)
+        let python = "/usr/bin/python3.11"
+        try daemon.register("python", #"{"identifier": "com.example.python", "executable": "\#(python)", "keychain-access-groups": ["com.example.python", "com.example.shared"]}"#)
+        let own = daemon.base.appendingPathComponent("alice-lib")
+        try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
+        chown(own.path, alice.uid, alice.gid)
+        // A copy of libc stands for a hostile one: another file, hers.
+        let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+        let hers = own.appendingPathComponent("libc.so.6")
+        try FileManager.default.copyItem(atPath: libc, toPath: hers.path)
+        chown(hers.path, alice.uid, alice.gid)
+        let read = RequestParser.encode(.copyMatching(ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("team")], accessGroup: "com.example.shared", returns: .data)))
+        let client = """
+            import select, socket, sys
+            s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
+            def frame():
+                header = s.recv(4); body = b""
+                while len(body) < int.from_bytes(header, "big"): body += s.recv(4096)
+                return body
+            if select.select([s], [], [], 2.0)[0]: frame()
+            request = bytes.fromhex(sys.argv[2]); s.sendall(len(request).to_bytes(4, "big") + request)
+            print(frame().hex())
+            """
+        let script = daemon.base.appendingPathComponent("client.py")
+        try client.write(to: script, atomically: true, encoding: .utf8)
+        chmod(script.path, 0o644)
+        let arguments = "\(python) '\(script.path)' '\(daemon.socket)' \(read.map { String(format: "%02x", $0) }.joined())"
+        func secret(_ command: String) throws -> Result<KeychainReply, KeychainError>? {
+            let run = try daemon.shellCommand(as: alice, command)
+            let output = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            if output.isEmpty { Issue.record("\(command): \(run.stderr)") }
+            var bytes: [UInt8] = []
+            var index = output.startIndex
+            while let next = output.index(index, offsetBy: 2, limitedBy: output.endIndex), index < output.endIndex {
+                guard let byte = UInt8(output[index..<next], radix: 16) else { return nil }
+                bytes.append(byte)
+                index = next
+            }
+            return try? ReplyParser.parse(bytes)
+        }
+        // Registered Python, run plainly, shares the group.
+        let plain = try secret(arguments)
+        guard case .success(.items(let items))? = plain else {
+            Issue.record("registered python did not read the shared item: \(String(describing: plain)) \(daemon.daemonLog)")
+            return
+        }
+        #expect(items.first?.secret?.copyData() == Data("shared secret".utf8))
+        // With her library mounted over libc's path, it is untrusted: the group is not its.
+        let mounted = try secret("unshare -Urm /bin/sh -c \"mount --bind '\(hers.path)' \(libc) && exec \(arguments)\"")
+        guard case .failure(let refused)? = mounted else {
+            Issue.record("the program running her library read the shared item: \(String(describing: mounted))")
+            return
+        }
+        #expect(refused.status == KeychainError.errSecMissingEntitlement.status, "\(refused)")
+        #expect(daemon.daemonLog.contains("it runs code from another file than \(libc)"), "\(daemon.daemonLog)")
+        // In a user namespace of its own, even with nothing mounted, it is untrusted too.
+        guard case .failure? = try secret("unshare -Ur \(arguments)") else {
+            Issue.record("a program in a user namespace of its own read the shared item")
+            return
+        }
+        #expect(daemon.daemonLog.contains("it runs in a user namespace of its own"), "\(daemon.daemonLog)")
+    }
+
     /// A Flatpak app as the system installation holds it: `/var/lib/flatpak/app/ID/.../files`,
     /// root's, with a copy of keychainctl as its program (removed by ``removeFakeFlatpak``).
     static let flatpakID = "org.example.KeychainTest"

@@ -74,4 +74,17 @@ enum ChildSpawn {
         }
         return nil
     }
+
+    /// One line of `handle`'s output, waiting at most `seconds` for each byte; nil at its end.
+    static func readLine(_ handle: FileHandle, seconds: Int32 = 20) throws -> String? {
+        var line: [UInt8] = []
+        var entry = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        while true {
+            guard poll(&entry, 1, seconds * 1000) == 1 else { throw POSIXError(.ETIMEDOUT) }
+            var byte: UInt8 = 0
+            guard read(handle.fileDescriptor, &byte, 1) == 1 else { return line.isEmpty ? nil : String(decoding: line, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+    }
 }

@@ -57,8 +57,12 @@ final class DaemonHarness {
 /// A client that speaks the wire format by hand: for what a well-behaved client never sends.
 final class RawDaemonClient {
     private let descriptor: Int32
+    /// The daemon's greeting (nil: it closed the connection without one).
+    private(set) var greeting: Result<KeychainReply, KeychainError>?
 
-    init(socket path: String) throws {
+    /// Connects to `path`; with `awaitingGreeting`, reads the greeting the daemon sends once it
+    /// has identified this process, as a client must before it writes.
+    init(socket path: String, awaitingGreeting: Bool = true) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -72,6 +76,7 @@ final class RawDaemonClient {
         }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if awaitingGreeting { greeting = reply() }
     }
 
     deinit { close(descriptor) }

@@ -106,18 +106,26 @@ import Testing
         chmod(daemon.runtime.path, 0o755)
         chmod(daemon.runtime.appendingPathComponent("keychain").path, 0o755)
         chmod(daemon.socket, 0o666)
-        let request = RequestParser.encode(.deviceStatus)
-        let frame = (WireFrame.header(request.count) + request).map { String($0) }.joined(separator: ",")
+        // The other user's process is told why, in place of the greeting, and cut off.
         let script = """
             import socket, sys
             s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
-            try:
-                s.sendall(bytes([\(frame)])); print("reply" if s.recv(4) else "closed")
-            except OSError as error:
-                print("closed")
+            data = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk: break
+                data += chunk
+            print(data.hex())
             """
         let result = try daemon.shell.script("setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '\(script)' '\(daemon.socket)'")
-        #expect(result.stdout == "closed\n", "\(result.stdout) \(result.stderr)")
+        let bytes = try #require(hexBytes(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(result.stderr)")
+        #expect(bytes.count > WireFrame.headerSize && WireFrame.bodyLength(bytes) == bytes.count - WireFrame.headerSize)
+        guard case .failure(let refusal)? = try? ReplyParser.parse(Array(bytes.dropFirst(WireFrame.headerSize))) as Result<KeychainReply, KeychainError>? else {
+            Issue.record("the other user's process was not refused: \(result.stdout)")
+            return
+        }
+        #expect(refusal.status == KeychainError.errSecInteractionNotAllowed.status)
+        #expect(refusal.message.contains("serves uid \(getuid()) only"), "\(refusal.message)")
         // The daemon goes on serving its own user.
         #expect(try RawDaemonClient(socket: daemon.socket).exchange(.deviceStatus).map(status) == 0)
     }
@@ -383,6 +391,48 @@ import Testing
         #expect(try daemon.shell.run(["find-generic-password", "-s", "app-secret", "-w"]).status == 44)
     }
 
+    /// A session id is its leader's pid, and pids come back: once the owner's login session has
+    /// ended, a process that gets the leader's pid (here at once, through `ns_last_pid`; an
+    /// attacker forks until it has it) and starts a session of its own has the same id, and must
+    /// not inherit the owner session.
+    @Test func anOwnerSessionIsNotInheritedByALaterSessionWithTheSameId() throws {
+        try #require(getuid() == 0, "needs root to choose the next pid (CI runs as root)")
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        let app = try daemon.copyOfKeychainctl(named: "some-app")
+        #expect(try daemon.run(app, ["add-generic-password", "-s", "app-secret", "-a", "a"], input: "APP SECRET").status == 0)
+        let leader = """
+            import os, subprocess
+            assert os.getsid(0) == os.getpid()
+            keychainctl = os.environ["KEYCHAINCTL"]
+            subprocess.run([keychainctl, "owner", "login"], input=b"1234\\n", check=True, capture_output=True)
+            found = subprocess.run([keychainctl, "find-generic-password", "-s", "app-secret", "-w"], capture_output=True)
+            print(os.getpid(), found.returncode, flush=True)
+            """
+        let leading = try daemon.shell.script("setsid -w /usr/bin/python3 -c '\(leader)'")
+        let owner = leading.stdout.split(separator: " ")
+        #expect(owner.last == "0\n", "the owner session did not open: \(leading.stdout) \(leading.stderr)")
+        let session = try #require(owner.first.flatMap { Int32($0) })
+        let reuse = """
+            import os, subprocess, sys
+            session = int(sys.argv[1])
+            for attempt in range(100):
+                with open("/proc/sys/kernel/ns_last_pid", "w") as last: last.write(str(session - 1))
+                child = os.fork()
+                if child == 0:
+                    if os.getpid() != session: os._exit(3)
+                    os.setsid()
+                    found = subprocess.run([os.environ["KEYCHAINCTL"], "find-generic-password", "-s", "app-secret", "-w"], capture_output=True)
+                    print("session", os.getsid(0), "status", found.returncode, flush=True)
+                    os._exit(0)
+                _, status = os.waitpid(child, 0)
+                if os.WEXITSTATUS(status) == 0: break
+            """
+        let later = try daemon.shell.script("/usr/bin/python3 -c '\(reuse)' \(session)").stdout
+        #expect(later == "session \(session) status 44\n", "a later session with the owner's session id: \(later)")
+    }
+
     @Test func sharedGroupsAreGrantedAndRevokedByTheOwnerOnly() throws {
         let daemon = try DaemonHarness()
         defer { daemon.cleanUp() }
@@ -513,4 +563,18 @@ import Testing
         // systemd-socket-activate runs keychaind in its own process (exec): the daemon is it.
         #expect(status.pid == activator)
     }
+}
+
+/// The bytes a hex string spells (two digits a byte); nil for anything else.
+private func hexBytes(_ text: String) -> [UInt8]? {
+    guard text.count % 2 == 0 else { return nil }
+    var bytes: [UInt8] = []
+    var index = text.startIndex
+    while index < text.endIndex {
+        let next = text.index(index, offsetBy: 2)
+        guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
+        bytes.append(byte)
+        index = next
+    }
+    return bytes
 }

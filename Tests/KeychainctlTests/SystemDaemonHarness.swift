@@ -15,6 +15,9 @@ final class SystemDaemonHarness {
     private let shell: CommandRunner
     private(set) var pid: pid_t = 0
     private let capabilities: [String]
+    /// The daemon's limit on open files (soft and hard), as a service manager sets it; nil:
+    /// this process's.
+    private let descriptorLimit: Int?
 
     var state: URL { base.appendingPathComponent("state") }
     var runtime: URL { base.appendingPathComponent("run") }
@@ -27,10 +30,12 @@ final class SystemDaemonHarness {
     static let keychaind = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("keychaind").path
 
     /// Starts a system daemon run as `user` with these capabilities (setpriv's names), given
-    /// as systemd's `AmbientCapabilities=` would give them.
-    init(user: LocalUser? = nil, capabilities: [String] = ["sys_ptrace"]) throws {
+    /// as systemd's `AmbientCapabilities=` would give them, and at most `descriptorLimit` open
+    /// files (systemd's default for a service is 1,024 soft).
+    init(user: LocalUser? = nil, capabilities: [String] = ["sys_ptrace"], descriptorLimit: Int? = nil) throws {
         self.user = try user ?? LocalUser.daemon()
         self.capabilities = capabilities
+        self.descriptorLimit = descriptorLimit
         base = URL(fileURLWithPath: "/tmp/kcsys-\(UUID().uuidString.prefix(8))")
         shell = try CommandRunner()
         for directory in [base, state, runtime, registry, trustedPrograms] {
@@ -46,7 +51,8 @@ final class SystemDaemonHarness {
     /// The daemon's command line, as its user.
     func commandLine(capabilities: [String]) -> [String] {
         let raised = capabilities.map { "+\($0)" }.joined(separator: ",")
-        return user.setpriv + (capabilities.isEmpty ? [] : ["--inh-caps=\(raised)", "--ambient-caps=\(raised)"]) + [
+        let limited = descriptorLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)", "--"] } ?? []
+        return limited + user.setpriv + (capabilities.isEmpty ? [] : ["--inh-caps=\(raised)", "--ambient-caps=\(raised)"]) + [
             Self.keychaind, "--system", "--state-directory", state.path, "--runtime-directory", runtime.path, "--registry", registry.path, "--idle-lock", "0",
         ]
     }

@@ -117,6 +117,10 @@ import Testing
         #expect(daemon.status("CapInh") == "0000000000000000")
         #expect(daemon.status("CapAmb") == "0000000000000000")
         #expect(daemon.status("NoNewPrivs") == "1")
+        // With the capability it reads processes and changes none: started without systemd,
+        // it denied itself ptrace, process_vm_writev and pidfd_getfd before main (a filter).
+        #expect(daemon.status("Seccomp") == "2")
+        #expect(daemon.daemonLog.contains("ptrace, process_vm_writev and pidfd_getfd denied"), "\(daemon.daemonLog)")
         #expect(try daemon.keychainctl(as: try LocalUser.alice(), ["add-generic-password", "-s", "s", "-a", "a"], input: "x").status == 0)
         // Without it, the daemon cannot see which program another user runs, and refuses them.
         let blind = try SystemDaemonHarness(capabilities: [])
@@ -139,7 +143,8 @@ import Testing
         #expect(stat("/usr/local/libexec/keychaind", &info) == 0 && info.st_uid == 0 && info.st_mode & 0o777 == 0o755)
         #expect(stat(KeychainPaths.systemStateDirectory, &info) == 0 && info.st_uid == daemon.uid && info.st_mode & 0o777 == 0o700)
         let service = try String(contentsOfFile: "/etc/systemd/system/keychaind.service", encoding: .utf8)
-        for line in ["User=keychaind", "AmbientCapabilities=CAP_SYS_PTRACE", "CapabilityBoundingSet=CAP_SYS_PTRACE", "ProtectSystem=strict", "ProtectHome=yes", "NoNewPrivileges=yes", "MemoryDenyWriteExecute=yes", "RestrictAddressFamilies=AF_UNIX"] {
+        for line in ["User=keychaind", "AmbientCapabilities=CAP_SYS_PTRACE", "CapabilityBoundingSet=CAP_SYS_PTRACE", "ProtectSystem=strict", "ProtectHome=yes", "NoNewPrivileges=yes", "MemoryDenyWriteExecute=yes", "RestrictAddressFamilies=AF_UNIX",
+            "SystemCallFilter=~ptrace process_vm_writev pidfd_getfd", "LimitNOFILE=65536"] {
             #expect(service.contains(line + "\n"), "keychaind.service lacks \(line)")
         }
         let socket = try String(contentsOfFile: "/etc/systemd/system/keychaind.socket", encoding: .utf8)

@@ -25,6 +25,9 @@ int kc_keyring_restrict_to_owner(int32_t serial);
 /// Marks the process not dumpable: no core file, no ptrace attach by other same-user processes.
 int kc_set_not_dumpable(void);
 
+/// Marks the process dumpable again (`PR_SET_DUMPABLE` 1); 0 or -1 with errno set.
+int kc_set_dumpable(void);
+
 /// 1 when the process is dumpable, 0 when not, -1 on error.
 int kc_is_dumpable(void);
 
@@ -63,5 +66,34 @@ int kc_pidfd_is_alive(int pidfd);
 /// Reads `length` bytes at `address` in process `pid` (`process_vm_readv`, which needs the right
 /// to trace it: `CAP_SYS_PTRACE` for another user's process). The count read, or -1 with errno.
 long kc_read_process_memory(int pid, uintptr_t address, void *buffer, size_t length);
+
+/// A Unix stream socket bound to `path` (a file left there is replaced) and listening; its
+/// descriptor closes on exec. The descriptor, or -1 with errno.
+int kc_listen_unix(const char *path, int backlog);
+
+/// The next connection on `listener` (`accept4`, closing on exec); -1 with errno.
+int kc_accept(int listener);
+
+/// Has the kernel attach the sending process's credentials to what `socket` receives
+/// (`SO_PASSCRED`); with it, one read never returns bytes of two writers. 0, or -1 with errno.
+int kc_pass_credentials(int socket);
+
+/// Makes a send on `socket` give up after `seconds` (`SO_SNDTIMEO`). 0, or -1 with errno.
+int kc_set_send_timeout(int socket, int seconds);
+
+/// A pidfd for the process that connected `socket` (`SO_PEERPIDFD`), or -1 with errno.
+int kc_peer_pidfd(int socket);
+
+/// The peer's security label (`SO_PEERSEC`) into `buffer`: its length, or -1 with errno.
+long kc_peer_security_label(int socket, char *buffer, size_t length);
+
+/// The bytes waiting to be read on `socket` (`FIONREAD`), or -1 with errno.
+long kc_pending_bytes(int socket);
+
+/// Reads up to `length` bytes from `socket` (with ``kc_pass_credentials`` set), waiting at most
+/// `timeout_ms` (-1: no limit). `*sender` gets the pid of the process that wrote them, as the
+/// kernel recorded it at the send (`SCM_CREDENTIALS`; 0 when none came). The count read, 0 at
+/// the end of the stream, -1 with errno, or -2 when the time ran out.
+long kc_receive_from_process(int socket, void *buffer, size_t length, int timeout_ms, int32_t *sender);
 
 #endif

@@ -13,4 +13,12 @@
 /// the drop fails, the process says why on standard error and exits 1 before `main`.
 int kc_system_capabilities(void);
 
+/// Denies this process, every one of its threads and every child `ptrace`, `process_vm_writev`
+/// and `pidfd_getfd` with a seccomp filter (each then fails with `EPERM`), for good: the
+/// capability `--system` keeps (`CAP_SYS_PTRACE`) then reads other processes' files and memory
+/// but cannot change a process or take its descriptors. keychaind calls it first thing in
+/// either mode (not from a constructor: the test bundle links keychaind's code and must keep
+/// its own debugger). 0, or -1 with errno set.
+int kc_deny_process_writes(void);
+
 #endif

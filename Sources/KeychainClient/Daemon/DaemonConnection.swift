@@ -9,9 +9,17 @@ import KeychainProtocol
 ///
 /// Connecting checks, through the kernel, that the process listening runs as the expected user
 /// (this user for the per-user daemon, the keychaind user for the system one): a socket planted
-/// by someone else is refused.
+/// by someone else is refused. Then it waits for the daemon's greeting, sent once the daemon has
+/// identified this process (the daemon refuses a request written before it), and makes the
+/// process undumpable (``ProcessHardening``'s core): from then on no other process of the
+/// user can attach a debugger to it, read its memory or take its descriptors (`pidfd_getfd`),
+/// and it leaves no core dump. That is what an app pays for talking to the keychain; the
+/// daemon refuses any request on this connection that another process writes.
 final class DaemonConnection {
     private let descriptor: Int32
+    /// The process that connected: after a `fork`, the child must connect anew (the daemon
+    /// answers only the process it identified).
+    let owner = getpid()
 
     /// The daemon stopped answering on this connection.
     enum Failure: Error {
@@ -23,8 +31,16 @@ final class DaemonConnection {
 
     /// Connects to the socket at `path`; nil when no daemon listens there.
     ///
-    /// - Parameter listener: the uid the listening process must run as.
+    /// A process that made itself undumpable (on an earlier connection) cannot be identified by
+    /// a per-user daemon, which has no privilege over it: to reach one again (the daemon
+    /// restarted), it is dumpable from the connection until the greeting, then undumpable again.
+    ///
+    /// - Parameter listener: the uid the listening process must run as: this user's for the
+    ///   per-user daemon.
     init?(path: String, listener: uid_t = getuid()) throws(KeychainError) {
+        if listener == getuid(), kc_is_dumpable() == 0 { _ = kc_set_dumpable() }
+        // Undumpable on every way out: identified, refused, or no daemon there.
+        defer { _ = kc_set_not_dumpable() }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -48,6 +64,34 @@ final class DaemonConnection {
             throw KeychainError(.errSecInvalidKeychain, "the process listening on \(path) runs as uid \(uid), not \(listener); not trusting it")
         }
         self.descriptor = descriptor
+        try awaitGreeting()
+    }
+
+    /// Seconds to wait for the greeting: a daemon that sends none (an older version) is not
+    /// waited for forever.
+    private static let greetingTimeout = 30
+
+    /// Reads the daemon's greeting: nothing, or why it refuses this process.
+    private func awaitGreeting() throws(KeychainError) {
+        let body: [UInt8]
+        var timeout = timeval(tv_sec: Self.greetingTimeout, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        defer {
+            var none = timeval()
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        }
+        do throws(Failure) {
+            body = try receive(try bodyLength())
+        } catch {
+            throw KeychainError(.errSecIO, "keychaind did not greet this process (\(error)); is it the same version as this program?")
+        }
+        let greeting: Result<KeychainReply, KeychainError>
+        do throws(WireError) {
+            greeting = try ReplyParser.parse(body)
+        } catch {
+            throw KeychainError(.errSecDecode, "keychaind's greeting could not be read (\(error.reason)); is it the same version as this program?")
+        }
+        _ = try greeting.get()
     }
 
     deinit { close(descriptor) }
@@ -59,10 +103,14 @@ final class DaemonConnection {
         var frame = WireFrame.header(body.count) + body
         defer { frame.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
         try send(frame)
-        let header = try receive(WireFrame.headerSize)
-        let length = WireFrame.bodyLength(header)
+        return try receive(try bodyLength())
+    }
+
+    /// The length of the next frame's body, from its header.
+    private func bodyLength() throws(Failure) -> Int {
+        let length = WireFrame.bodyLength(try receive(WireFrame.headerSize))
         guard length <= WireFrame.maximumReply else { throw .noReply("a reply of \(length) bytes, over the limit") }
-        return try receive(length)
+        return length
     }
 
     private func send(_ bytes: [UInt8]) throws(Failure) {

@@ -92,7 +92,9 @@ public final class DaemonTransport: KeychainTransport {
         let outcome: Result<[UInt8], KeychainError> = connection.withLock { connection in
             for attempt in 0..<2 {
                 let open: DaemonConnection
-                if let connection {
+                // A child of the process that connected has the socket but is not the process
+                // the daemon identified: it connects anew (its copy of the socket closes).
+                if let connection, connection.owner == getpid() {
                     open = connection
                 } else {
                     do throws(KeychainError) {

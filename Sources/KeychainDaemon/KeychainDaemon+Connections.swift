@@ -1,0 +1,218 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CKeychainSupport
+import Foundation
+import KeychainProtocol
+import Logging
+
+/// A connection's life: admitted, identified, greeted, then its requests, each proved to come
+/// from the process that was identified.
+///
+/// Identity belongs to a process, never to a connection. The daemon identifies the process that
+/// connected (``PeerIdentity``, ``AppIdentity``), and then:
+/// - **Nothing written before the greeting counts.** Once identified, the daemon checks that no
+///   byte is waiting and sends its greeting; a client writes only after it. So every request was
+///   written after the identification read the executable: a program that connects, writes and
+///   then executes a trusted binary (hoping to be identified as it) is refused.
+/// - **Every byte comes from the identified process.** The kernel attaches the writer's pid to
+///   what the daemon reads (``ClientSocket``): a request written by a child that inherited the
+///   socket, by a process it was handed to (`SCM_RIGHTS`), or by one that took it
+///   (`pidfd_getfd`) is refused with `errSecInteractionNotAllowed`, audited, and the connection
+///   closed.
+/// - **The process is still the one identified.** Its pidfd must be alive at each request (so
+///   its pid cannot belong to another), and in system mode a trusted app must be untraced and run
+///   the file that was trusted (``ExecutableTrust/stillUntraced(_:executable:)``).
+///
+/// Each connection is served on a thread of its own: a request that waits (a passcode check, a
+/// wait for a touch) holds that thread and nobody else's. A user's connections and requests
+/// under way are capped (``ConnectionTable``, ``UserKeychain/requestSlots``), and in system mode
+/// a connection idle for ``idleConnectionSeconds`` is closed, so one user cannot take what
+/// another needs.
+extension KeychainDaemon {
+    /// Seconds a system daemon's connection may stay without a request: ten minutes, longer
+    /// than any authentication context's reuse (at most five). The per-user daemon keeps
+    /// connections as long as their apps like: an app that made itself undumpable cannot be
+    /// identified by it again.
+    static let idleConnectionSeconds: Int32 = 600
+
+    /// Takes connection `descriptor` on the accepting thread: refused at once when its user (or
+    /// the daemon) has as many as allowed, else served on a thread of its own.
+    func admit(_ descriptor: Int32) {
+        let socket = ClientSocket(descriptor)
+        var pid: Int32 = 0
+        var uid: UInt32 = 0
+        guard kc_peer_credentials(descriptor, &pid, &uid) == 0 else {
+            socket.close()
+            return
+        }
+        // Per-user: the same user only; another uid never reaches the keychain (DESIGN.md).
+        guard configuration.mode == .system || uid == getuid() else {
+            refuse(socket, KeychainError(.errSecInteractionNotAllowed, "this keychain daemon serves uid \(getuid()) only"), audit: "a process of uid \(uid)")
+            socket.close()
+            return
+        }
+        let number: UInt64
+        do throws(ConnectionTable.Refusal) {
+            number = try connections.admit(socket, uid: uid)
+        } catch {
+            let reason = switch error {
+            case .userAtLimit(let limit): "uid \(uid) already has \(limit) connections open, the most one user may have: close some (each app keeps one)"
+            case .daemonAtLimit(let limit): "the daemon has \(limit) connections open, the most it takes; try again shortly"
+            case .stopping: "the daemon is stopping"
+            }
+            refuse(socket, KeychainError(.errSecInteractionNotAllowed, reason), audit: "pid \(pid) of uid \(uid): \(reason)")
+            socket.close()
+            return
+        }
+        let user = uid
+        let thread = Thread { [self] in
+            serve(socket, number: number)
+            connections.remove(number, uid: user)
+            socket.close()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Sends `error` in place of the greeting (the caller closes the connection).
+    private func refuse(_ socket: ClientSocket, _ error: KeychainError, audit reason: String) {
+        audit.warning("connection refused", metadata: ["peer": "\(reason)"])
+        var reply = ReplyParser.encode(.failure(error))
+        socket.send(&reply)
+    }
+
+    /// Identifies the client of `socket`, greets it, and answers its requests until it closes,
+    /// idles, breaks a rule, or the daemon stops.
+    private func serve(_ socket: ClientSocket, number: UInt64) {
+        let identity: PeerIdentity
+        do throws(PeerIdentity.Refusal) {
+            identity = try PeerIdentity.of(socket.descriptor)
+        } catch {
+            refuse(socket, KeychainError(.errSecInteractionNotAllowed, "keychaind cannot identify this process: \(error)"), audit: "\(error)")
+            return
+        }
+        defer { identity.close() }
+        let app = configuration.mode == .system ? AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory)) : .perUser(identity)
+        guard kc_pidfd_is_alive(identity.pidfd) == 1 else {
+            refuse(socket, KeychainError(.errSecInteractionNotAllowed, "the process exited while keychaind identified it"), audit: "pid \(identity.pid), which exited while it was identified")
+            return
+        }
+        // Written before it was identified: possibly by another program than the one identified.
+        guard !socket.hasPendingBytes else {
+            refuse(socket, KeychainError(.errSecInteractionNotAllowed, "the request was sent before keychaind's greeting: a client waits for it"), audit: "pid \(identity.pid) (\(identity.executable)) wrote before it was identified")
+            return
+        }
+        let client = Client(
+            peer: identity, app: app, keychain: keychain(of: identity.uid), connection: number,
+            keychainImport: configuration.mode == .system ? KeychainImport(state: configuration.keychainDirectory, uid: identity.uid, connection: number) : nil)
+        defer {
+            client.keychainImport?.abandon()
+            client.keychain.keychain.openedServer?.endConnection(number)
+        }
+        if let reason = app.untrustedBecause {
+            audit.warning("untrusted app: its own items only", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "because": "\(reason)"])
+        }
+        audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(app.identifier)", "pid": "\(identity.pid)", "connection": "\(number)"])
+        var greeting = ReplyParser.encode(.success(.done))
+        guard socket.send(&greeting) else { return }
+        let idle = configuration.mode == .system ? Self.idleConnectionSeconds : nil
+        while !connections.isStopping {
+            switch socket.receive(from: identity.pid, idleSeconds: idle) {
+            case .closed, .timedOut, .failed:
+                return
+            case .foreignWriter(let writer):
+                audit.warning("request refused: written by another process than the one identified", metadata: ["app": "\(app.identifier)", "pid": "\(identity.pid)", "writer": "\(writer)", "connection": "\(number)"])
+                var reply = ReplyParser.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this connection belongs to pid \(identity.pid); a request written by another process (pid \(writer)) is refused: a connection cannot be inherited or handed over")))
+                socket.send(&reply)
+                return
+            case .frame(var frame):
+                var (reply, keepOpen) = answer(frame, client)
+                frame.wipe()
+                guard socket.send(&reply), keepOpen else { return }
+            }
+        }
+    }
+
+    /// An owner session for a process whose login session's leader has exited could not be told
+    /// from a later session with the same id.
+    private static let noLoginSession = KeychainError(.errSecInteractionNotAllowed, "this process's login session has no leader (it exited), so no owner session can be opened in it: run the command from a terminal or a session of its own (setsid)")
+
+    /// The reply to one frame, and whether the connection stays open.
+    private func answer(_ frame: InboundFrame, _ client: Client) -> (reply: [UInt8], keepOpen: Bool) {
+        let request: KeychainRequest
+        switch frame {
+        case .oversized(let length):
+            return (ReplyParser.encode(.failure(WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit").keychainError)), false)
+        case .truncated:
+            return (ReplyParser.encode(.failure(WireError("the connection ended inside a request").keychainError)), false)
+        case .body(let body):
+            do throws(WireError) {
+                request = try RequestParser.parse(body)
+            } catch {
+                if let suppressed = malformedLog.admit() {
+                    audit.warning("malformed request", metadata: ["app": "\(caller(client).defaultAccessGroup)", "reason": "\(error.reason)", "unlogged since the last": "\(suppressed)"])
+                }
+                return (ReplyParser.encode(.failure(error.keychainError)), false)
+            }
+        }
+        // The process must still be the one identified: alive (its pid is still its own) and, for
+        // a trusted app, untraced and running the same file.
+        guard kc_pidfd_is_alive(client.peer.pidfd) == 1 else {
+            return (ReplyParser.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "the process that opened this connection has exited"))), false)
+        }
+        if let file = client.app.executableFile, !ExecutableTrust.stillUntraced(client.peer.pid, executable: file) {
+            audit.warning("connection closed: the app is traced or runs another program", metadata: ["app": "\(client.app.identifier)", "pid": "\(client.peer.pid)"])
+            return (ReplyParser.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this process is being traced, or runs another program than when it connected; the daemon no longer trusts it"))), false)
+        }
+        client.keychain.requestSlots.wait()
+        defer { client.keychain.requestSlots.signal() }
+        return (ReplyParser.encode(answer(request, client)), true)
+    }
+
+    /// Carries out `request` for `client`: the reply, with the owner session opened, closed or
+    /// ended as the request asks.
+    private func answer(_ request: KeychainRequest, _ client: Client) -> Result<KeychainReply, KeychainError> {
+        let caller = caller(client)
+        let keychain = client.keychain
+        let owners = keychain.owners
+        let mark = owners.mark
+        keychain.beginRequest()
+        var result = Result { () throws(KeychainError) in try reply(to: request, caller, client) }
+        // Idle time counts from the end of the last request: a long passcode check is not idleness.
+        keychain.endRequest()
+        defer { record(request, result, caller, client.peer.uid) }
+        guard case .success = result else { return result }
+        // Lock and a new passcode end every owner session, as they forget every grant.
+        switch request {
+        case .lock, .setPasscode, .removePasscode:
+            owners.closeAll()
+            return result
+        default: break
+        }
+        let lockedMeanwhile = KeychainError(.errSecInteractionNotAllowed, "the keychain locked while the owner session was opening: log in again")
+        guard let session = client.ownerSession else {
+            if request.opensOwnerSession { result = .failure(Self.noLoginSession) }
+            return result
+        }
+        switch request {
+        case .openOwnerSession:
+            if !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
+        case .openOwnerSessionByBiometry:
+            if case .success(.match(.matched)) = result, !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
+        case .closeOwnerSession: owners.close(session)
+        default: break
+        }
+        return result
+    }
+}
+
+extension KeychainRequest {
+    /// Opens an owner session (with the passcode or a touch).
+    fileprivate var opensOwnerSession: Bool {
+        switch self {
+        case .openOwnerSession, .openOwnerSessionByBiometry: true
+        default: false
+        }
+    }
+}
