@@ -145,6 +145,13 @@ extension Enclave {
         try? SealedEnclaveKey(decoding: sealedKey).publicKey
     }
 
+    /// The access control a sealed key holds in the clear (nil for none, or for bytes that are
+    /// not a sealed key), read without opening it. It is the key's associated data, so a key
+    /// whose control was edited fails at its next use rather than weakening.
+    public static func accessControl(ofSealedKey sealedKey: Data) -> AccessControl? {
+        try? SealedEnclaveKey(decoding: sealedKey).accessControl?.control
+    }
+
     /// The key that seals Enclave keys of `accessibility`: derived from its class key.
     private func enclaveKeySealingKey(_ accessibility: Accessibility) throws(KeychainError) -> SymmetricKey {
         ClassKeySet.subkey(try classKeys(accessibility.protectionClass).classKey, Self.sealingPurpose)

@@ -6,8 +6,10 @@ import Synchronization
 /// them and signs with them; it holds no key of its own, so adding, removing and locking keys
 /// are refused, as are the RSA signature flags (these keys are ECDSA).
 ///
-/// One instance serves one connection: it remembers the host the client said it is talking to
-/// (`session-bind@openssh.com`), which the prompt names.
+/// One instance serves one connection: it remembers the session the client bound it to
+/// (`session-bind@openssh.com`, once its host key's signature verifies: ``SSHSessionBinding``),
+/// which the sheet names and to which a key that asks the owner signs user authentications
+/// only (``SSHSignedData``). The sheet names the client by its pid and full executable path.
 public final class SSHAgentConnection: Sendable {
     /// Message numbers.
     enum Message: UInt8 {
@@ -20,21 +22,18 @@ public final class SSHAgentConnection: Sendable {
         case `extension` = 27
     }
 
-    /// What asked: the client program's name, for the prompt.
-    private let client: String
-    /// The client's terminal, where the prompt shows; nil: the agent's own, if it has one.
-    private let terminal: String?
+    /// What asked: the client process, for the sheet and the reuse window.
+    private let client: SSHAgentClient
     /// The agent whose keys this one also offers, if any.
     private let upstream: SSHAgentUpstream?
     /// Keeps one authentication per key for a while, when the agent was told to.
     private let authentications: SSHAgentAuthentications
-    /// The host key's fingerprint the client bound this connection to, if it did.
-    private let boundHost = Mutex<String?>(nil)
+    /// The session the client bound this connection to, once verified.
+    private let binding = Mutex<SSHSessionBinding?>(nil)
 
-    /// A connection from `client` (its program's name) on `terminal`.
-    public init(client: String, terminal: String? = nil, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil) {
+    /// A connection from `client`.
+    public init(client: SSHAgentClient, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil) {
         self.client = client
-        self.terminal = terminal
         self.upstream = upstream
         self.authentications = authentications
     }
@@ -59,7 +58,7 @@ public final class SSHAgentConnection: Sendable {
                     return upstream?.exchange(message).map { Data($0) } ?? Self.failure
                 }
                 guard flags == 0 else { return Self.failure }
-                return try sign(data, with: named)
+                return try sign(data, with: named, blob: blob)
             case .extension?:
                 return try handleExtension(&reader)
             default:
@@ -85,26 +84,31 @@ public final class SSHAgentConnection: Sendable {
         return reader.isAtEnd ? identities : []
     }
 
-    /// Signs with `named`, found again with the context that may prompt for it.
-    private func sign(_ data: Data, with named: SSHEnclaveKey) throws -> Data {
-        var reason = "\(client) wants to sign with your SSH key \(named.name)"
-        if let host = boundHost.withLock({ $0 }) { reason += " for the host with key \(host)" }
-        let context = authentications.context(for: named.name, reason: reason, terminal: terminal)
+    /// Signs `data` with `named` (whose blob is `blob`), found again with the context that may
+    /// prompt for it. A key that asks the owner signs only what the sheet can name.
+    private func sign(_ data: Data, with named: SSHEnclaveKey, blob: Data) throws -> Data {
+        var reason = "\(client.description) wants to sign with your SSH key \(named.name)"
+        var purpose = "any"
+        if named.requiresAuthentication {
+            guard let (sheet, reuse) = SSHSignedData(Array(data), keyBlob: blob).purpose(boundTo: binding.withLock { $0 }) else { return Self.failure }
+            reason += " " + sheet
+            purpose = reuse
+        }
+        let context = authentications.context(for: named.name, client: client, purpose: purpose, reason: reason)
         guard let key = try SSHKeyStore.find(named.name, context: context, reason: reason) else { return Self.failure }
         return Data([Message.signResponse.rawValue]) + SSHEncoding.string(try key.signature(for: data))
     }
 
-    /// `session-bind@openssh.com`: the server's host key, the session identifier, the host's
-    /// signature over it, and whether the connection is forwarded. The host key is kept for
-    /// the prompt; the signature is not checked (this agent makes no decision on it).
+    /// `session-bind@openssh.com`: kept once its signature verifies, refused otherwise (and a
+    /// connection already bound is not bound again, as OpenSSH's agent does).
     private func handleExtension(_ reader: inout SSHReader) throws -> Data {
         guard String(decoding: try reader.string(), as: UTF8.self) == "session-bind@openssh.com" else { return Self.failure }
-        let hostKey = try reader.string()
-        _ = try reader.string()
-        _ = try reader.string()
-        _ = try reader.boolean()
-        guard reader.isAtEnd else { return Self.failure }
-        boundHost.withLock { $0 = SSHFingerprint.of(blob: Data(hostKey)) }
-        return Data([Message.success.rawValue])
+        guard let verified = try SSHSessionBinding(&reader) else { return Self.failure }
+        let bound = binding.withLock { binding in
+            guard binding == nil || binding == verified else { return false }
+            binding = verified
+            return true
+        }
+        return bound ? Data([Message.success.rawValue]) : Self.failure
     }
 }

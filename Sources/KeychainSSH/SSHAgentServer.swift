@@ -16,11 +16,14 @@ public enum SSHAgentServer {
         let group = MultiThreadedEventLoopGroup.singleton
         let channel = try ServerBootstrap(group: group)
             .childChannelInitializer { channel in
-                Client.of(channel).flatMapThrowing { client in
-                    guard client.uid == getuid() else { throw SSHDecodingError() }
+                guard let socket = channel as? any SocketOptionProvider else { return channel.close() }
+                let credentials: EventLoopFuture<Credentials> = socket.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+                return credentials.flatMapThrowing { credentials in
+                    guard credentials.uid == getuid() else { throw SSHDecodingError() }
+                    let client = SSHAgentClient.of(pid: credentials.pid, uid: credentials.uid)
                     try channel.pipeline.syncOperations.addHandlers(
                         ByteToMessageHandler(SSHAgentMessageDecoder()),
-                        ConnectionHandler(connection: SSHAgentConnection(client: client.program, terminal: client.terminal, authentications: authentications, upstream: upstream)))
+                        ConnectionHandler(connection: SSHAgentConnection(client: client, authentications: authentications, upstream: upstream)))
                 }.flatMapError { _ in channel.close() }
             }
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
@@ -30,49 +33,11 @@ public enum SSHAgentServer {
         exit(0)
     }
 
-    /// The connecting process: its uid, its program's name for the prompt, and its terminal,
-    /// where the prompt shows.
-    private struct Client {
-        var uid: uid_t
-        var program: String
-        var terminal: String?
-
-        /// `struct ucred`, which Swift cannot import: the same layout.
-        private struct Credentials {
-            var pid: Int32 = 0
-            var uid: UInt32 = 0
-            var gid: UInt32 = 0
-        }
-
-        static func of(_ channel: any Channel) -> EventLoopFuture<Client> {
-            guard let socket = channel as? any SocketOptionProvider else { return channel.eventLoop.makeFailedFuture(SSHDecodingError()) }
-            let credentials: EventLoopFuture<Credentials> = socket.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-            return credentials.map { credentials in
-                let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(credentials.pid)/exe")) ?? "a program"
-                return Client(uid: credentials.uid, program: "“\((executable as NSString).lastPathComponent)”", terminal: terminal(of: credentials.pid, uid: credentials.uid))
-            }
-        }
-
-        /// The pseudo-terminal that is `pid`'s controlling terminal (`tty_nr` in
-        /// `/proc/PID/stat`), when it is one and belongs to `uid`.
-        private static func terminal(of pid: Int32, uid: UInt32) -> String? {
-            guard let record = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let end = record.lastIndex(of: ")")
-            else { return nil }
-            // After the command's closing parenthesis: state, ppid, pgrp, session, tty_nr.
-            let fields = record[record.index(after: end)...].split(separator: " ")
-            guard fields.count > 4, let number = UInt32(fields[4]), number != 0 else { return nil }
-            let major = (number >> 8) & 0xfff
-            let minor = (number & 0xff) | ((number >> 12) & 0xfff00)
-            // Unix 98 pseudo-terminals: majors 136 to 143.
-            guard (136...143).contains(major) else { return nil }
-            let path = "/dev/pts/\((major - 136) * 256 + minor)"
-            var status = stat()
-            // glibc's makedev, which Swift cannot import (a macro).
-            let device = (UInt64(major & 0xfffff000) << 32) | (UInt64(major & 0xfff) << 8) | (UInt64(minor & 0xffffff00) << 12) | UInt64(minor & 0xff)
-            guard stat(path, &status) == 0, status.st_uid == uid, status.st_rdev == device else { return nil }
-            return path
-        }
+    /// `struct ucred`, which Swift cannot import: the same layout.
+    private struct Credentials {
+        var pid: Int32 = 0
+        var uid: UInt32 = 0
+        var gid: UInt32 = 0
     }
 
     /// Answers each message on the connection's own queue and writes the answer back.

@@ -11,6 +11,8 @@ public struct SSHEnclaveKey: Sendable {
     let key: SecKey
     /// Its public key.
     public let publicKey: P256.Signing.PublicKey
+    /// Whether its access control asks the owner (a touch or the passcode) before it signs.
+    public let requiresAuthentication: Bool
 
     /// The algorithm name, which is also the key type in OpenSSH's files.
     public static let algorithm = "ecdsa-sha2-nistp256"
@@ -22,6 +24,8 @@ public struct SSHEnclaveKey: Sendable {
         self.name = name
         self.key = key
         self.publicKey = p256
+        let attributes = SecKeyCopyAttributes(key) as? [String: Any]
+        requiresAuthentication = (attributes?[kSecAttrAccessControl as String] as? SecAccessControl)?.accessControl.requiresAuthentication ?? false
     }
 
     /// The public key blob: `string "ecdsa-sha2-nistp256"`, `string "nistp256"`,

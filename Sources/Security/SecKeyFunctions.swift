@@ -1,4 +1,5 @@
 import Crypto
+import Enclave
 import Foundation
 import KeychainProtocol
 import X509
@@ -71,7 +72,8 @@ public func SecKeyGetBlockSize(_ key: SecKey) -> Int {
 /// key's external representation, as Apple computes it) and what it can do.
 ///
 /// `kSecAttrKeyClass` and `kSecAttrKeyType` are given as their constants' strings, which code
-/// compares them with (UNCONFIRMED whether iOS gives numbers there).
+/// compares them with (UNCONFIRMED whether iOS gives numbers there). A Secure Enclave key's
+/// attributes hold its `kSecAttrAccessControl`, as Apple's do.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643699-seckeycopyattributes>
 @discardableResult
@@ -85,7 +87,10 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
         kSecAttrIsPermanent: NSNumber(value: false),
     ]
     for (name, flag) in key.capabilities { attributes[name as NSString] = NSNumber(value: flag) }
-    if key.enclaveKey != nil { attributes[kSecAttrTokenID] = kSecAttrTokenIDSecureEnclave }
+    if let enclaveKey = key.enclaveKey {
+        attributes[kSecAttrTokenID] = kSecAttrTokenIDSecureEnclave
+        if let control = Enclave.accessControl(ofSealedKey: enclaveKey.sealedKey) { attributes[kSecAttrAccessControl] = SecAccessControl(control) }
+    }
     return NSDictionary(dictionary: attributes)
 }
 

@@ -35,6 +35,15 @@ final class PseudoTerminal {
         close(master)
     }
 
+    /// The words inside the sheets drawn so far (the lines between a box's `│` borders), joined
+    /// with single spaces: what a sheet says, however it wrapped.
+    var sheetText: String {
+        screen.split(whereSeparator: { $0 == "\n" || $0 == "\r" }).compactMap { line -> String? in
+            guard let first = line.firstIndex(of: "│"), let last = line.lastIndex(of: "│"), first < last else { return nil }
+            return String(line[line.index(after: first)..<last])
+        }.joined(separator: " ").split(separator: " ").joined(separator: " ")
+    }
+
     /// Reads the terminal until `text` appears (or `timeout` passes); true when it did.
     @discardableResult
     func expect(_ text: String, timeout: Double = 10) -> Bool {

@@ -113,8 +113,8 @@ import Testing
         signer.standardError = output
         try signer.run()
         defer { if signer.isRunning { kill(signer.processIdentifier, SIGKILL) } }
-        #expect(terminal.expect("wants to sign with your SSH key guarded"))
         #expect(terminal.expect("Passcode:"))
+        #expect(terminal.sheetText.contains("wants to sign with your SSH key guarded"), "\(terminal.sheetText)")
         terminal.type("1234\r")
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         signer.waitUntilExit()
@@ -139,8 +139,10 @@ extension SSHAgentTests {
         var environment = shell.environment
         environment["SSH_AUTH_SOCK"] = agent.socket
         let client = try PseudoTerminal(URL(fileURLWithPath: "/bin/bash"), ["-c", "cd '\(shell.home.path)' && echo hi > message && ssh-keygen -Y sign -f guarded.pub -n file message && ssh-keygen -Y verify -f allowed -I me -n file -s message.sig < message"], environment: environment)
-        #expect(client.expect("“ssh-keygen” wants to sign with your SSH key guarded"))
         #expect(client.expect("Passcode:"))
+        // It names the program, its pid and path, the key, and what the signature is for.
+        #expect(client.sheetText.contains("“ssh-keygen” (pid "), "\(client.sheetText)")
+        #expect(client.sheetText.contains("/usr/bin/ssh-keygen) wants to sign with your SSH key guarded to make a “file” signature"), "\(client.sheetText)")
         client.type("1234\r")
         #expect(client.expect("Good \"file\" signature for me"), "\(client.screen)")
         #expect(client.wait() == 0)
@@ -196,6 +198,20 @@ extension SSHAgentTests {
         #expect(client.expect("BOTH-SIGNED"), "\(client.screen)")
         #expect(client.screen.components(separatedBy: "wants to sign").count - 1 == sheets, "\(client.screen)")
         #expect(client.wait() == 0)
+    }
+
+    /// The agent is undumpable, which a per-user keychaind can identify only while it connects:
+    /// after keychaind restarts, the agent connects again and lists its keys.
+    @Test func theAgentListsItsKeysAgainAfterKeychaindRestarts() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let line = try shell.run(["ssh", "create", "kept"]).stdout
+        let agent = try Agent(shell)
+        #expect(try script(shell, agent, "ssh-add -L").stdout == line)
+        let before = try shell.daemonPID()
+        #expect(try shell.run(["daemon", "stop"]).status == 0)
+        #expect(try script(shell, agent, "ssh-add -L").stdout == line, "the agent lists nothing after keychaind restarted")
+        #expect(try shell.daemonPID() != before)
     }
 
     @Test func installAgentWritesAUserUnit() throws {
@@ -346,11 +362,12 @@ extension FileHandle {
         // Only the guarded key is authorized: ssh, on a terminal, waits for the touch.
         let server = try SSHServer(user: user, directory: serverDirectory("sshd-guarded"), authorizedKeys: guarded)
         let client = try PseudoTerminal(URL(fileURLWithPath: "/usr/bin/ssh"), Array(ssh(user, server, agent: socket).dropFirst()), environment: shell.environment)
-        #expect(client.expect("“ssh” wants to sign with your SSH key guarded"), "\(client.screen)")
+        // The sheet names the client by its pid and path, and says what the signature is for.
         #expect(client.expect("Touch the fingerprint sensor."))
+        #expect(client.sheetText.contains("“ssh” (pid ") && client.sheetText.contains("/usr/bin/ssh) wants to sign with your SSH key guarded"), "\(client.sheetText)")
         // The host, from OpenSSH's session-bind: its host key's fingerprint.
         let hostKey = try shell.script("ssh-keygen -l -f '\(shell.home.path)/sshd-guarded/host_key.pub' | cut -d' ' -f2").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(hostKey.hasPrefix("SHA256:") && client.screen.contains("for the host with key") && client.screen.contains(hostKey), "\(client.screen)")
+        #expect(hostKey.hasPrefix("SHA256:") && client.sheetText.contains("to log in as \(user.name) to the host with key \(hostKey)"), "\(client.sheetText)")
         #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
         #expect(client.expect("logged in as \(user.name)"), "\(client.screen)")
         #expect(client.wait() == 0)
