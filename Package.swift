@@ -65,10 +65,13 @@ let package = Package(
         // KeychainServer for every app. Holds the keys; apps never link it. Its connections are
         // read with recvmsg, not SwiftNIO: every request's writer comes with it from the kernel
         // (SCM_CREDENTIALS), which NIO's stream channels do not pass on.
+        // A server's Unix socket read with recvmsg: every frame's writer from the kernel
+        // (SCM_CREDENTIALS), one thread per connection. keychaind and the ssh-agent serve with it.
+        .target(name: "ProcessBoundSockets", dependencies: ["CKeychainSupport"], swiftSettings: strict),
         .target(
             name: "KeychainDaemon",
             dependencies: [
-                "KeychainProtocol", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus",
+                "KeychainProtocol", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus", "ProcessBoundSockets",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -137,8 +140,9 @@ let package = Package(
         .target(
             name: "KeychainSSH",
             dependencies: [
-                "Keychain", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                "Keychain", "ProcessBoundSockets", "CKeychainSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict),
         // The wire decoders under libFuzzer (README, "Fuzzing the wire decoders"); without it,

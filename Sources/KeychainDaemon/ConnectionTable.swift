@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ProcessBoundSockets
 import Synchronization
 
 /// The connections open, capped per user and in all, so that one user holding connections

@@ -5,6 +5,7 @@ import CKeychainSupport
 import Foundation
 import KeychainProtocol
 import Logging
+import ProcessBoundSockets
 
 /// A connection's life: admitted, identified, greeted, then its requests, each proved to come
 /// from the process that was identified.
@@ -39,7 +40,7 @@ extension KeychainDaemon {
     /// Takes connection `descriptor` on the accepting thread: refused at once when its user (or
     /// the daemon) has as many as allowed, else served on a thread of its own.
     func admit(_ descriptor: Int32) {
-        let socket = ClientSocket(descriptor)
+        let socket = ClientSocket(descriptor, maximumFrame: WireFrame.maximumRequest)
         var pid: Int32 = 0
         var uid: UInt32 = 0
         guard kc_peer_credentials(descriptor, &pid, &uid) == 0 else {

@@ -8,6 +8,7 @@ import KeychainProtocol
 import KeychainServer
 import Logging
 import ServiceLifecycle
+import ProcessBoundSockets
 import Synchronization
 
 /// `keychaind`: the keychain's keys, grants and touches in a process of their own, serving apps
@@ -178,14 +179,18 @@ public final class KeychainDaemon: Service {
     }
 
     /// The listening socket: systemd's, or one bound in the runtime directory.
-    private func listen() throws -> ConnectionListener {
-        if let descriptor = configuration.listeningDescriptor {
-            return try ConnectionListener(descriptor: descriptor)
+    private func listen() throws(KeychainError) -> ConnectionListener {
+        do throws(ConnectionListener.Failure) {
+            if let descriptor = configuration.listeningDescriptor {
+                return try ConnectionListener(descriptor: descriptor)
+            }
+            // We hold the daemon lock, so a socket file here is one a dead daemon left. Every
+            // local user may connect to the system daemon; the kernel tells it who they are.
+            let path = configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path
+            return try ConnectionListener(path: path, permissions: configuration.mode == .system ? 0o666 : 0o600)
+        } catch {
+            throw KeychainError(.errSecIO, error.description)
         }
-        // We hold the daemon lock, so a socket file here is one a dead daemon left. Every local
-        // user may connect to the system daemon; the kernel tells it who they are.
-        let path = configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path
-        return try ConnectionListener(path: path, permissions: configuration.mode == .system ? 0o666 : 0o600)
     }
 
     /// One connection's client: the process, the app it is, and its user's keychain.

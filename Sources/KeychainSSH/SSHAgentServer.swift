@@ -1,70 +1,84 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
+import CKeychainSupport
 import Foundation
-import NIOCore
-import NIOPosix
+import Keychain
+import ProcessBoundSockets
 
-/// The agent's Unix socket, served with SwiftNIO: each connection's messages are answered in
-/// order, one at a time, off the event loop (an answer may wait for the owner's touch).
+/// The agent's Unix socket: each connection on a thread of its own, its messages answered in
+/// order (an answer may wait for the owner's touch).
 ///
-/// Only processes of this user are served, as OpenSSH's own agent does (`SO_PEERCRED`).
+/// Only processes of this user are served, as OpenSSH's own agent does (`SO_PEERCRED`), and
+/// each message must come from the process that connected, as keychaind's requests must
+/// (``ClientSocket``): the kernel names the writer of every byte, so a message written on a
+/// socket another process inherited, was handed or took (`pidfd_getfd`) gets
+/// `SSH_AGENT_FAILURE` and the connection closes, and so does one from a client that has exited
+/// (its pid could be another's). What it cannot tell, as the agent protocol has no greeting: a
+/// program that writes its request and then executes `ssh` before the agent looks is shown as
+/// `ssh`; a key with an access control still signs only what the sheet names
+/// (``SSHSignedData``).
 public enum SSHAgentServer {
     /// Serves the socket at `path` (created with mode 0600) until the process ends.
     public static func run(socket path: String, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil) throws -> Never {
-        let group = MultiThreadedEventLoopGroup.singleton
-        let channel = try ServerBootstrap(group: group)
-            .childChannelInitializer { channel in
-                guard let socket = channel as? any SocketOptionProvider else { return channel.close() }
-                let credentials: EventLoopFuture<Credentials> = socket.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-                return credentials.flatMapThrowing { credentials in
-                    guard credentials.uid == getuid() else { throw SSHDecodingError() }
-                    let client = SSHAgentClient.of(pid: credentials.pid, uid: credentials.uid)
-                    try channel.pipeline.syncOperations.addHandlers(
-                        ByteToMessageHandler(SSHAgentMessageDecoder()),
-                        ConnectionHandler(connection: SSHAgentConnection(client: client, authentications: authentications, upstream: upstream)))
-                }.flatMapError { _ in channel.close() }
+        let listener: ConnectionListener
+        do {
+            listener = try ConnectionListener(path: path, permissions: 0o600)
+        } catch {
+            throw KeychainError(.errSecIO, error.description)
+        }
+        listener.accept { descriptor in
+            let thread = Thread {
+                serve(ClientSocket(descriptor, maximumFrame: maximumMessage), authentications: authentications, upstream: upstream)
             }
-            .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true)
-            .wait()
-        chmod(path, 0o600)
-        try channel.closeFuture.wait()
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
         exit(0)
     }
 
-    /// `struct ucred`, which Swift cannot import: the same layout.
-    private struct Credentials {
+    /// The largest message OpenSSH's agent takes.
+    static let maximumMessage = 256 * 1024
+
+    /// Serves one connection until it closes or breaks a rule, then closes it.
+    private static func serve(_ socket: ClientSocket, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream?) {
+        defer { socket.close() }
         var pid: Int32 = 0
         var uid: UInt32 = 0
-        var gid: UInt32 = 0
-    }
-
-    /// Answers each message on the connection's own queue and writes the answer back.
-    private final class ConnectionHandler: ChannelInboundHandler, Sendable {
-        typealias InboundIn = [UInt8]
-
-        private let connection: SSHAgentConnection
-        private let queue = DispatchQueue(label: "keychain-ssh-agent.connection")
-
-        init(connection: SSHAgentConnection) {
-            self.connection = connection
-        }
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            let message = unwrapInboundIn(data)
-            let channel = context.channel
-            queue.async { [connection] in
-                let answer = connection.answer(message)
-                var buffer = channel.allocator.buffer(capacity: 4 + answer.count)
-                buffer.writeInteger(UInt32(answer.count))
-                buffer.writeBytes(answer)
-                channel.writeAndFlush(buffer, promise: nil)
+        guard kc_peer_credentials(socket.descriptor, &pid, &uid) == 0, uid == getuid() else { return }
+        let pidfd = kc_peer_pidfd(socket.descriptor)
+        guard pidfd >= 0 else { return }
+        defer { close(pidfd) }
+        let client = SSHAgentClient.of(pid: pid, uid: uid)
+        guard kc_pidfd_is_alive(pidfd) == 1 else { return }
+        let connection = SSHAgentConnection(client: client, authentications: authentications, upstream: upstream)
+        while true {
+            switch socket.receive(from: pid, idleSeconds: nil) {
+            case .frame(let frame):
+                // Agent messages hold no secret (keys never leave the Enclave): not wiped.
+                guard case .body(let message) = frame, !message.isEmpty, kc_pidfd_is_alive(pidfd) == 1 else {
+                    var failure = [SSHAgentConnection.Message.failure.rawValue]
+                    socket.send(&failure)
+                    return
+                }
+                var answer = [UInt8](connection.answer(message))
+                guard socket.send(&answer) else { return }
+            case .foreignWriter(let writer):
+                StandardErrorLine.write("keychainctl ssh-agent: a message written by pid \(writer) on the connection of pid \(pid) (\(client.executable)) was refused")
+                var failure = [SSHAgentConnection.Message.failure.rawValue]
+                socket.send(&failure)
+                return
+            case .closed, .timedOut, .failed:
+                return
             }
         }
+    }
+}
 
-        func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            context.close(promise: nil)
-        }
+/// One line on standard error, written whole.
+private enum StandardErrorLine {
+    static func write(_ text: String) {
+        var line = Array((text + "\n").utf8)
+        _ = Glibc.write(STDERR_FILENO, &line, line.count)
     }
 }

@@ -214,6 +214,31 @@ extension SSHAgentTests {
         #expect(try shell.daemonPID() != before)
     }
 
+    /// The agent answers only the process that connected: a child that inherited the socket
+    /// gets `SSH_AGENT_FAILURE` (5) where its parent got the key list (12).
+    @Test func aMessageFromAnotherProcessThanTheClientIsRefused() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        _ = try shell.run(["ssh", "create", "open"])
+        let agent = try Agent(shell)
+        let client = """
+            import os, socket, sys
+            s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
+            def ask():
+                s.sendall(bytes([0, 0, 0, 1, 11]))
+                header = s.recv(4)
+                return s.recv(int.from_bytes(header, "big"))[0] if len(header) == 4 else "closed"
+            print("parent", ask(), flush=True)
+            child = os.fork()
+            if child == 0:
+                print("child", ask(), flush=True)
+                os._exit(0)
+            os.waitpid(child, 0)
+            """
+        let result = try shell.script("/usr/bin/python3 -c '\(client)' '\(agent.socket)'")
+        #expect(result.stdout == "parent 12\nchild 5\n", "\(result.stdout) \(result.stderr)")
+    }
+
     @Test func installAgentWritesAUserUnit() throws {
         let shell = try CommandRunner()
         defer { shell.cleanUp() }

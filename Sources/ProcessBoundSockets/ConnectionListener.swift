@@ -3,31 +3,39 @@ import Glibc
 #endif
 import CKeychainSupport
 import Foundation
-import KeychainProtocol
 
-/// The daemon's listening socket and the thread that accepts on it. Accepting never waits on a
-/// client: each connection is handed on at once (``ConnectionTable`` admits it, and its own
-/// thread identifies and serves it).
-final class ConnectionListener: Sendable {
+/// A server's listening Unix socket and the loop that accepts on it. Accepting never waits on a
+/// client: each connection is handed on at once (to a thread of its own that identifies and
+/// serves it).
+public final class ConnectionListener: Sendable {
+    /// The socket could not be set up.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
     private let descriptor: Int32
     /// Written once to stop the accepting thread.
     private let wake: (read: Int32, write: Int32)
 
     /// Listens on a socket bound at `path` (a socket file left by a dead daemon is replaced:
     /// the caller holds the daemon lock), readable and writable by `permissions`.
-    convenience init(path: String, permissions: mode_t) throws(KeychainError) {
+    public convenience init(path: String, permissions: mode_t) throws(Failure) {
         let descriptor = kc_listen_unix(path, 128)
         guard descriptor >= 0 else {
-            throw KeychainError(.errSecIO, "cannot listen on \(path): \(String(cString: strerror(errno)))")
+            throw Failure(description: "cannot listen on \(path): \(String(cString: strerror(errno)))")
         }
         chmod(path, permissions)
         try self.init(descriptor: descriptor)
     }
 
-    /// Accepts on `descriptor`, a listening socket already bound (systemd's).
-    init(descriptor: Int32) throws(KeychainError) {
+    /// Accepts on `descriptor`, a listening socket already bound (systemd's). The kernel is
+    /// asked for each writer's credentials on the listening socket itself, which each accepted
+    /// socket inherits as it is accepted: a client that writes at once (as ssh does to an agent)
+    /// writes with them, before its connection's thread could ask.
+    public init(descriptor: Int32) throws(Failure) {
+        guard kc_pass_credentials(descriptor) == 0 else { throw Failure(description: "cannot ask for the writers' credentials: \(String(cString: strerror(errno)))") }
         var ends: [Int32] = [-1, -1]
-        guard kc_pipe_cloexec(&ends) == 0 else { throw KeychainError(.errSecIO, "cannot create a pipe: \(String(cString: strerror(errno)))") }
+        guard kc_pipe_cloexec(&ends) == 0 else { throw Failure(description: "cannot create a pipe: \(String(cString: strerror(errno)))") }
         self.descriptor = descriptor
         wake = (ends[0], ends[1])
     }
@@ -40,10 +48,10 @@ final class ConnectionListener: Sendable {
 
     /// Accepts until ``stop()``, on a thread of its own, handing each connected socket to
     /// `accepted` there (which must not wait); returns once the thread has ended.
-    func acceptUntilStopped(_ accepted: @escaping @Sendable (Int32) -> Void) async {
+    public func acceptUntilStopped(_ accepted: @escaping @Sendable (Int32) -> Void) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let thread = Thread { [self] in
-                acceptLoop(accepted)
+                accept(accepted)
                 done.resume()
             }
             thread.name = "keychaind accept"
@@ -52,12 +60,14 @@ final class ConnectionListener: Sendable {
     }
 
     /// Ends the accepting: no connection is taken after this.
-    func stop() {
+    public func stop() {
         var byte: UInt8 = 1
         _ = write(wake.write, &byte, 1)
     }
 
-    private func acceptLoop(_ accepted: @Sendable (Int32) -> Void) {
+    /// Accepts on the calling thread until ``stop()``, handing each connected socket to
+    /// `accepted` (which must not wait).
+    public func accept(_ accepted: @Sendable (Int32) -> Void) {
         var entries = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
         while true {
             let ready = poll(&entries, 2, -1)

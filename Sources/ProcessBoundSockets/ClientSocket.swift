@@ -2,19 +2,18 @@
 import Glibc
 #endif
 import CKeychainSupport
-import KeychainProtocol
 
-/// One client's connected socket as the daemon reads and writes it, blocking, on the
-/// connection's own thread: frames in, each byte of them from the process the daemon
-/// identified, and replies out.
+/// One client's connected socket as a server reads and writes it (keychaind, the ssh-agent),
+/// blocking, on the connection's own thread: frames in (a 32-bit big-endian length, then that
+/// many bytes), each byte of them from the process the server identified, and replies out.
 ///
 /// The kernel attaches the writer's pid to every byte (`SO_PASSCRED`), and never returns the
 /// bytes of two writers in one read, so a frame written, even in part, by any other process
 /// than the identified one (a child that inherited the socket, a process it was handed to, one
 /// that took it with `pidfd_getfd`) is caught before it is parsed.
-struct ClientSocket: Sendable {
+public struct ClientSocket: Sendable {
     /// What one wait for a frame brought.
-    enum Received {
+    public enum Received {
         /// A frame, whole or refused (oversized, truncated).
         case frame(InboundFrame)
         /// The client closed its side between frames.
@@ -29,36 +28,43 @@ struct ClientSocket: Sendable {
 
     /// Seconds a client has to finish a message it began: a real client writes a message at
     /// once, and the largest (1 MiB) crosses a Unix socket in milliseconds.
-    static let stallTimeout: Int32 = 10
+    public static let stallTimeout: Int32 = 10
     /// Seconds a reply may wait for a client that does not read before the connection is cut.
-    static let sendTimeout: Int32 = 10
+    public static let sendTimeout: Int32 = 10
+    /// Bytes in a frame's length prefix.
+    public static let headerSize = 4
 
-    let descriptor: Int32
+    /// The connected socket.
+    public let descriptor: Int32
+    /// The longest frame body taken; a longer one is refused unread (``InboundFrame/oversized(_:)``).
+    public let maximumFrame: Int
 
-    /// Takes `descriptor`, asking the kernel for each writer's credentials.
-    init(_ descriptor: Int32) {
+    /// Takes `descriptor`, asking the kernel for each writer's credentials; frames of at most
+    /// `maximumFrame` bytes.
+    public init(_ descriptor: Int32, maximumFrame: Int) {
         self.descriptor = descriptor
+        self.maximumFrame = maximumFrame
         _ = kc_pass_credentials(descriptor)
         _ = kc_set_send_timeout(descriptor, Self.sendTimeout)
     }
 
     /// True when bytes are waiting to be read: a client that writes before the daemon's greeting
     /// wrote before it was identified.
-    var hasPendingBytes: Bool { kc_pending_bytes(descriptor) != 0 }
+    public var hasPendingBytes: Bool { kc_pending_bytes(descriptor) != 0 }
 
     /// The next frame from process `pid`: waits at most `idleSeconds` (nil: no limit) for its
     /// first byte, then ``stallTimeout`` for the rest. A body is read straight into the frame
     /// (a request can carry a secret; the frame is wiped by whoever answers it).
-    func receive(from pid: Int32, idleSeconds: Int32?) -> Received {
-        var header = [UInt8](repeating: 0, count: WireFrame.headerSize)
+    public func receive(from pid: Int32, idleSeconds: Int32?) -> Received {
+        var header = [UInt8](repeating: 0, count: Self.headerSize)
         switch fill(&header, from: pid, firstWait: idleSeconds.map { $0 * 1000 } ?? -1) {
         case .filled: break
         case .endedAt(0): return .closed
         case .endedAt: return .frame(.truncated)
         case .stopped(let outcome): return outcome
         }
-        let length = WireFrame.bodyLength(header)
-        guard length <= WireFrame.maximumRequest else { return .frame(.oversized(length)) }
+        let length = header.reduce(0) { $0 << 8 | Int($1) }
+        guard length <= maximumFrame else { return .frame(.oversized(length)) }
         var body = [UInt8](repeating: 0, count: length)
         switch fill(&body, from: pid, firstWait: Self.stallTimeout * 1000) {
         case .filled: return .frame(.body(body))
@@ -103,8 +109,9 @@ struct ClientSocket: Sendable {
     /// Writes one frame, wiping the reply (it may carry a secret); false when the client is
     /// gone or did not read for ``sendTimeout`` seconds.
     @discardableResult
-    func send(_ reply: inout [UInt8]) -> Bool {
-        var frame = WireFrame.header(reply.count) + reply
+    public func send(_ reply: inout [UInt8]) -> Bool {
+        let count = UInt32(reply.count)
+        var frame = [UInt8(count >> 24), UInt8((count >> 16) & 0xff), UInt8((count >> 8) & 0xff), UInt8(count & 0xff)] + reply
         wipe(&reply)
         defer { wipe(&frame) }
         var sent = 0
@@ -118,11 +125,12 @@ struct ClientSocket: Sendable {
     }
 
     /// Ends reading: a wait for the next frame returns at once (the daemon stops).
-    func stopReading() {
+    public func stopReading() {
         _ = shutdown(descriptor, Int32(SHUT_RD))
     }
 
-    func close() {
+    /// Closes the socket.
+    public func close() {
         _ = Glibc.close(descriptor)
     }
 
