@@ -200,18 +200,47 @@ extension SSHAgentTests {
         #expect(client.wait() == 0)
     }
 
-    /// The agent is undumpable, which a per-user keychaind can identify only while it connects:
-    /// after keychaind restarts, the agent connects again and lists its keys.
+    /// The agent is undumpable, which a per-user keychaind (no `CAP_SYS_PTRACE`) can identify
+    /// only while it connects: after keychaind restarts, the agent connects again and lists its
+    /// keys. As a user of the machine: root's daemon could read an undumpable process anyway.
     @Test func theAgentListsItsKeysAgainAfterKeychaindRestarts() throws {
+        try #require(getuid() == 0, "needs root to run the agent as another user (CI runs as root)")
+        let alice = try LocalUser.alice()
+        let home = URL(fileURLWithPath: "/tmp/kc-alice-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chown(home.path, alice.uid, alice.gid)
+        chmod(home.path, 0o700)
+        let socket = home.appendingPathComponent("agent.socket").path
+        let environment = [
+            "PATH=\(CommandRunner.binary.deletingLastPathComponent().path):/usr/bin:/bin", "HOME=\(home.path)", "XDG_DATA_HOME=\(home.path)/data",
+            "XDG_RUNTIME_DIR=\(home.path)/run", "KEYCHAIN_MODE=daemon", "SSH_AUTH_SOCK=\(socket)",
+        ]
+        let asAlice = alice.setpriv + ["/usr/bin/env", "-i"] + environment
         let shell = try CommandRunner()
-        defer { shell.cleanUp() }
-        let line = try shell.run(["ssh", "create", "kept"]).stdout
-        let agent = try Agent(shell)
-        #expect(try script(shell, agent, "ssh-add -L").stdout == line)
-        let before = try shell.daemonPID()
-        #expect(try shell.run(["daemon", "stop"]).status == 0)
-        #expect(try script(shell, agent, "ssh-add -L").stdout == line, "the agent lists nothing after keychaind restarted")
-        #expect(try shell.daemonPID() != before)
+        func run(_ line: [String]) throws -> CommandRunner.Output {
+            try shell.script((asAlice + line).map(SystemDaemonHarness.quoted).joined(separator: " "))
+        }
+        let agentLine = asAlice + [CommandRunner.binary.path, "ssh-agent", "--socket", socket]
+        var agent: pid_t = 0
+        defer {
+            if agent > 0 {
+                kill(agent, SIGKILL)
+                var status: Int32 = 0
+                waitpid(agent, &status, 0)
+            }
+            _ = try? run([CommandRunner.binary.path, "daemon", "stop"])
+            try? FileManager.default.removeItem(at: home)
+            try? FileManager.default.removeItem(at: shell.home)
+        }
+        let line = try run([CommandRunner.binary.path, "ssh", "create", "kept"]).stdout
+        #expect(line.hasPrefix("ecdsa-sha2-nistp256 "))
+        agent = try ChildSpawn.spawn(agentLine[0], Array(agentLine.dropFirst()), environment: [:], stdio: (nil, nil, nil))
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: socket) && Date() < deadline { usleep(20_000) }
+        #expect(try run(["/usr/bin/ssh-add", "-L"]).stdout == line)
+        #expect(try run([CommandRunner.binary.path, "daemon", "stop"]).status == 0)
+        let again = try run(["/usr/bin/ssh-add", "-L"])
+        #expect(again.stdout == line, "the agent lists nothing after keychaind restarted: \(again.stdout) \(again.stderr)")
     }
 
     /// The agent answers only the process that connected: a child that inherited the socket
