@@ -106,9 +106,12 @@ enum SecretInput {
             }
             var line = Array(pending.bytes[..<end])
             defer { wipe(&line) }
-            let rest = pending.bytes[min(end + 1, pending.bytes.endIndex)...]
+            // The rest is copied out first, so that no slice keeps the buffer: `old` is then its
+            // only holder and is wiped in place (with a slice alive, the wipe went to a copy and
+            // the line stayed in freed memory).
+            let rest = Array(pending.bytes[min(end + 1, pending.bytes.endIndex)...])
             var old = pending.bytes
-            pending.bytes = Array(rest)
+            pending.bytes = rest
             wipe(&old)
             if line.last == UInt8(ascii: "\r") { line.removeLast() }
             return SecretBytes(line)
