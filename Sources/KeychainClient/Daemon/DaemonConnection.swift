@@ -83,7 +83,13 @@ final class DaemonConnection {
         do throws(Failure) {
             body = try receive(try bodyLength())
         } catch {
-            throw KeychainError(.errSecIO, "keychaind did not greet this process (\(error)); is it the same version as this program?")
+            let reason = switch error {
+            case .noReply(let reason): reason
+            case .notSent(let code): String(cString: strerror(code))
+            }
+            throw KeychainError(
+                .errSecIO,
+                "keychaind sent this process no greeting (\(reason)); a keychaind older than this program sends none: stop it (keychainctl daemon stop) and try again")
         }
         let greeting: Result<KeychainReply, KeychainError>
         do throws(WireError) {
