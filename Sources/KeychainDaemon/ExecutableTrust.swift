@@ -107,11 +107,14 @@ enum ExecutableTrust {
         // In a user namespace of its own, the process is root there and can mount whatever it
         // likes over what the daemon checks; a sandbox's (checked through its root) is judged by
         // its sandbox.
-        if root.isEmpty, namespace(of: pid, "user") == nil || namespace(of: pid, "user") != namespace(of: getpid(), "user") {
+        if root.isEmpty, namespace(of: pid, "user").map({ $0 != ownUserNamespace }) ?? true {
             return .untrusted("it runs in a user namespace of its own")
         }
         return .trusted(FileIdentity(running))
     }
+
+    /// The daemon's own user namespace, which never changes.
+    private static let ownUserNamespace = namespace(of: getpid(), "user")
 
     /// The identity of process `pid`'s namespace of `kind` (`user:[4026531837]`); nil when it
     /// cannot be read.

@@ -123,18 +123,12 @@ import Testing
         let script = daemon.base.appendingPathComponent("client.py")
         try client.write(to: script, atomically: true, encoding: .utf8)
         chmod(script.path, 0o644)
-        let arguments = "\(python) '\(script.path)' '\(daemon.socket)' \(read.map { String(format: "%02x", $0) }.joined())"
+        let arguments = "\(python) '\(script.path)' '\(daemon.socket)' \(Hex.encode(read))"
         func secret(_ command: String) throws -> Result<KeychainReply, KeychainError>? {
             let run = try daemon.shellCommand(as: alice, command)
             let output = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             if output.isEmpty { Issue.record("\(command): \(run.stderr)") }
-            var bytes: [UInt8] = []
-            var index = output.startIndex
-            while let next = output.index(index, offsetBy: 2, limitedBy: output.endIndex), index < output.endIndex {
-                guard let byte = UInt8(output[index..<next], radix: 16) else { return nil }
-                bytes.append(byte)
-                index = next
-            }
+            guard let bytes = Hex.decode(output) else { return nil }
             return try? ReplyParser.parse(bytes)
         }
         // Registered Python, run plainly, shares the group.

@@ -118,7 +118,7 @@ import Testing
             print(data.hex())
             """
         let result = try daemon.shell.script("setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '\(script)' '\(daemon.socket)'")
-        let bytes = try #require(hexBytes(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(result.stderr)")
+        let bytes = try #require(Hex.decode(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(result.stderr)")
         #expect(bytes.count > WireFrame.headerSize && WireFrame.bodyLength(bytes) == bytes.count - WireFrame.headerSize)
         guard case .failure(let refusal)? = try? ReplyParser.parse(Array(bytes.dropFirst(WireFrame.headerSize))) as Result<KeychainReply, KeychainError>? else {
             Issue.record("the other user's process was not refused: \(result.stdout)")
@@ -563,18 +563,4 @@ import Testing
         // systemd-socket-activate runs keychaind in its own process (exec): the daemon is it.
         #expect(status.pid == activator)
     }
-}
-
-/// The bytes a hex string spells (two digits a byte); nil for anything else.
-private func hexBytes(_ text: String) -> [UInt8]? {
-    guard text.count % 2 == 0 else { return nil }
-    var bytes: [UInt8] = []
-    var index = text.startIndex
-    while index < text.endIndex {
-        let next = text.index(index, offsetBy: 2)
-        guard let byte = UInt8(text[index..<next], radix: 16) else { return nil }
-        bytes.append(byte)
-        index = next
-    }
-    return bytes
 }

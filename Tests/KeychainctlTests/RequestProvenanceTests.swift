@@ -36,8 +36,8 @@ import Testing
                 import os, select, socket, sys, time
                 SOCK = \(pythonString(daemon.socket))
                 VICTIM = \(pythonString(victim.path))
-                ADD = bytes.fromhex("\(hex(RequestParser.encode(.add(add))))")
-                READ = bytes.fromhex("\(hex(RequestParser.encode(.copyMatching(read))))")
+                ADD = bytes.fromhex("\(Hex.encode(RequestParser.encode(.add(add))))")
+                READ = bytes.fromhex("\(Hex.encode(RequestParser.encode(.copyMatching(read))))")
                 def frame(body): return len(body).to_bytes(4, "big") + body
                 def read_exact(s, n):
                     data = b""
@@ -233,13 +233,7 @@ import Testing
 /// The reply on the first `reply HEX` line of `output`.
 private func reply(_ output: String) -> Result<KeychainReply, KeychainError>? {
     guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("reply ") }) else { return nil }
-    let hexDigits = Array(line.dropFirst("reply ".count).utf8)
-    guard hexDigits.count % 2 == 0 else { return nil }
-    var bytes: [UInt8] = []
-    for index in stride(from: 0, to: hexDigits.count, by: 2) {
-        guard let byte = UInt8(String(decoding: hexDigits[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-        bytes.append(byte)
-    }
+    guard let bytes = Hex.decode(line.dropFirst("reply ".count)) else { return nil }
     return try? ReplyParser.parse(bytes)
 }
 
@@ -248,10 +242,6 @@ private func status(_ reply: Result<KeychainReply, KeychainError>) -> Int32 {
     case .success: 0
     case .failure(let error): error.status
     }
-}
-
-private func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { String(format: "%02x", $0) }.joined()
 }
 
 /// `text` as a Python string literal.

@@ -56,7 +56,7 @@ import Testing
         chmod(script.path, 0o644)
         let (read, write) = try ChildSpawn.pipe()
         let (input, prompt) = try ChildSpawn.pipe()
-        let line = alice.setpriv + ["/usr/bin/python3", script.path, daemon.socket, wait.map { String(format: "%02x", $0) }.joined()]
+        let line = alice.setpriv + ["/usr/bin/python3", script.path, daemon.socket, Hex.encode(wait)]
         let flooder = try ChildSpawn.spawn(line[0], Array(line.dropFirst()), environment: SystemDaemonHarness.environment, stdio: (input, write, write))
         close(write)
         close(input)
