@@ -113,7 +113,7 @@ let package = Package(
             dependencies: ["Keychain", "KeychainSSH", "LocalAuthentication", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict,
             // keychainctl is a short process that a shell or git starts for one lookup, so its
-            // start is most of its time (README, "Performance"). On Linux:
+            // start is most of its time (Benchmarks/README.md). On Linux:
             // - With --static-swift-stdlib the toolchain exports every symbol of the program (for
             //   Swift libraries it might load, which keychainctl never does), and the Swift
             //   runtime's search for its crash backtracer then reads all 27,706 of them at every
@@ -148,7 +148,7 @@ let package = Package(
         // The wire decoders under libFuzzer (README, "Fuzzing the wire decoders"); without it,
         // a replayer of saved inputs.
         .executableTarget(name: "wire-fuzzer", dependencies: ["KeychainProtocol"], swiftSettings: strict),
-        // The benchmark suite (README, "Benchmarks"): `swift package --disable-sandbox benchmark`.
+        // The benchmark suite (Benchmarks/README.md): `swift package --disable-sandbox benchmark`.
         .executableTarget(
             name: "KeychainBenchmarks",
             dependencies: [
@@ -159,7 +159,7 @@ let package = Package(
             path: "Benchmarks/KeychainBenchmarks",
             swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
-        // One operation repeated under callgrind (README, "Profiling").
+        // One operation repeated under callgrind (Benchmarks/README.md).
         .executableTarget(name: "keychain-profile", dependencies: ["Keychain"], swiftSettings: strict),
         .testTarget(
             name: "KeychainTests",

@@ -3,7 +3,7 @@ import Foundation
 import Keychain
 import Synchronization
 
-/// The keychain's benchmark suite (ordo-one/benchmark). README, "Benchmarks", says how to run it:
+/// The keychain's benchmark suite (ordo-one/benchmark). Benchmarks/README.md says how to run it:
 ///
 ///     swift package --disable-sandbox benchmark            # every benchmark, release build
 ///     swift package --disable-sandbox benchmark --filter 'read · embedded · .*'   # a whole-name match

@@ -4,7 +4,7 @@ import Keychain
 /// The keychain's operations under an instruction-counting profiler, which the benchmark suite's
 /// executable cannot run under (valgrind stops on its malloc interposer). Fills a keychain of its
 /// own, then repeats one operation; count only that operation's instructions with
-/// `--toggle-collect` (README, "Profiling"):
+/// `--toggle-collect` (Benchmarks/README.md):
 ///
 ///     valgrind --tool=callgrind --toggle-collect='*SecItemCopyMatching*' \
 ///         .build/release/keychain-profile read 1000 200
