@@ -137,7 +137,7 @@ extension KeychainDaemon {
 
     /// An owner session for a process whose login session's leader has exited could not be told
     /// from a later session with the same id.
-    private static let noLoginSession = KeychainError(.errSecInteractionNotAllowed, "this process's login session has no leader (it exited), so no owner session can be opened in it: run the command from a terminal or a session of its own (setsid)")
+    private static let noLoginSession = KeychainError(.errSecInteractionNotAllowed, "this process's login session has no leader it can see (it exited, or it runs outside this pid namespace), so no owner session can be opened in it: run the command from a terminal or a session of its own (setsid)")
 
     /// The reply to one frame, and whether the connection stays open.
     private func answer(_ frame: InboundFrame, _ client: Client) -> (reply: [UInt8], keepOpen: Bool) {

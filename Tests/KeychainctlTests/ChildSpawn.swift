@@ -27,6 +27,7 @@ enum ChildSpawn {
         _ path: String, _ arguments: [String], environment: [String: String],
         stdio: (input: Int32?, output: Int32?, error: Int32?), controllingTerminal: String? = nil
     ) throws -> pid_t {
+        TestLoginSession.ensured
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -20,6 +20,7 @@ struct CommandRunner {
     }
 
     init(environment: [String: String] = ProcessInfo.processInfo.environment, runtime: URL? = nil) throws {
+        TestLoginSession.ensured
         baseEnvironment = environment
         home = FileManager.default.temporaryDirectory.appendingPathComponent("keychainctl-e2e-\(UUID().uuidString)")
         self.runtime = runtime ?? home.appendingPathComponent("run")
@@ -103,7 +104,10 @@ struct CommandRunner {
             (["biometry", "simulate", "on"], "1234\n"), (["biometry", "enroll", "--finger", "thumb"], "1234\n"), (["owner", "login"], "1234\n"),
         ] : []) {
             let result = try shell.run(arguments, input: input)
-            guard result.status == 0 else { throw POSIXError(.EIO) }
+            guard result.status == 0 else {
+                shell.cleanUp()
+                throw SetUpFailure(command: arguments, stderr: result.stderr)
+            }
         }
         return shell
     }
@@ -124,4 +128,11 @@ struct CommandRunner {
         try? FileManager.default.removeItem(at: home)
         try? FileManager.default.removeItem(at: runtime)
     }
+}
+
+/// A command that sets up a test's keychain failed: what it was and what it printed.
+struct SetUpFailure: Error, CustomStringConvertible {
+    let command: [String]
+    let stderr: String
+    var description: String { "`keychainctl \(command.joined(separator: " "))` failed: \(stderr)" }
 }
