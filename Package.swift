@@ -2,7 +2,21 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let cryptoExtras = Target.Dependency.product(name: "CryptoExtras", package: "swift-crypto")
 
+// The package is cut at the socket (DESIGN.md, "Components and trust boundaries"):
+//
+// - Sources/App: what an app links. Apple's `Security` and `LocalAuthentication`, this
+//   package's `Keychain`, the client that reaches keychaind, and the prompt it draws. Nothing
+//   here may depend on the daemon side; PackageGraphTests fails the build's tests if it does.
+// - Sources/Daemon: what holds the keys. The Enclave (the only code that touches key material),
+//   the store, the sensors, the server, keychaind, and the embedded keychain: the server in an
+//   app's own process, for the tests, the benchmarks and the programs that opt into it.
+// - Sources/Shared: what both sides need. The wire and model types, directory checks, process
+//   hardening and paths, per-process sockets, and the C calls Swift cannot make itself.
+// - Sources/Tools and Sources/Examples: keychainctl and its ssh-agent, the fuzzer, the
+//   profiler; chores, the guide's app.
 let package = Package(
     name: "swift-keychain",
     platforms: [.macOS(.v15)],
@@ -10,6 +24,9 @@ let package = Package(
         .library(name: "Keychain", targets: ["Keychain"]),
         .library(name: "Security", targets: ["Security"]),
         .library(name: "LocalAuthentication", targets: ["LocalAuthentication"]),
+        // The keychain server inside the program that links it, with none of keychaind's
+        // protections (README, "Embedded mode").
+        .library(name: "KeychainEmbedded", targets: ["KeychainEmbedded"]),
         .executable(name: "keychainctl", targets: ["keychainctl"]),
         .executable(name: "chores", targets: ["chores"]),
         .executable(name: "keychaind", targets: ["keychaind"]),
@@ -28,103 +45,141 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
-        // What Swift cannot call by itself: variadic syscalls (kernel keyring), prctl, and glibc calls behind _GNU_SOURCE (pipe2, closefrom for spawn).
-        .target(name: "CKeychainSupport"),
-        // keychaind's first steps, before any thread: its capabilities and its seccomp filter
-        // (libseccomp, libseccomp-dev to build).
-        .target(name: "CKeychaindStartup", linkerSettings: [.linkedLibrary("seccomp")]),
-        // libdbus: keychaind follows logind's session locks on the system bus.
-        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        // Typed requests, replies, attribute values and errors shared by client and server.
-        .target(name: "KeychainProtocol", swiftSettings: strict),
-        // The only code that touches key material.
+        // MARK: Shared
+
+        // What Swift cannot call by itself: variadic syscalls (kernel keyring), prctl, socket
+        // credentials, and glibc calls behind _GNU_SOURCE (pipe2, closefrom for spawn).
+        .target(name: "CKeychainSupport", path: "Sources/Shared/CKeychainSupport"),
+        // Typed requests, replies, attribute values and errors, and their wire format.
+        .target(name: "KeychainProtocol", path: "Sources/Shared/KeychainProtocol", swiftSettings: strict),
+        // What both sides need of the system: private directories checked for their owner, process
+        // hardening, the standard paths, a digest computed elsewhere.
         .target(
-            name: "Enclave",
-            dependencies: [
-                "KeychainProtocol", "CKeychainSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-            ],
-            swiftSettings: strict),
-        // Sealed rows in SQLite. Never depends on Enclave: the store never sees a key.
-        .target(
-            name: "KeychainStore",
-            dependencies: ["KeychainProtocol", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift")],
-            swiftSettings: strict),
-        // Fingerprint sensors behind one protocol: simulated, and fprintd (loaded at run time).
-        .target(name: "Biometrics", dependencies: ["KeychainProtocol"], swiftSettings: strict),
-        // SecItem semantics for one caller identity, on Store + Enclave.
-        .target(
-            name: "KeychainServer",
-            dependencies: ["KeychainProtocol", "Enclave", "KeychainStore", "Biometrics", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: strict),
-        // How a program reaches the keychain: the transport protocol, the embedded transport,
-        // device administration.
-        .target(name: "KeychainClient", dependencies: ["KeychainProtocol", "KeychainServer", "CKeychainSupport"], swiftSettings: strict),
-        // keychaind's server side: the socket, the caller's identity from the kernel, one
-        // KeychainServer for every app. Holds the keys; apps never link it. Its connections are
-        // read with recvmsg, not SwiftNIO: every request's writer comes with it from the kernel
-        // (SCM_CREDENTIALS), which NIO's stream channels do not pass on.
+            name: "KeychainSupport", dependencies: ["KeychainProtocol", "CKeychainSupport", crypto],
+            path: "Sources/Shared/KeychainSupport", swiftSettings: strict),
         // A server's Unix socket read with recvmsg: every frame's writer from the kernel
         // (SCM_CREDENTIALS), one thread per connection. keychaind and the ssh-agent serve with it.
-        .target(name: "ProcessBoundSockets", dependencies: ["CKeychainSupport"], swiftSettings: strict),
         .target(
-            name: "KeychainDaemon",
-            dependencies: [
-                "KeychainProtocol", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus", "ProcessBoundSockets",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
+            name: "ProcessBoundSockets", dependencies: ["CKeychainSupport"], path: "Sources/Shared/ProcessBoundSockets",
             swiftSettings: strict),
-        .executableTarget(
-            name: "keychaind",
-            dependencies: ["KeychainDaemon", "CKeychaindStartup", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+
+        // MARK: App side
+
+        // How a program reaches the keychain: the transport, keychaind (started on demand),
+        // device administration.
+        .target(
+            name: "KeychainClient", dependencies: ["KeychainProtocol", "KeychainSupport", "CKeychainSupport"],
+            path: "Sources/App/KeychainClient", swiftSettings: strict),
+        // The sheet LAContext draws (on the terminal by default) and the protocol to draw it
+        // otherwise: this package's names, apart from Apple's.
+        .target(
+            name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"], path: "Sources/App/KeychainPrompt",
+            swiftSettings: strict),
+        // LocalAuthentication: LAContext under Apple's module name, Apple's names only; the rules
+        // stay in the Enclave.
+        .target(
+            name: "LocalAuthentication", dependencies: ["KeychainClient", "KeychainPrompt"], path: "Sources/App/LocalAuthentication",
             swiftSettings: strict),
         // PKCS #12's legacy 3DES and RC2 encryption, which swift-crypto lacks: OpenSSL's libcrypto
         // with its legacy provider, behind one C function (SecPKCS12Import). Built against its
         // headers (libssl-dev); the library is loaded when the first legacy file is decrypted.
-        .target(name: "CPKCS12Legacy"),
+        .target(name: "CPKCS12Legacy", path: "Sources/App/CPKCS12Legacy"),
         // Apple's API under Apple's module name, so that iOS code compiles with its imports
         // unchanged: SecItem*, kSec* constants, SecAccessControl, CF types. Apple's names only.
         .target(
             name: "Security",
             dependencies: [
-                "KeychainProtocol", "KeychainClient", "LocalAuthentication", "Enclave", "CPKCS12Legacy",
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                "KeychainProtocol", "KeychainClient", "KeychainSupport", "LocalAuthentication", "CPKCS12Legacy",
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                crypto, .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
-            swiftSettings: strict),
+            path: "Sources/App/Security", swiftSettings: strict),
         // One import for everything: Security, LocalAuthentication, the typed API and the facade.
         .target(
-            name: "Keychain",
-            dependencies: ["KeychainProtocol", "KeychainClient", "KeychainPrompt", "LocalAuthentication", "Security"],
-            swiftSettings: strict),
-        // LocalAuthentication: LAContext under Apple's module name, Apple's names only; the rules
-        // stay in the Enclave.
-        .target(name: "LocalAuthentication", dependencies: ["KeychainClient", "KeychainPrompt"], swiftSettings: strict),
-        // The sheet LAContext draws (on the terminal by default) and the protocol to draw it
-        // otherwise: this package's names, apart from Apple's.
-        .target(name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"], swiftSettings: strict),
+            name: "Keychain", dependencies: ["KeychainProtocol", "KeychainClient", "KeychainPrompt", "LocalAuthentication", "Security"],
+            path: "Sources/App/Keychain", swiftSettings: strict),
+
+        // MARK: Daemon side
+
+        // What the Enclave and the store agree on without either seeing the other: the row
+        // ledger's keyed hashes and what a database says of itself.
+        .target(name: "StorageContracts", dependencies: ["KeychainProtocol"], path: "Sources/Daemon/StorageContracts", swiftSettings: strict),
+        // The only code that touches key material.
+        .target(
+            name: "Enclave", dependencies: ["KeychainProtocol", "KeychainSupport", "StorageContracts", "CKeychainSupport", crypto, cryptoExtras],
+            path: "Sources/Daemon/Enclave", swiftSettings: strict),
+        // Sealed rows in SQLite. Never depends on Enclave: the store never sees a key.
+        .target(
+            name: "KeychainStore",
+            dependencies: [
+                "KeychainProtocol", "StorageContracts", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Sources/Daemon/KeychainStore", swiftSettings: strict),
+        // Fingerprint sensors behind one protocol: simulated, and fprintd (loaded at run time).
+        .target(name: "Biometrics", dependencies: ["KeychainProtocol"], path: "Sources/Daemon/Biometrics", swiftSettings: strict),
+        // SecItem semantics for one caller identity, on Store + Enclave.
+        .target(
+            name: "KeychainServer",
+            dependencies: ["KeychainProtocol", "KeychainSupport", "StorageContracts", "Enclave", "KeychainStore", "Biometrics", crypto],
+            path: "Sources/Daemon/KeychainServer", swiftSettings: strict),
+        // The server in the program's own process (KEYCHAIN_MODE=embedded for the programs that
+        // link it): no isolation between a user's programs.
+        .target(
+            name: "KeychainEmbedded", dependencies: ["KeychainClient", "KeychainServer", "KeychainSupport", "Enclave"],
+            path: "Sources/Daemon/KeychainEmbedded", swiftSettings: strict),
+        // keychaind's first steps, before any thread: its capabilities and its seccomp filter
+        // (libseccomp, libseccomp-dev to build).
+        .target(name: "CKeychaindStartup", path: "Sources/Daemon/CKeychaindStartup", linkerSettings: [.linkedLibrary("seccomp")]),
+        // libdbus: keychaind follows logind's session locks on the system bus.
+        .systemLibrary(name: "CDBus", path: "Sources/Daemon/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // keychaind's server side: the socket, the caller's identity from the kernel, one
+        // KeychainServer for every app. Holds the keys; apps never link it.
+        .target(
+            name: "KeychainDaemon",
+            dependencies: [
+                "KeychainProtocol", "KeychainSupport", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus", "ProcessBoundSockets",
+                crypto, .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/Daemon/KeychainDaemon", swiftSettings: strict),
+        .executableTarget(
+            name: "keychaind",
+            dependencies: ["KeychainDaemon", "KeychainSupport", "CKeychaindStartup", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/Daemon/keychaind", swiftSettings: strict),
+
+        // MARK: Tools and examples
+
+        // An ssh-agent on Enclave keys (`keychainctl ssh-agent`): the OpenSSH agent protocol,
+        // its SSH encodings, and the keys kept in the keychain.
+        .target(
+            name: "KeychainSSH",
+            dependencies: [
+                "Keychain", "ProcessBoundSockets", "CKeychainSupport", crypto, cryptoExtras,
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/Tools/KeychainSSH", swiftSettings: strict),
+        // The owner's tool. It links the embedded keychain: `KEYCHAIN_MODE=embedded`, and moving
+        // a per-user keychain into the system daemon.
         .executableTarget(
             name: "keychainctl",
-            dependencies: ["Keychain", "KeychainSSH", "LocalAuthentication", "Enclave", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-            swiftSettings: strict,
+            dependencies: [
+                "Keychain", "KeychainEmbedded", "KeychainSSH", "KeychainSupport", "LocalAuthentication", "CKeychainSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/Tools/keychainctl", swiftSettings: strict,
             // keychainctl is a short process that a shell or git starts for one lookup, so its
             // start is most of its time (Benchmarks/README.md). On Linux:
             // - With --static-swift-stdlib the toolchain exports every symbol of the program (for
             //   Swift libraries it might load, which keychainctl never does), and the Swift
-            //   runtime's search for its crash backtracer then reads all 27,706 of them at every
-            //   start: a seventh of a whole lookup's instructions (--no-export-dynamic).
+            //   runtime's search for its crash backtracer then reads all of them at every start
+            //   (--no-export-dynamic).
             // - SQLite and libstdc++ come from their static archives (Linking/keychainctl holds
             //   the two linker scripts that say so): Debian builds both shared libraries with
-            //   immediate binding, and resolving their 3,200 symbols was half of a whole lookup's
-            //   instructions. GCC's unwinder comes from its archive too (-static-libgcc): one
-            //   library fewer to load (38,000 instructions).
-            // - The program's 113,000 relative relocations are packed (DT_RELR, glibc 2.36 and
-            //   later), which lld writes and the toolchain's default linker (gold) does not.
+            //   immediate binding, and resolving their symbols was half of a whole lookup's
+            //   instructions. GCC's unwinder comes from its archive too (-static-libgcc).
+            // - The program's relative relocations are packed (DT_RELR, glibc 2.36 and later),
+            //   which lld writes and the toolchain's default linker (gold) does not.
             linkerSettings: [
                 .unsafeFlags(
                     [
@@ -134,57 +189,51 @@ let package = Package(
                     ], .when(platforms: [.linux])),
             ]),
         // The guide's walkthrough app: a chore list where changes need the device owner.
-        .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], swiftSettings: strict),
-        // An ssh-agent on Enclave keys (`keychainctl ssh-agent`): the OpenSSH agent protocol,
-        // its SSH encodings, and the keys kept in the keychain.
-        .target(
-            name: "KeychainSSH",
-            dependencies: [
-                "Keychain", "ProcessBoundSockets", "CKeychainSupport", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ],
+        .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], path: "Sources/Examples/chores", swiftSettings: strict),
+        // The wire decoders under libFuzzer (Docs/WireProtocol.md); without it, a replayer of
+        // saved inputs.
+        .executableTarget(name: "wire-fuzzer", dependencies: ["KeychainProtocol"], path: "Sources/Tools/wire-fuzzer", swiftSettings: strict),
+        // One operation repeated under callgrind (Benchmarks/README.md).
+        .executableTarget(
+            name: "keychain-profile", dependencies: ["Keychain", "KeychainEmbedded"], path: "Sources/Tools/keychain-profile",
             swiftSettings: strict),
-        // The wire decoders under libFuzzer (README, "Fuzzing the wire decoders"); without it,
-        // a replayer of saved inputs.
-        .executableTarget(name: "wire-fuzzer", dependencies: ["KeychainProtocol"], swiftSettings: strict),
         // The benchmark suite (Benchmarks/README.md): `swift package --disable-sandbox benchmark`.
         .executableTarget(
             name: "KeychainBenchmarks",
             dependencies: [
-                "Keychain", "LocalAuthentication", "keychaind",
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "Keychain", "KeychainEmbedded", "LocalAuthentication", "keychaind",
+                .product(name: "Benchmark", package: "benchmark"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
-            path: "Benchmarks/KeychainBenchmarks",
-            swiftSettings: strict,
+            path: "Benchmarks/KeychainBenchmarks", swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
-        // One operation repeated under callgrind (Benchmarks/README.md).
-        .executableTarget(name: "keychain-profile", dependencies: ["Keychain"], swiftSettings: strict),
+
+        // MARK: Tests
+
         .testTarget(
             name: "KeychainTests",
             dependencies: [
-                "Keychain", "KeychainServer", "Enclave", "KeychainStore", "KeychainProtocol", "KeychainPrompt", "LocalAuthentication", "Biometrics", "KeychainSSH",
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                "Keychain", "KeychainEmbedded", "KeychainServer", "Enclave", "KeychainStore", "StorageContracts", "KeychainSupport",
+                "KeychainProtocol", "KeychainPrompt", "LocalAuthentication", "Biometrics", "KeychainSSH",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"), crypto, cryptoExtras,
             ],
+            exclude: ["Vectors"],
             swiftSettings: strict),
         // iOS-style keychain code (Tests/SourceCompatibility/Corpus) compiled in both language
-        // modes and run by the end-to-end tests (SourceCompatibilityCorpusTests).
+        // modes and run by the end-to-end tests (SourceCompatibilityCorpusTests): apps that link
+        // Security and LocalAuthentication alone.
         .executableTarget(
-            name: "source-compatibility-swift5", dependencies: ["Security", "LocalAuthentication", .product(name: "Crypto", package: "swift-crypto")], path: "Tests/SourceCompatibility/Swift5",
-            swiftSettings: [.swiftLanguageMode(.v5)]),
+            name: "source-compatibility-swift5", dependencies: ["Security", "LocalAuthentication", crypto],
+            path: "Tests/SourceCompatibility/Swift5", swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(
-            name: "source-compatibility-swift6", dependencies: ["Security", "LocalAuthentication", .product(name: "Crypto", package: "swift-crypto")], path: "Tests/SourceCompatibility/Swift6",
-            swiftSettings: strict),
+            name: "source-compatibility-swift6", dependencies: ["Security", "LocalAuthentication", crypto],
+            path: "Tests/SourceCompatibility/Swift6", swiftSettings: strict),
+        // The end-to-end suite: the real executables, keychaind in both modes, OpenSSH, fprintd.
         .testTarget(
-            name: "KeychainctlTests",
+            name: "EndToEndTests",
             dependencies: [
-                "keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "Biometrics", "CKeychainSupport", "KeychainProtocol",
-                "source-compatibility-swift5", "source-compatibility-swift6", .product(name: "Crypto", package: "swift-crypto"),
+                "keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "KeychainSupport", "Biometrics",
+                "CKeychainSupport", "KeychainProtocol", "source-compatibility-swift5", "source-compatibility-swift6", crypto,
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -1,6 +1,7 @@
 import Foundation
 import Keychain
 import Synchronization
+import KeychainEmbedded
 
 /// How a benchmark reaches the keychain: in process, or through keychaind's socket.
 enum Mode: String, CaseIterable {

@@ -3,6 +3,7 @@ import Foundation
 import Keychain
 import LocalAuthentication
 import Synchronization
+import KeychainEmbedded
 
 /// A prompt with nobody at it: interactive, presses nothing, counts the sheets it showed.
 final class UnattendedPrompt: AuthenticationPrompt {

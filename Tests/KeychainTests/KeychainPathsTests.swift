@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import KeychainProtocol
 import Testing
+import KeychainSupport
 
 /// Where the per-user daemon's socket is: the path a client's first request computes without
 /// Foundation's URL and environment dictionary is the one the daemon listens on.

@@ -5,6 +5,7 @@ import Enclave
 import Foundation
 import Keychain
 import Testing
+import KeychainSupport
 
 /// Secrets stay out of core dumps and swap.
 @Suite struct ProcessHardeningTests {

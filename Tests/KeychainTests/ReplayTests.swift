@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import Keychain
 import Testing
+import KeychainSupport
 
 /// Rollback and replay, tried as somebody who can write the database file would (or who puts
 /// back a copy of it): an item's old row written back, a deleted row put back, a row from before

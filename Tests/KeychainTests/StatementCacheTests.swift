@@ -2,6 +2,7 @@ import Foundation
 import KeychainProtocol
 @testable import KeychainStore
 import Testing
+import StorageContracts
 
 /// A search's SQL has as many placeholders as it has values, so each number of values is
 /// another statement: whatever a client asks, the statements a read connection keeps stay

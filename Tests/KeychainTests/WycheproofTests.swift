@@ -2,9 +2,9 @@ import Foundation
 import Keychain
 import Testing
 
-/// Project Wycheproof's ECDSA vectors (Apache-2.0), as swift-crypto ships them in its checkout:
-/// every valid signature verifies through `SecKeyVerifySignature` and every invalid one (a BER
-/// encoding, a malleated or out-of-range r or s, a wrong point) is refused.
+/// Project Wycheproof's ECDSA vectors (Apache-2.0; `Vectors/README.md` says where they come
+/// from): every valid signature verifies through `SecKeyVerifySignature` and every invalid one
+/// (a BER encoding, a malleated or out-of-range r or s, a wrong point) is refused.
 @Suite struct WycheproofTests {
     private struct File: Decodable {
         struct Group: Decodable {
@@ -21,13 +21,9 @@ import Testing
         let testGroups: [Group]
     }
 
-    /// The vectors in `.build/checkouts/swift-crypto`, which every build of this package has.
+    /// One file of `Vectors/`, kept beside this test.
     private static func vectors(_ name: String) throws -> File {
-        var root = URL(fileURLWithPath: #filePath)
-        while root.path != "/" && !FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
-            root.deleteLastPathComponent()
-        }
-        let file = root.appendingPathComponent(".build/checkouts/swift-crypto/Tests/Test Vectors/\(name)")
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Vectors/\(name)")
         return try JSONDecoder().decode(File.self, from: Data(contentsOf: file))
     }
 

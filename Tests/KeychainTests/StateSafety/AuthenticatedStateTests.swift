@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Keychain
 import Testing
+import KeychainSupport
 
 /// Every field of the Enclave's state is authenticated with a device-derived key and refused
 /// with errSecDecode when altered; the KDF parameters are bounded and computed with checked

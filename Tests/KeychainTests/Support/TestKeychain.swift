@@ -4,6 +4,7 @@ import Keychain
 import KeychainServer
 import KeychainStore
 import Synchronization
+import KeychainEmbedded
 
 /// A boot clock the tests move by hand.
 final class StubClock: EnclaveClock {

@@ -1,5 +1,5 @@
-// Runs the corpus against the keychain this process reaches (the end-to-end test gives it an
-// embedded keychain of its own) and prints one line per check: "ok NAME" or "FAIL NAME: …".
+// Runs the corpus against the keychain this process reaches (the end-to-end test gives it a
+// keychaind of its own) and prints one line per check: "ok NAME" or "FAIL NAME: …".
 // Exits 1 when a check fails.
 import Foundation
 import Security

@@ -1,0 +1,133 @@
+import Foundation
+import KeychainProtocol
+import Synchronization
+import KeychainSupport
+
+/// The keychain served by `keychaind`, which holds the keys, checks the passcode, matches
+/// fingerprints and keeps what authentications earned; this process sends requests and gets
+/// results, never a key or a grant. The daemon knows who is calling from the kernel: an app
+/// sees its own items only (its access group is its executable), whatever it claims.
+///
+/// Where the daemon is: the system daemon (``SystemDaemon``) when one is installed, else this
+/// user's, which is started on the first request when none runs. If the daemon restarts, the
+/// next request reconnects; an authentication context's earlier success does not carry over
+/// (the daemon forgot it with the connection).
+public final class DaemonTransport: KeychainTransport {
+    /// Which daemon a transport talks to.
+    private enum Endpoint: Sendable {
+        /// This user's, at `$XDG_RUNTIME_DIR/keychain/socket`, started with these arguments;
+        /// the environment its paths come from, nil for this process's.
+        case perUser(environment: [String: String]?, daemonArguments: [String])
+        /// The system daemon listening at this socket, trusted only as ``SystemDaemon`` checks.
+        case system(socket: String)
+    }
+
+    private let connection: Mutex<DaemonConnection?>
+    private let endpoint: Endpoint
+
+    /// A transport to the system daemon when one is installed (its socket is at
+    /// ``KeychainPaths/systemSocket``), else to the daemon of this user
+    /// (`$XDG_RUNTIME_DIR/keychain/socket`).
+    ///
+    /// - Parameters:
+    ///   - environment: the environment the per-user daemon's paths come from and that a daemon
+    ///     this transport starts gets; nil (the default) for this process's.
+    ///   - daemonArguments: `keychaind`'s arguments, should this transport start a per-user
+    ///     daemon.
+    public convenience init(environment: [String: String]? = nil, daemonArguments: [String] = []) {
+        if SystemDaemon.isInstalled {
+            self.init(systemSocket: KeychainPaths.systemSocket)
+        } else {
+            self.init(perUserEnvironment: environment, daemonArguments: daemonArguments)
+        }
+    }
+
+    /// A transport to this user's daemon alone, even where a system daemon is installed.
+    public init(perUserEnvironment environment: [String: String]?, daemonArguments: [String] = []) {
+        endpoint = .perUser(environment: environment, daemonArguments: daemonArguments)
+        connection = Mutex(nil)
+    }
+
+    /// A transport to the system daemon listening at `socket`, which must belong, with the
+    /// process behind it, to the keychaind user: the explicit way (for tests, or a second
+    /// installation) to reach a system daemon elsewhere than ``KeychainPaths/systemSocket``.
+    public init(systemSocket socket: String) {
+        endpoint = .system(socket: socket)
+        connection = Mutex(nil)
+    }
+
+    /// A transport on a connection already open to this user's daemon.
+    init(connection: sending DaemonConnection, environment: [String: String]?) {
+        endpoint = .perUser(environment: environment, daemonArguments: [])
+        self.connection = Mutex(connection)
+    }
+
+    /// Connects now (starting the per-user daemon if none runs) and waits until the daemon has
+    /// identified this process, so that the process may then make itself undumpable
+    /// (``ProcessHardening``). A per-user daemon has no `CAP_SYS_PTRACE`, and the kernel lets
+    /// it read `/proc/PID/exe` of a dumpable process only: an undumpable client that connects
+    /// later is refused. The system daemon has the capability, so nothing is exchanged for it.
+    /// Should the daemon restart later, an undumpable process cannot reconnect.
+    public func identifyThisProcess() throws(KeychainError) {
+        guard case .perUser = endpoint else { return }
+        _ = try perform(.identify)
+    }
+
+    public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+        var body = RequestParser.encode(request)
+        defer { body.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
+        var reply = try exchange(body)
+        defer { reply.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
+        let result: Result<KeychainReply, KeychainError>
+        do throws(WireError) {
+            result = try ReplyParser.parse(reply)
+        } catch {
+            throw KeychainError(.errSecDecode, "keychaind's reply could not be read (\(error.reason)); is it the same version as this program?")
+        }
+        return try result.get()
+    }
+
+    /// Sends on the open connection, or on a new one; a request that never left is sent once
+    /// more on a new connection (the daemon may have restarted), one that left is not.
+    private func exchange(_ body: [UInt8]) throws(KeychainError) -> [UInt8] {
+        let outcome: Result<[UInt8], KeychainError> = connection.withLock { connection in
+            for attempt in 0..<2 {
+                let open: DaemonConnection
+                // A child of the process that connected has the socket but is not the process
+                // the daemon identified: it connects anew (its copy of the socket closes).
+                if let connection, connection.owner == getpid() {
+                    open = connection
+                } else {
+                    do throws(KeychainError) {
+                        open = try connect()
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+                connection = open
+                do throws(DaemonConnection.Failure) {
+                    return .success(try open.exchange(body))
+                } catch {
+                    connection = nil
+                    switch error {
+                    case .notSent(let code) where attempt == 1:
+                        return .failure(KeychainError(.errSecIO, "cannot send to keychaind: \(String(cString: strerror(code)))"))
+                    case .notSent:
+                        continue
+                    case .noReply(let reason):
+                        return .failure(KeychainError(.errSecIO, "keychaind did not answer (\(reason)); the request may or may not have been carried out"))
+                    }
+                }
+            }
+            return .failure(KeychainError(.errSecIO, "keychaind does not answer"))
+        }
+        return try outcome.get()
+    }
+
+    private func connect() throws(KeychainError) -> DaemonConnection {
+        switch endpoint {
+        case .perUser(let environment, let arguments): try DaemonLauncher.connect(environment: environment, arguments: arguments)
+        case .system(let socket): try SystemDaemon.connect(socket)
+        }
+    }
+}

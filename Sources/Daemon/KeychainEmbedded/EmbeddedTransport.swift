@@ -1,0 +1,59 @@
+import Enclave
+import Foundation
+import KeychainClient
+import KeychainProtocol
+import KeychainServer
+import Synchronization
+import KeychainSupport
+
+/// The keychain server in this process, with a caller identity the program states itself.
+///
+/// The keychain is opened on the first request, and created only by a request that writes
+/// (adding an item, setting a passcode): until then, requests that only look get the answers of
+/// an empty keychain and nothing is written (``KeychainServer/replyWithoutKeychain(_:)``).
+///
+/// Embedded mode does not isolate programs of the same user from one another: any of them can
+/// read the keychain files and claim any access group. See README, Security model.
+public struct EmbeddedTransport: KeychainTransport {
+    private let keychain: OnDemandKeychain
+    let caller: CallerIdentity
+
+    /// Opens the keychain in `directory` for a caller in `accessGroups`.
+    ///
+    /// - Parameters:
+    ///   - directory: the keychain directory; by default `$XDG_DATA_HOME/keychain`.
+    ///   - accessGroups: the caller's groups, default group first; by default the program's name.
+    ///   - isOwnerTool: true for the device owner's tool, which sees every group.
+    ///   - sharedUnlock: keep unlocked class keys in the user's kernel keyring, so that one
+    ///     unlock serves this user's other processes until lock or reboot (falls back to this
+    ///     process's memory where the kernel refuses).
+    public init(
+        directory: URL = EmbeddedTransport.defaultDirectory(), accessGroups: [String] = [EmbeddedTransport.defaultAccessGroup()],
+        isOwnerTool: Bool = false, sharedUnlock: Bool = true
+    ) {
+        var cache: any ClassKeyCache = ProcessClassKeyCache()
+        if sharedUnlock, let keyring = KernelKeyringClassKeyCache() { cache = keyring }
+        keychain = OnDemandKeychain(directory: directory, cache: cache)
+        caller = CallerIdentity(accessGroups: accessGroups, isOwnerTool: isOwnerTool)
+    }
+
+    /// Serves `caller` from an already open server.
+    public init(server: KeychainServer, caller: CallerIdentity) {
+        keychain = OnDemandKeychain(server: server)
+        self.caller = caller
+    }
+
+    public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+        try keychain.perform(request, caller: caller)
+    }
+
+    /// `$XDG_DATA_HOME/keychain`, or `~/.local/share/keychain` when `XDG_DATA_HOME` is unset.
+    public static func defaultDirectory() -> URL {
+        KeychainPaths.keychainDirectory()
+    }
+
+    /// The program's name, as its default access group.
+    public static func defaultAccessGroup() -> String {
+        ProcessInfo.processInfo.processName
+    }
+}

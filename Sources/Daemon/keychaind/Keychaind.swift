@@ -1,0 +1,93 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import CKeychaindStartup
+import Enclave
+import Foundation
+import KeychainDaemon
+import KeychainProtocol
+import Logging
+import ServiceLifecycle
+import KeychainSupport
+
+/// `keychaind`: the keychain daemon. Per-user (the default), clients start it on demand; with
+/// `--system` it serves every local user from a system user of its own. systemd can start
+/// either on the first connection (`keychaind.socket`).
+@main
+struct Keychaind: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keychaind",
+        abstract: "The keychain daemon: holds the keys, checks the passcode and fingerprints, and serves each app its own items.",
+        discussion: "Listens on $XDG_RUNTIME_DIR/keychain/socket, or /run/keychain/socket with --system (or a socket systemd hands over). Stops cleanly on SIGTERM.")
+
+    @Option(name: .customLong("idle-lock"), help: "Lock the keychain after this many seconds without a request (0: never).")
+    var idleLockSeconds: Double = 300
+
+    @Flag(name: .customLong("system"), help: "Serve every local user, each their own keychain, as the keychaind system user (never root).")
+    var system = false
+
+    @Option(name: .customLong("state-directory"), help: "With --system: where each user's keychain is kept, in <uid>/.")
+    var stateDirectory = KeychainPaths.systemStateDirectory
+
+    @Option(name: .customLong("runtime-directory"), help: "With --system: the socket's directory.")
+    var runtimeDirectory = URL(fileURLWithPath: KeychainPaths.systemSocket).deletingLastPathComponent().path
+
+    @Option(name: .customLong("registry"), help: "With --system: the app registry's directory (root's).")
+    var registryDirectory = KeychainPaths.systemAppRegistry
+
+
+    func run() async throws {
+        guard kc_deny_process_writes() == 0 else {
+            throw KeychainError(.errSecInternalComponent, "keychaind cannot deny itself ptrace, process_vm_writev and pidfd_getfd: \(String(cString: strerror(errno)))")
+        }
+        ProcessHardening.apply()
+        // A client that goes away mid-reply is a closed connection, not the daemon's end.
+        signal(SIGPIPE, SIG_IGN)
+        LoggingSystem.bootstrap { DaemonLogHandler(label: $0) }
+        let logger = Logger(label: "keychaind")
+        if system { reportCapabilities(logger) }
+        let configuration = system
+            ? KeychainDaemon.Configuration(
+                mode: .system, keychainDirectory: URL(fileURLWithPath: stateDirectory), runtimeDirectory: URL(fileURLWithPath: runtimeDirectory),
+                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(), registryDirectory: URL(fileURLWithPath: registryDirectory))
+            : KeychainDaemon.Configuration(
+                keychainDirectory: KeychainPaths.keychainDirectory(), runtimeDirectory: KeychainPaths.runtimeDirectory(),
+                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd())
+        let daemon: KeychainDaemon
+        do {
+            daemon = try KeychainDaemon(configuration: configuration, logger: logger)
+        } catch let running as KeychainDaemon.AlreadyRunning {
+            logger.info("\(running)")
+            return
+        }
+        let group = ServiceGroup(configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
+        try await group.run()
+    }
+
+    /// Says what became of the capabilities: before `main`, `--system` kept `CAP_SYS_PTRACE`
+    /// alone (`kc_system_capabilities`), which systemd's `AmbientCapabilities=` or `setpriv
+    /// --ambient-caps` gives a process of the keychaind user. It is needed to read
+    /// `/proc/PID/exe` of another user's process, and nothing else is; no child (fprintd's
+    /// tools) inherits it, and no_new_privs is set. A seccomp filter denies it `ptrace`,
+    /// `process_vm_writev` and `pidfd_getfd` (``kc_deny_process_writes``): it reads
+    /// processes, and can change none.
+    private func reportCapabilities(_ logger: Logger) {
+        if kc_system_capabilities() == 1 {
+            logger.info("capabilities: CAP_SYS_PTRACE alone, and ptrace, process_vm_writev and pidfd_getfd denied")
+        } else {
+            logger.warning("keychaind --system runs without CAP_SYS_PTRACE, so it cannot see which program another user runs and refuses their connections; give it the capability (AmbientCapabilities=CAP_SYS_PTRACE, or setpriv --inh-caps +sys_ptrace --ambient-caps +sys_ptrace)")
+        }
+    }
+
+    /// The listening socket systemd passed (`LISTEN_PID` is this process and `LISTEN_FDS` ≥ 1:
+    /// descriptor 3), checked to be a socket.
+    static func socketFromSystemd() -> Int32? {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["LISTEN_PID"] == String(getpid()), let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1 else { return nil }
+        var info = stat()
+        guard fstat(3, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+        _ = fcntl(3, F_SETFD, FD_CLOEXEC)
+        return 3
+    }
+}
