@@ -25,7 +25,7 @@ let package = Package(
         .library(name: "Security", targets: ["Security"]),
         .library(name: "LocalAuthentication", targets: ["LocalAuthentication"]),
         // The keychain server inside the program that links it, with none of keychaind's
-        // protections (README, "Embedded mode").
+        // protections (Docs/SecurityModel.md, "Embedded mode").
         .library(name: "KeychainEmbedded", targets: ["KeychainEmbedded"]),
         .executable(name: "keychainctl", targets: ["keychainctl"]),
         .executable(name: "chores", targets: ["chores"]),

@@ -19,7 +19,7 @@ struct Scale {
     }
 
     /// `KEYCHAIN_BENCHMARK_ROUNDS`: at most this many iterations of every benchmark, for a run
-    /// under a profiler (`valgrind --tool=callgrind`, README) where each round is slow.
+    /// under a profiler (`valgrind --tool=callgrind`, Benchmarks/README.md) where each round is slow.
     static let roundLimit = ProcessInfo.processInfo.environment["KEYCHAIN_BENCHMARK_ROUNDS"].flatMap { Int($0) }
 
     /// `1k`, `100k`.

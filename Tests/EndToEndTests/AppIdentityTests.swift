@@ -108,7 +108,7 @@ import Testing
         let hers = own.appendingPathComponent("libc.so.6")
         try FileManager.default.copyItem(atPath: libc, toPath: hers.path)
         chown(hers.path, alice.uid, alice.gid)
-        let read = RequestParser.encode(.copyMatching(ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("team")], accessGroup: "com.example.shared", returns: .data)))
+        let read = RequestCoder.encode(.copyMatching(ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("team")], accessGroup: "com.example.shared", returns: .data)))
         let client = """
             import select, socket, sys
             s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
@@ -129,7 +129,7 @@ import Testing
             let output = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             if output.isEmpty { Issue.record("\(command): \(run.stderr)") }
             guard let bytes = Hex.decode(output) else { return nil }
-            return try? ReplyParser.parse(bytes)
+            return try? ReplyCoder.decode(bytes)
         }
         // Registered Python, run plainly, shares the group.
         let plain = try secret(arguments)

@@ -29,7 +29,7 @@ import Testing
             .copyMatching(ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("s")], returns: [.data, .attributes])),
             .verifyPasscode(SecretBytes(utf8: "1234"), context: context), .awaitBiometricMatch(timeout: 0, context: context),
             .update(ItemQuery(itemClass: .internetPassword), ItemChanges(attributes: ["labl": .string("l")])), .deviceStatus,
-        ].map(RequestParser.encode)
+        ].map(RequestCoder.encode)
         let sent = Atomic<Int>(0)
         let served = Atomic<Int>(0)
         let refusedWellBehaved = Atomic<Int>(0)

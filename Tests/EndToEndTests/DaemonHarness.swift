@@ -89,7 +89,7 @@ final class RawDaemonClient {
 
     /// Sends a request as a well-formed frame.
     func send(_ request: KeychainRequest) {
-        let body = RequestParser.encode(request)
+        let body = RequestCoder.encode(request)
         send(WireFrame.header(body.count) + body)
     }
 
@@ -101,7 +101,7 @@ final class RawDaemonClient {
     /// The next reply; nil when the daemon closed the connection first.
     func reply() -> Result<KeychainReply, KeychainError>? {
         guard let header = read(WireFrame.headerSize), let body = read(WireFrame.bodyLength(header)) else { return nil }
-        return try? ReplyParser.parse(body)
+        return try? ReplyCoder.decode(body)
     }
 
     /// True when the daemon closed the connection (end of stream, nothing more to read).

@@ -120,7 +120,7 @@ import Testing
         let result = try daemon.shell.script("setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c '\(script)' '\(daemon.socket)'")
         let bytes = try #require(Hex.decode(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(result.stderr)")
         #expect(bytes.count > WireFrame.headerSize && WireFrame.bodyLength(bytes) == bytes.count - WireFrame.headerSize)
-        guard case .failure(let refusal)? = try? ReplyParser.parse(Array(bytes.dropFirst(WireFrame.headerSize))) as Result<KeychainReply, KeychainError>? else {
+        guard case .failure(let refusal)? = try? ReplyCoder.decode(Array(bytes.dropFirst(WireFrame.headerSize))) as Result<KeychainReply, KeychainError>? else {
             Issue.record("the other user's process was not refused: \(result.stdout)")
             return
         }

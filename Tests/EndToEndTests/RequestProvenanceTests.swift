@@ -36,8 +36,8 @@ import Testing
                 import os, select, socket, sys, time
                 SOCK = \(pythonString(daemon.socket))
                 VICTIM = \(pythonString(victim.path))
-                ADD = bytes.fromhex("\(Hex.encode(RequestParser.encode(.add(add))))")
-                READ = bytes.fromhex("\(Hex.encode(RequestParser.encode(.copyMatching(read))))")
+                ADD = bytes.fromhex("\(Hex.encode(RequestCoder.encode(.add(add))))")
+                READ = bytes.fromhex("\(Hex.encode(RequestCoder.encode(.copyMatching(read))))")
                 def frame(body): return len(body).to_bytes(4, "big") + body
                 def read_exact(s, n):
                     data = b""
@@ -234,7 +234,7 @@ import Testing
 private func reply(_ output: String) -> Result<KeychainReply, KeychainError>? {
     guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("reply ") }) else { return nil }
     guard let bytes = Hex.decode(line.dropFirst("reply ".count)) else { return nil }
-    return try? ReplyParser.parse(bytes)
+    return try? ReplyCoder.decode(bytes)
 }
 
 private func status(_ reply: Result<KeychainReply, KeychainError>) -> Int32 {

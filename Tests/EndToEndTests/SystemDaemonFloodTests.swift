@@ -24,7 +24,7 @@ import Testing
         for (arguments, input) in [(["passcode", "set"], "1234\n"), (["biometry", "simulate", "on"], "1234\n")] {
             #expect(try daemon.keychainctl(as: alice, arguments, input: input).status == 0)
         }
-        let wait = RequestParser.encode(.awaitBiometricMatch(timeout: 60, context: .random()))
+        let wait = RequestCoder.encode(.awaitBiometricMatch(timeout: 60, context: .random()))
         // Each connection is held unless the daemon's greeting refuses it (a daemon that sends
         // none is given a fifth of a second).
         let flood = """

@@ -37,6 +37,8 @@ import Testing
             .createEnclaveKey(accessibility: .whenUnlocked, accessControl: try? AccessControl(protection: .whenUnlocked, flags: [.privateKeyUsage, .userPresence])),
             .useEnclaveKey(EnclaveKeyUse(sealedKey: Data([1, 2, 3]), operation: .sign(digest: Data(repeating: 9, count: 32)))),
             .useEnclaveKey(EnclaveKeyUse(sealedKey: Data([1]), operation: .keyAgreement(peerPublicKey: Data(repeating: 4, count: 65)), authenticationContext: context)),
+            .beginImport, .importChunk(file: "keybag", offset: 4096, bytes: SecretBytes(utf8: "part")), .finishImport(passcode: nil),
+            .finishImport(passcode: passcode),
         ]
     }
 
@@ -59,32 +61,32 @@ import Testing
 
     @Test func everyRequestSurvivesTheTrip() throws {
         for request in Self.everyRequest {
-            let body = RequestParser.encode(request)
-            let parsed = try RequestParser.parse(body)
-            #expect(RequestParser.encode(parsed) == body, "\(request)")
+            let body = RequestCoder.encode(request)
+            let parsed = try RequestCoder.decode(body)
+            #expect(RequestCoder.encode(parsed) == body, "\(request)")
         }
     }
 
     @Test func aQueryWithAnUnknownOptionIsRefused() throws {
-        var body = RequestParser.encode(.copyMatching(ItemQuery(itemClass: .genericPassword)))
+        var body = RequestCoder.encode(.copyMatching(ItemQuery(itemClass: .genericPassword)))
         // The options byte, then an absent item list, end the query.
         #expect(body.suffix(2) == [0, 0])
         body.removeLast()
         body[body.count - 1] = 4
         body.append(0)
-        #expect(throws: WireError.self) { try RequestParser.parse(body) }
+        #expect(throws: WireError.self) { try RequestCoder.decode(body) }
         body[body.count - 2] = 3
-        guard case .copyMatching(let query) = try RequestParser.parse(body) else { Issue.record("not a query"); return }
+        guard case .copyMatching(let query) = try RequestCoder.decode(body) else { Issue.record("not a query"); return }
         #expect(query.skipsItemsNeedingAuthentication && query.matchesCaseInsensitively)
     }
 
     @Test func everyReplySurvivesTheTrip() throws {
         for reply in Self.everyReply {
-            let body = ReplyParser.encode(reply)
-            let parsed = try ReplyParser.parse(body)
-            #expect(ReplyParser.encode(parsed) == body)
+            let body = ReplyCoder.encode(reply)
+            let parsed = try ReplyCoder.decode(body)
+            #expect(ReplyCoder.encode(parsed) == body)
         }
-        guard case .failure(let error) = try ReplyParser.parse(ReplyParser.encode(.failure(KeychainError(status: -25308, message: "m")))) else {
+        guard case .failure(let error) = try ReplyCoder.decode(ReplyCoder.encode(.failure(KeychainError(status: -25308, message: "m")))) else {
             Issue.record("an error came back as a result")
             return
         }
@@ -95,7 +97,7 @@ import Testing
     /// its last whole scalar that fits when it does not (a scalar is never split).
     @Test(arguments: [("short", 5), (String(repeating: "a", count: 4096), 4096), (String(repeating: "a", count: 5000), 4096), ("a" + String(repeating: "😀", count: 1100), 4093)])
     func anErrorMessageCrossesWithinTheLimit(message: String, expectedBytes: Int) throws {
-        guard case .failure(let error) = try ReplyParser.parse(ReplyParser.encode(.failure(KeychainError(status: -25300, message: message)))) else {
+        guard case .failure(let error) = try ReplyCoder.decode(ReplyCoder.encode(.failure(KeychainError(status: -25300, message: message)))) else {
             Issue.record("an error came back as a result")
             return
         }
@@ -105,25 +107,25 @@ import Testing
 
     @Test func everyTruncationAndEveryExtraByteIsRefused() throws {
         for request in Self.everyRequest {
-            let body = RequestParser.encode(request)
+            let body = RequestCoder.encode(request)
             for length in 0..<body.count {
-                #expect(throws: WireError.self) { try RequestParser.parse(Array(body.prefix(length))) }
+                #expect(throws: WireError.self) { try RequestCoder.decode(Array(body.prefix(length))) }
             }
-            #expect(throws: WireError.self) { try RequestParser.parse(body + [0]) }
+            #expect(throws: WireError.self) { try RequestCoder.decode(body + [0]) }
         }
         for reply in Self.everyReply {
-            let body = ReplyParser.encode(reply)
+            let body = ReplyCoder.encode(reply)
             for length in 0..<body.count {
-                #expect(throws: WireError.self) { try ReplyParser.parse(Array(body.prefix(length))) }
+                #expect(throws: WireError.self) { try ReplyCoder.decode(Array(body.prefix(length))) }
             }
         }
     }
 
     @Test func anotherVersionOrAnUnknownRequestIsRefused() throws {
-        #expect(throws: WireError.self) { try RequestParser.parse([2, 5]) }
-        #expect(throws: WireError.self) { try RequestParser.parse([WireFrame.version, 0]) }
-        #expect(throws: WireError.self) { try RequestParser.parse([WireFrame.version, 200]) }
-        #expect(try { if case .deviceStatus = try RequestParser.parse([WireFrame.version, 5]) { true } else { false } }())
+        #expect(throws: WireError.self) { try RequestCoder.decode([2, 5]) }
+        #expect(throws: WireError.self) { try RequestCoder.decode([WireFrame.version, 0]) }
+        #expect(throws: WireError.self) { try RequestCoder.decode([WireFrame.version, 200]) }
+        #expect(try { if case .deviceStatus = try RequestCoder.decode([WireFrame.version, 5]) { true } else { false } }())
     }
 
     @Test func fieldsOverTheirLimitsAreRefusedBeforeAllocation() throws {
@@ -131,19 +133,19 @@ import Testing
         var writer = WireWriter()
         writer.u8(WireFrame.version); writer.u8(7)
         writer.secret(SecretBytes(Array(repeating: 1, count: KeychainLimits.maximumSecretSize + 1)))
-        #expect(throws: WireError.self) { try RequestParser.parse(writer.finish()) }
+        #expect(throws: WireError.self) { try RequestCoder.decode(writer.finish()) }
         // A length of 4 GiB with a few bytes behind it, and a list claiming 4 billion entries.
-        #expect(throws: WireError.self) { try RequestParser.parse([WireFrame.version, 7, 0xff, 0xff, 0xff, 0xff, 1, 2]) }
-        #expect(throws: WireError.self) { try RequestParser.parse([WireFrame.version, 2, 0, 0, 0, 4] + Array("genp".utf8) + [0xff, 0xff, 0xff, 0xff]) }
+        #expect(throws: WireError.self) { try RequestCoder.decode([WireFrame.version, 7, 0xff, 0xff, 0xff, 0xff, 1, 2]) }
+        #expect(throws: WireError.self) { try RequestCoder.decode([WireFrame.version, 2, 0, 0, 0, 4] + Array("genp".utf8) + [0xff, 0xff, 0xff, 0xff]) }
         // Text that is not UTF-8, a flag that is not 0 or 1, access control bits Apple does not have.
-        #expect(throws: WireError.self) { try RequestParser.parse([WireFrame.version, 18, 0, 0, 0, 1, 0xff, 0, 0, 0, 0]) }
-        #expect(throws: WireError.self) { try RequestParser.parse([WireFrame.version, 20, 2, 0, 0, 0, 0]) }
+        #expect(throws: WireError.self) { try RequestCoder.decode([WireFrame.version, 18, 0, 0, 0, 1, 0xff, 0, 0, 0, 0]) }
+        #expect(throws: WireError.self) { try RequestCoder.decode([WireFrame.version, 20, 2, 0, 0, 0, 0]) }
         var control = WireWriter()
         control.u8(WireFrame.version); control.u8(1)
         WireValuesProbe.newItem(with: &control, flags: 1 << 40)
-        #expect(throws: WireError.self) { try RequestParser.parse(control.finish()) }
+        #expect(throws: WireError.self) { try RequestCoder.decode(control.finish()) }
         // An oversized body.
-        #expect(throws: WireError.self) { try RequestParser.parse(Array(repeating: 0, count: WireFrame.maximumRequest + 1)) }
+        #expect(throws: WireError.self) { try RequestCoder.decode(Array(repeating: 0, count: WireFrame.maximumRequest + 1)) }
     }
 
     /// Text is read as UTF-8 exactly: what is not (a lone continuation byte, a truncated
@@ -181,7 +183,7 @@ import Testing
 
     @Test func randomAndMutatedBytesNeverCrashTheParser() {
         var generator = SystemRandomNumberGenerator()
-        let valid = Self.everyRequest.map(RequestParser.encode)
+        let valid = Self.everyRequest.map(RequestCoder.encode)
         var parsed = 0
         for round in 0..<50_000 {
             var body: [UInt8]
@@ -194,7 +196,7 @@ import Testing
                     body[Int.random(in: 0..<body.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
                 }
             }
-            if (try? RequestParser.parse(body)) != nil { parsed += 1 }
+            if (try? RequestCoder.decode(body)) != nil { parsed += 1 }
         }
         // Some mutations land in free-form fields and still parse: the parser is exercised on both sides.
         #expect(parsed > 0)

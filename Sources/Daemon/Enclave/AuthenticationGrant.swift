@@ -8,23 +8,24 @@ import KeychainProtocol
 /// connection, and presents them to the Enclave when a request names that context. The Enclave
 /// checks the tag, the boot and the age (at most 300 s) before it unwraps anything. A client
 /// that skipped the prompt has no grant and gets no secret (DESIGN.md, "keys, grants and
-/// touches never leave it").
+/// touches never leave it"). Outside the Enclave a grant is opaque: it is carried and handed
+/// back, never read or made.
 public struct AuthenticationGrant: Sendable, Hashable, Codable {
     /// What was proven.
-    public let factor: AuthenticationFactor
+    let factor: AuthenticationFactor
     /// For biometry: the enrolled set it matched against (biometryCurrentSet items compare it).
-    public let domainState: Data?
+    let domainState: Data?
     /// The boot it was issued in.
-    public let bootID: String
+    let bootID: String
     /// Boot-clock time of issue.
-    public let issuedAt: Double
+    let issuedAt: Double
     /// Random, so no two grants are alike.
-    public let nonce: Data
+    let nonce: Data
     /// The Enclave's MAC over everything above.
-    public let tag: Data
+    let tag: Data
 
     /// Creates a grant from its parts (the Enclave does this).
-    public init(factor: AuthenticationFactor, domainState: Data?, bootID: String, issuedAt: Double, nonce: Data, tag: Data) {
+    init(factor: AuthenticationFactor, domainState: Data?, bootID: String, issuedAt: Double, nonce: Data, tag: Data) {
         self.factor = factor
         self.domainState = domainState
         self.bootID = bootID
@@ -34,7 +35,7 @@ public struct AuthenticationGrant: Sendable, Hashable, Codable {
     }
 
     /// The bytes the tag covers.
-    public var taggedBytes: Data {
+    var taggedBytes: Data {
         LengthPrefixed.encode(label: "grant v1", [
             Data(factor.rawValue.utf8), domainState ?? Data(), Data(bootID.utf8),
             withUnsafeBytes(of: issuedAt.bitPattern.bigEndian) { Data($0) }, nonce,

@@ -6,7 +6,7 @@ import KeychainProtocol
 /// an access-controlled item's key is unwrapped.
 extension Enclave {
     /// The longest a grant stays usable: Apple's maximum reuse duration.
-    public static let grantLifetime: Double = 300
+    static let grantLifetime: Double = 300
 
     private func grantKey() -> SymmetricKey {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: deviceKey, info: Data("swift-keychain grant v1".utf8), outputByteCount: 32)
@@ -23,7 +23,7 @@ extension Enclave {
     }
 
     /// The grants that are genuine, from this boot, and younger than ``grantLifetime``.
-    public func validGrants(_ grants: [AuthenticationGrant]) -> [AuthenticationGrant] {
+    func validGrants(_ grants: [AuthenticationGrant]) -> [AuthenticationGrant] {
         let key = grantKey()
         let now = clock.uptime()
         let boot = clock.bootID

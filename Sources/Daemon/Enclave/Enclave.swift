@@ -21,7 +21,7 @@ import KeychainSupport
 /// database's last durable generation); `enclave.lock` serialises processes.
 public final class Enclave: Sendable {
     /// The keychain directory.
-    public let files: KeychainDirectory
+    let files: KeychainDirectory
     let deviceKey: SymmetricKey
     /// What authenticates the database-state records (``DatabaseRecord``), keyed once.
     let databaseRecordAuthenticator: DatabaseRecord.Authenticator
@@ -40,8 +40,14 @@ public final class Enclave: Sendable {
     /// The file processes take turns on (`flock`) before they change the Enclave's state.
     static let lockName = KeychainPaths.enclaveLockName
 
-    /// The keychain directory's path.
-    public var directory: URL { files.url }
+    /// Where the simulated sensor takes its touches: a directory in the keychain's own.
+    public var simulatedSensorDirectory: URL { files.url.appendingPathComponent("sensor") }
+
+    /// Checks the database's files (`keychain.db`, its WAL and shared memory) as the Enclave's
+    /// own: regular files of this user that nobody else can write, never links.
+    public func checkDatabaseFiles() throws(KeychainError) {
+        for suffix in ["", "-wal", "-shm"] { try files.checkFile(Self.databaseFileName + suffix) }
+    }
 
     /// Opens the enclave whose state lives in `directory`, creating the device secret and a
     /// keybag without passcode when the keychain is new.

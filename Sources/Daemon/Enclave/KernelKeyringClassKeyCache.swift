@@ -11,7 +11,7 @@ import Synchronization
 /// they never reach the disk, and a reboot clears them, after which the passcode is needed again.
 ///
 /// Entries are restricted to their owner. Other processes of the same user can read them; in
-/// embedded mode that user is trusted anyway (README, Security model).
+/// embedded mode that user is trusted anyway (Docs/SecurityModel.md).
 public struct KernelKeyringClassKeyCache: ClassKeyCache {
     /// The serial each entry was last found or stored under, so that a load is one read, not a
     /// search and a read. A lock invalidates the entry (``remove(_:)``, in whichever process),

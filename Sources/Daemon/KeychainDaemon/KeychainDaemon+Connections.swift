@@ -79,7 +79,7 @@ extension KeychainDaemon {
     /// Sends `error` in place of the greeting (the caller closes the connection).
     private func refuse(_ socket: ClientSocket, _ error: KeychainError, audit reason: String) {
         audit.warning("connection refused", metadata: ["peer": "\(reason)"])
-        var reply = ReplyParser.encode(.failure(error))
+        var reply = ReplyCoder.encode(.failure(error))
         socket.send(&reply)
     }
 
@@ -109,13 +109,13 @@ extension KeychainDaemon {
             keychainImport: configuration.mode == .system ? KeychainImport(state: configuration.keychainDirectory, uid: identity.uid, connection: number) : nil)
         defer {
             client.keychainImport?.abandon()
-            client.keychain.keychain.openedServer?.endConnection(number)
+            client.keychain.onDemand.openedServer?.endConnection(number)
         }
         if let reason = app.untrustedBecause {
             audit.warning("untrusted app: its own items only", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "because": "\(reason)"])
         }
         audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(app.identifier)", "pid": "\(identity.pid)", "connection": "\(number)"])
-        var greeting = ReplyParser.encode(.success(.done))
+        var greeting = ReplyCoder.encode(.success(.done))
         guard socket.send(&greeting) else { return }
         let idle = configuration.mode == .system ? Self.idleConnectionSeconds : nil
         while !connections.isStopping {
@@ -124,7 +124,7 @@ extension KeychainDaemon {
                 return
             case .foreignWriter(let writer):
                 audit.warning("request refused: written by another process than the one identified", metadata: ["app": "\(app.identifier)", "pid": "\(identity.pid)", "writer": "\(writer)", "connection": "\(number)"])
-                var reply = ReplyParser.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this connection belongs to pid \(identity.pid); a request written by another process (pid \(writer)) is refused: a connection cannot be inherited or handed over")))
+                var reply = ReplyCoder.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this connection belongs to pid \(identity.pid); a request written by another process (pid \(writer)) is refused: a connection cannot be inherited or handed over")))
                 socket.send(&reply)
                 return
             case .frame(var frame):
@@ -137,83 +137,36 @@ extension KeychainDaemon {
 
     /// An owner session for a process whose login session's leader has exited could not be told
     /// from a later session with the same id.
-    private static let noLoginSession = KeychainError(.errSecInteractionNotAllowed, "this process's login session has no leader it can see (it exited, or it runs outside this pid namespace), so no owner session can be opened in it: run the command from a terminal or a session of its own (setsid)")
 
     /// The reply to one frame, and whether the connection stays open.
     private func answer(_ frame: InboundFrame, _ client: Client) -> (reply: [UInt8], keepOpen: Bool) {
         let request: KeychainRequest
         switch frame {
         case .oversized(let length):
-            return (ReplyParser.encode(.failure(WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit").keychainError)), false)
+            return (ReplyCoder.encode(.failure(WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit").keychainError)), false)
         case .truncated:
-            return (ReplyParser.encode(.failure(WireError("the connection ended inside a request").keychainError)), false)
+            return (ReplyCoder.encode(.failure(WireError("the connection ended inside a request").keychainError)), false)
         case .body(let body):
             do throws(WireError) {
-                request = try RequestParser.parse(body)
+                request = try RequestCoder.decode(body)
             } catch {
                 if let suppressed = malformedLog.admit() {
                     audit.warning("malformed request", metadata: ["app": "\(caller(client).defaultAccessGroup)", "reason": "\(error.reason)", "unlogged since the last": "\(suppressed)"])
                 }
-                return (ReplyParser.encode(.failure(error.keychainError)), false)
+                return (ReplyCoder.encode(.failure(error.keychainError)), false)
             }
         }
         // The process must still be the one identified: alive (its pid is still its own) and, for
         // a trusted app, untraced and running the same file.
         guard kc_pidfd_is_alive(client.peer.pidfd) == 1 else {
-            return (ReplyParser.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "the process that opened this connection has exited"))), false)
+            return (ReplyCoder.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "the process that opened this connection has exited"))), false)
         }
         if let file = client.app.executableFile, !ExecutableTrust.stillUntraced(client.peer.pid, executable: file) {
             audit.warning("connection closed: the app is traced or runs another program", metadata: ["app": "\(client.app.identifier)", "pid": "\(client.peer.pid)"])
-            return (ReplyParser.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this process is being traced, or runs another program than when it connected; the daemon no longer trusts it"))), false)
+            return (ReplyCoder.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this process is being traced, or runs another program than when it connected; the daemon no longer trusts it"))), false)
         }
         client.keychain.requestSlots.wait()
         defer { client.keychain.requestSlots.signal() }
-        return (ReplyParser.encode(answer(request, client)), true)
-    }
-
-    /// Carries out `request` for `client`: the reply, with the owner session opened, closed or
-    /// ended as the request asks.
-    private func answer(_ request: KeychainRequest, _ client: Client) -> Result<KeychainReply, KeychainError> {
-        let caller = caller(client)
-        let keychain = client.keychain
-        let owners = keychain.owners
-        let mark = owners.mark
-        keychain.beginRequest()
-        var result = Result { () throws(KeychainError) in try reply(to: request, caller, client) }
-        // Idle time counts from the end of the last request: a long passcode check is not idleness.
-        keychain.endRequest()
-        defer { record(request, result, caller, client.peer.uid) }
-        guard case .success = result else { return result }
-        // Lock and a new passcode end every owner session, as they forget every grant.
-        switch request {
-        case .lock, .setPasscode, .removePasscode:
-            owners.closeAll()
-            return result
-        default: break
-        }
-        let lockedMeanwhile = KeychainError(.errSecInteractionNotAllowed, "the keychain locked while the owner session was opening: log in again")
-        guard let session = client.ownerSession else {
-            if request.opensOwnerSession { result = .failure(Self.noLoginSession) }
-            return result
-        }
-        switch request {
-        case .openOwnerSession:
-            if !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
-        case .openOwnerSessionByBiometry:
-            if case .success(.match(.matched)) = result, !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
-        case .closeOwnerSession: owners.close(session)
-        default: break
-        }
-        return result
-    }
-}
-
-extension KeychainRequest {
-    /// Opens an owner session (with the passcode or a touch).
-    fileprivate var opensOwnerSession: Bool {
-        switch self {
-        case .openOwnerSession, .openOwnerSessionByBiometry: true
-        default: false
-        }
+        return (ReplyCoder.encode(answer(request, client)), true)
     }
 }

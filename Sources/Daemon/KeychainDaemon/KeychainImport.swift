@@ -22,8 +22,8 @@ import Synchronization
 /// The files keep every property of the keychain: its device secret, passcode, attempt
 /// counter (a lockout carries over), fingers' state and row ledger. The device secret was
 /// readable by the user's programs before the move, so a copy taken then still opens a copy of
-/// the old files taken then; the move protects what is written afterwards (the note in the
-/// README says so).
+/// the old files taken then; the move protects what is written afterwards (Docs/SystemMode.md
+/// says so).
 final class KeychainImport: Sendable {
     /// The files a keychain directory holds that are moved; anything else is refused.
     static let fileNames = Set(KeychainRequest.importedFileNames)
@@ -50,6 +50,18 @@ final class KeychainImport: Sendable {
         for name in names where name.hasPrefix(stagingPrefix) {
             try? FileManager.default.removeItem(at: state.appendingPathComponent(name))
         }
+    }
+
+    /// One step of the move: `beginImport`, `importChunk` or `finishImport` (answered with how
+    /// many items the keychain holds).
+    func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+        switch request {
+        case .beginImport: try begin()
+        case .importChunk(let file, let offset, let bytes): try append(file: file, offset: offset, bytes: bytes)
+        case .finishImport(let passcode): return .count(try finish(passcode: passcode))
+        default: throw KeychainError(.errSecInternalComponent, "\(request.kind) is not a step of a keychain's move")
+        }
+        return .done
     }
 
     /// Starts an import: an empty staging directory (0700), after removing what an earlier
@@ -131,7 +143,7 @@ final class KeychainImport: Sendable {
     /// one) must be given, and every row of every class must pass its ledger and open.
     private func check(_ directory: URL, passcode: SecretBytes?) throws(KeychainError) -> Int {
         let server = try KeychainServer(directory: directory, cache: ProcessClassKeyCache(), creating: false)
-        let owner = CallerIdentity(accessGroups: ["keychaind"], isOwnerTool: true)
+        let owner = CallerIdentity(accessGroups: ["keychaind"], actsForOwner: true)
         guard case .status(let status) = try server.handle(.deviceStatus, caller: owner) else { throw KeychainError.errSecInternalComponent }
         if status.passcodeSet {
             guard let passcode else {

@@ -12,7 +12,8 @@ import Synchronization
 final class UserKeychain: Sendable {
     /// The user it belongs to.
     let uid: uid_t
-    let keychain: OnDemandKeychain
+    /// The keychain's server, opened at its first request.
+    let onDemand: OnDemandKeychain
     let owners = OwnerSessions()
     /// Requests of this user carried out at once: four (a fifth waits on its own connection's
     /// thread), so that one user's passcode checks, each an scrypt run with its memory, cannot
@@ -32,7 +33,7 @@ final class UserKeychain: Sendable {
     /// this process's memory alone).
     init(uid: uid_t, directory: URL) {
         self.uid = uid
-        keychain = OnDemandKeychain(directory: directory, cache: ProcessClassKeyCache())
+        onDemand = OnDemandKeychain(directory: directory, cache: ProcessClassKeyCache())
     }
 
     /// A request for this keychain started.
@@ -68,7 +69,7 @@ final class UserKeychain: Sendable {
     /// nothing was unlocked).
     func lock() -> Bool {
         owners.closeAll()
-        guard let server = keychain.openedServer else { return false }
+        guard let server = onDemand.openedServer else { return false }
         _ = try? server.handle(.lock, caller: CallerIdentity(accessGroups: ["keychaind"]))
         return true
     }

@@ -13,7 +13,7 @@ import KeychainSupport
 /// an empty keychain and nothing is written (``KeychainServer/replyWithoutKeychain(_:)``).
 ///
 /// Embedded mode does not isolate programs of the same user from one another: any of them can
-/// read the keychain files and claim any access group. See README, Security model.
+/// read the keychain files and claim any access group. See Docs/SecurityModel.md.
 public struct EmbeddedTransport: KeychainTransport {
     private let keychain: OnDemandKeychain
     let caller: CallerIdentity
@@ -23,18 +23,18 @@ public struct EmbeddedTransport: KeychainTransport {
     /// - Parameters:
     ///   - directory: the keychain directory; by default `$XDG_DATA_HOME/keychain`.
     ///   - accessGroups: the caller's groups, default group first; by default the program's name.
-    ///   - isOwnerTool: true for the device owner's tool, which sees every group.
+    ///   - actsForOwner: true for the device owner's tool, which sees every group.
     ///   - sharedUnlock: keep unlocked class keys in the user's kernel keyring, so that one
     ///     unlock serves this user's other processes until lock or reboot (falls back to this
     ///     process's memory where the kernel refuses).
     public init(
         directory: URL = EmbeddedTransport.defaultDirectory(), accessGroups: [String] = [EmbeddedTransport.defaultAccessGroup()],
-        isOwnerTool: Bool = false, sharedUnlock: Bool = true
+        actsForOwner: Bool = false, sharedUnlock: Bool = true
     ) {
         var cache: any ClassKeyCache = ProcessClassKeyCache()
         if sharedUnlock, let keyring = KernelKeyringClassKeyCache() { cache = keyring }
         keychain = OnDemandKeychain(directory: directory, cache: cache)
-        caller = CallerIdentity(accessGroups: accessGroups, isOwnerTool: isOwnerTool)
+        caller = CallerIdentity(accessGroups: accessGroups, actsForOwner: actsForOwner)
     }
 
     /// Serves `caller` from an already open server.

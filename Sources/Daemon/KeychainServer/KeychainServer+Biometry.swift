@@ -10,7 +10,7 @@ extension KeychainServer {
     /// otherwise none.
     func currentSensor() throws(KeychainError) -> (any BiometricSensor)? {
         if try enclave.isSimulatedSensorEnabled() {
-            return SimulatedSensor(directory: enclave.directory.appendingPathComponent("sensor"))
+            return SimulatedSensor(directory: enclave.simulatedSensorDirectory)
         }
         return fprintd.withLock { cached in
             if cached == nil { cached = FprintdSensor.detect() }
@@ -109,6 +109,6 @@ extension KeychainServer {
 
     func simulateTouch(matching: Bool, finger: String?) throws(KeychainError) {
         let sample = try enclave.simulatedTouch(matching: matching, finger: finger)
-        try SimulatedSensor(directory: enclave.directory.appendingPathComponent("sensor")).post(sample)
+        try SimulatedSensor(directory: enclave.simulatedSensorDirectory).post(sample)
     }
 }

@@ -66,7 +66,7 @@ extension KeychainServer {
         if let group = query.accessGroup {
             try RequestValidation.checkMembership(group, caller)
             groups = [try terms.accessGroupTag(group)]
-        } else if !caller.isOwnerTool {
+        } else if !caller.actsForOwner {
             groups = []
             for group in caller.accessGroups { groups?.append(try terms.accessGroupTag(group)) }
         }

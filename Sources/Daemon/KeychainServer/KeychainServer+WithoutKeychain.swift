@@ -7,10 +7,10 @@ import KeychainStore
 extension KeychainServer {
     /// The answer to `request` while no keychain exists yet: what an empty keychain without a
     /// passcode answers, so that looking (`keychainctl status`, a search, a preflight) never
-    /// creates one as a side effect. Nil for the requests that create the keychain (adding an
-    /// item, setting a passcode, the sensor and enrollment requests).
+    /// creates one as a side effect. Nil for the requests that create the keychain
+    /// (``RequestFacts/createsKeychain``: adding an item or an Enclave key, setting a passcode,
+    /// the sensor and enrollment requests).
     public static func replyWithoutKeychain(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply? {
-        guard !createsKeychain(request) else { return nil }
         switch request {
         case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor, .simulateTouch, .createEnclaveKey:
             return nil
@@ -54,16 +54,6 @@ extension KeychainServer {
 }
 
 extension KeychainServer {
-    /// True for the requests that create the keychain when there is none: adding an item or an
-    /// Enclave key, setting a passcode, and the sensor and enrollment requests (which need the
-    /// Enclave).
-    public static func createsKeychain(_ request: KeychainRequest) -> Bool {
-        switch request {
-        case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor, .simulateTouch, .createEnclaveKey: true
-        default: false
-        }
-    }
-
     /// Removes the files of the keychain in `directory` that cannot be opened, under the
     /// Enclave's lock: the keybag first (so no item can be decrypted from here on), then the
     /// database and every other state file. The directory's own checks still apply, so a

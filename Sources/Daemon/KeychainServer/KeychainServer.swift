@@ -56,7 +56,7 @@ public final class KeychainServer: Sendable {
     /// Admits the database (opening `store` when a stamp needs it): see
     /// ``Enclave/bindDatabase(inspect:stamp:)``.
     private static func bind(_ enclave: Enclave, _ url: URL, _ store: inout KeychainStore?) throws(KeychainError) {
-        for name in ["", "-wal", "-shm"] { try enclave.files.checkFile(Enclave.databaseFileName + name) }
+        try enclave.checkDatabaseFiles()
         try enclave.bindDatabase(inspect: { () throws(KeychainError) in try KeychainStore.inspect(url) }) { (keychainID, deletingRows) throws(KeychainError) in
             let opened: KeychainStore
             if let store { opened = store } else { opened = try openStore(enclave, url) }
@@ -185,7 +185,7 @@ public final class KeychainServer: Sendable {
         case .useEnclaveKey(let use):
             let grants = contexts.grants(use.authenticationContext, caller: caller)
             return .keyOutput(try enclave.inItemRequest { () throws(KeychainError) in
-                try enclave.useEnclaveKey(use.sealedKey, use.operation, callerGroups: caller.isOwnerTool ? nil : caller.accessGroups, grants: grants)
+                try enclave.useEnclaveKey(use.sealedKey, use.operation, callerGroups: caller.actsForOwner ? nil : caller.accessGroups, grants: grants)
             })
         case .eraseUnopenableKeychain:
             // An open keychain is erased with its passcode; OnDemandKeychain handles the rest.
@@ -237,7 +237,7 @@ public final class KeychainServer: Sendable {
     }
 
     private func requireOwner(_ caller: CallerIdentity) throws(KeychainError) {
-        guard caller.isOwnerTool else {
+        guard caller.actsForOwner else {
             throw KeychainError(.errSecMissingEntitlement, "only the device owner may do this: open an owner session first (`keychainctl owner login`, with the passcode)")
         }
     }

@@ -31,7 +31,7 @@ public final class OnDemandKeychain: Sendable {
     /// keychain first.
     public func perform(_ request: KeychainRequest, caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
         if case .eraseUnopenableKeychain = request { return try eraseUnopenable(caller) }
-        guard let server = try server(creating: KeychainServer.createsKeychain(request)) else {
+        guard let server = try server(creating: request.kind.facts.createsKeychain) else {
             guard let reply = try KeychainServer.replyWithoutKeychain(request) else { throw KeychainError.errSecInternalComponent }
             return reply
         }

@@ -51,7 +51,7 @@ enum RequestValidation {
 
     /// The caller must belong to `group` (the owner's tool belongs to every group).
     static func checkMembership(_ group: String, _ caller: CallerIdentity) throws(KeychainError) {
-        guard caller.isOwnerTool || caller.accessGroups.contains(group) else {
+        guard caller.actsForOwner || caller.accessGroups.contains(group) else {
             throw KeychainError(.errSecMissingEntitlement, "this program is not a member of the requested access group")
         }
         guard !group.isEmpty, group.utf8.count <= 256 else {

@@ -2,23 +2,25 @@
 /// the call came on.
 ///
 /// In daemon mode the identity comes from the kernel (`SO_PEERCRED`, the executable behind the
-/// peer's pidfd); in embedded mode the program states it and nothing checks it (see README,
-/// Security model).
+/// peer's pidfd); in embedded mode the program states it and nothing checks it
+/// (Docs/SecurityModel.md).
 public struct CallerIdentity: Sendable, Hashable {
     /// The caller's access groups; the first is the default group for new items.
     public var accessGroups: [String]
-    /// True for the device owner's administrative tool (`keychainctl`): it may search every
-    /// access group, as Apple's `security` tool does.
-    public var isOwnerTool: Bool
+    /// True when the caller acts for the device owner: through keychaind, an app in an open
+    /// owner session (`keychainctl owner login`); embedded, the owner's tool (`keychainctl`),
+    /// by its own word. It may search every access group, as Apple's `security` tool does, and
+    /// manage entitlements and app declarations.
+    public var actsForOwner: Bool
     /// The connection the request came on. What an authentication context earned is filed
     /// under it, so another connection naming the same context gets nothing.
     public var connection: UInt64
 
     /// Creates an identity; `accessGroups` must not be empty.
-    public init(accessGroups: [String], isOwnerTool: Bool = false, connection: UInt64 = 0) {
+    public init(accessGroups: [String], actsForOwner: Bool = false, connection: UInt64 = 0) {
         precondition(!accessGroups.isEmpty, "a caller belongs to at least its default access group")
         self.accessGroups = accessGroups
-        self.isOwnerTool = isOwnerTool
+        self.actsForOwner = actsForOwner
         self.connection = connection
     }
 

@@ -53,7 +53,7 @@ enum Session {
             // Through keychaind, keychainctl is an app like any other: its own items only.
             let transport: any KeychainTransport = KeychainServices.usesDaemon
                 ? systemSocket.map { DaemonTransport(systemSocket: $0) } ?? DaemonTransport()
-                : EmbeddedTransport(accessGroups: [accessGroup], isOwnerTool: true)
+                : EmbeddedTransport(accessGroups: [accessGroup], actsForOwner: true)
             KeychainServices.transport = transport
             let daemon = transport as? DaemonTransport
             if hardening == .beforeBody || (hardening == .afterFirstReply && daemon == nil) {

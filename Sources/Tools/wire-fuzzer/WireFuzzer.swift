@@ -1,8 +1,8 @@
 import Foundation
 import KeychainProtocol
 
-/// The fuzz target for the wire decoders (`RequestParser`, which keychaind runs on every
-/// client's bytes, and `ReplyParser`, which a client runs on the daemon's).
+/// The fuzz target for the wire decoders (`RequestCoder`, which keychaind runs on every
+/// client's bytes, and `ReplyCoder`, which a client runs on the daemon's).
 ///
 /// Each input is one message body given to both decoders. A decoder may refuse it (a
 /// `WireError`), never crash, hang or allocate without bound; and what it accepts must encode to
@@ -10,15 +10,15 @@ import KeychainProtocol
 /// round), so that the encoder and the decoder cannot disagree.
 enum WireFuzzer {
     static func check(_ body: [UInt8]) {
-        if let request = try? RequestParser.parse(body) {
-            let encoded = RequestParser.encode(request)
-            guard let again = try? RequestParser.parse(encoded) else { fatalError("an accepted request's encoding is refused") }
-            guard RequestParser.encode(again) == encoded else { fatalError("a request's encoding changes when decoded again") }
+        if let request = try? RequestCoder.decode(body) {
+            let encoded = RequestCoder.encode(request)
+            guard let again = try? RequestCoder.decode(encoded) else { fatalError("an accepted request's encoding is refused") }
+            guard RequestCoder.encode(again) == encoded else { fatalError("a request's encoding changes when decoded again") }
         }
-        if let reply = try? ReplyParser.parse(body) {
-            let encoded = ReplyParser.encode(reply)
-            guard let again = try? ReplyParser.parse(encoded) else { fatalError("an accepted reply's encoding is refused") }
-            guard ReplyParser.encode(again) == encoded else { fatalError("a reply's encoding changes when decoded again") }
+        if let reply = try? ReplyCoder.decode(body) {
+            let encoded = ReplyCoder.encode(reply)
+            guard let again = try? ReplyCoder.decode(encoded) else { fatalError("an accepted reply's encoding is refused") }
+            guard ReplyCoder.encode(again) == encoded else { fatalError("a reply's encoding changes when decoded again") }
         }
     }
 }
@@ -79,7 +79,7 @@ struct WireFuzzerMain {
         let replies: [Result<KeychainReply, KeychainError>] = [
             .success(.done), .success(.count(3)), .failure(KeychainError(.errSecItemNotFound, "not found")), .failure(KeychainError.errSecDecode),
         ]
-        for (index, body) in (requests.map(RequestParser.encode) + replies.map(ReplyParser.encode)).enumerated() {
+        for (index, body) in (requests.map(RequestCoder.encode) + replies.map(ReplyCoder.encode)).enumerated() {
             try Data(body).write(to: directory.appendingPathComponent("seed-\(index)"))
         }
     }

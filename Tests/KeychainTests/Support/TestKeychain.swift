@@ -58,7 +58,7 @@ struct TestKeychain {
     }
 
     func perform(_ request: KeychainRequest, groups: [String] = ["com.example.app"], owner: Bool = false, connection: UInt64 = 0) throws(KeychainError) -> KeychainReply {
-        try server.handle(request, caller: CallerIdentity(accessGroups: groups, isOwnerTool: owner, connection: connection))
+        try server.handle(request, caller: CallerIdentity(accessGroups: groups, actsForOwner: owner, connection: connection))
     }
 
     func setPasscode(_ passcode: String) throws {

@@ -93,7 +93,7 @@ final class DaemonConnection {
         }
         let greeting: Result<KeychainReply, KeychainError>
         do throws(WireError) {
-            greeting = try ReplyParser.parse(body)
+            greeting = try ReplyCoder.decode(body)
         } catch {
             throw KeychainError(.errSecDecode, "keychaind's greeting could not be read (\(error.reason)); is it the same version as this program?")
         }

@@ -74,13 +74,13 @@ public final class DaemonTransport: KeychainTransport {
     }
 
     public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
-        var body = RequestParser.encode(request)
+        var body = RequestCoder.encode(request)
         defer { body.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
         var reply = try exchange(body)
         defer { reply.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
         let result: Result<KeychainReply, KeychainError>
         do throws(WireError) {
-            result = try ReplyParser.parse(reply)
+            result = try ReplyCoder.decode(reply)
         } catch {
             throw KeychainError(.errSecDecode, "keychaind's reply could not be read (\(error.reason)); is it the same version as this program?")
         }

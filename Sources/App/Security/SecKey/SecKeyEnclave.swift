@@ -11,7 +11,7 @@ import KeychainProtocol
 /// again — exactly as reading a protected item does.
 ///
 /// Embedded mode keeps the Enclave in this process, so there it guards against other programs
-/// only as far as the embedded keychain does (README, Threat model); through keychaind the
+/// only as far as the embedded keychain does (Docs/SecurityModel.md); through keychaind the
 /// private key is never in the app's memory.
 struct EnclavePrivateKey: Sendable {
     /// The key as the Enclave sealed it: also its keychain item's data and CryptoKit's

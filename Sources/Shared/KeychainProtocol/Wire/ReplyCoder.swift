@@ -4,11 +4,11 @@ import Foundation
 ///
 /// A reply body is the version byte, then 0 and a ``KeychainReply``, or 1 and a
 /// ``KeychainError``.
-public enum ReplyParser {
+public enum ReplyCoder {
     /// Parses one reply body.
     ///
     /// - Throws: ``WireError`` when the bytes are not a reply of this version.
-    public static func parse(_ body: [UInt8]) throws(WireError) -> Result<KeychainReply, KeychainError> {
+    public static func decode(_ body: [UInt8]) throws(WireError) -> Result<KeychainReply, KeychainError> {
         var reader = WireReader(body)
         try WireFrame.readVersion(&reader)
         let result: Result<KeychainReply, KeychainError>

@@ -1,0 +1,48 @@
+import Foundation
+import KeychainSupport
+
+extension KeychainDaemon {
+    /// How a daemon runs.
+    public struct Configuration: Sendable {
+        /// Whom a daemon serves.
+        public enum Mode: Sendable, Equatable {
+            /// Its own user, whose files it keeps in the user's home (`$XDG_DATA_HOME/keychain`).
+            case perUser
+            /// Every local user, each with a keychain of their own in `<uid>/` under
+            /// ``Configuration/keychainDirectory``, run as a system user that owns those files.
+            case system
+        }
+
+        /// Whom the daemon serves.
+        public var mode: Mode
+        /// The keychain's files (`$XDG_DATA_HOME/keychain`); in system mode the directory that
+        /// holds every user's (`/var/lib/keychain`).
+        public var keychainDirectory: URL
+        /// The socket's directory (`$XDG_RUNTIME_DIR/keychain`; in system mode `/run/keychain`).
+        public var runtimeDirectory: URL
+        /// Seconds without a request after which the keychain locks; 0 never.
+        public var idleLockSeconds: Double
+        /// A listening socket handed over by systemd (`LISTEN_FDS`); nil binds the socket.
+        public var listeningDescriptor: Int32?
+        /// System mode: the app registry (`/etc/keychain/apps.d`), read at each connection.
+        public var registryDirectory: URL
+
+        /// A configuration.
+        public init(
+            mode: Mode = .perUser, keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300, listeningDescriptor: Int32? = nil,
+            registryDirectory: URL = URL(fileURLWithPath: KeychainPaths.systemAppRegistry)
+        ) {
+            self.mode = mode
+            self.registryDirectory = registryDirectory
+            self.keychainDirectory = keychainDirectory
+            self.runtimeDirectory = runtimeDirectory
+            self.idleLockSeconds = idleLockSeconds
+            self.listeningDescriptor = listeningDescriptor
+        }
+    }
+
+    /// Another daemon serves the runtime directory (or, in system mode, the state directory).
+    public struct AlreadyRunning: Error, CustomStringConvertible {
+        public var description: String { "keychaind is already running here" }
+    }
+}

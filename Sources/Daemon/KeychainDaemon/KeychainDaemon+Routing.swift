@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import KeychainProtocol
+import KeychainServer
+
+/// Where each request goes (``RequestFacts``): to the caller's keychain, to the daemon itself,
+/// or to the move of a per-user keychain in; and what it does to owner sessions.
+extension KeychainDaemon {
+    /// One connection's client: the process, the app it is, and its user's keychain.
+    struct Client: Sendable {
+        let peer: PeerIdentity
+        let app: AppIdentity
+        let keychain: UserKeychain
+        let connection: UInt64
+        /// The move of the user's per-user keychain under way on this connection (system mode).
+        let keychainImport: KeychainImport?
+
+        /// Its owner session's key; nil when its login session has no leader.
+        var ownerSession: OwnerSessions.Key? { peer.session.map { OwnerSessions.Key(executable: app.identifier, session: $0) } }
+    }
+
+    /// Who is calling, for one request: the app's groups (in per-user mode its own and the
+    /// shared ones the owner granted it; in system mode those registered for it), and whether
+    /// its owner session is open. Recomputed for every request, so a grant, a revocation or a
+    /// session's end takes effect at once. An untrusted app is never the owner.
+    func caller(_ client: Client) -> CallerIdentity {
+        let server = client.keychain.onDemand.openedServer
+        let groups = client.app.registeredGroups ?? server?.accessGroups(forApp: client.app.identifier) ?? [client.app.identifier]
+        let owner = client.app.untrustedBecause == nil && (client.ownerSession.map(client.keychain.owners.isOpen) ?? false)
+        return CallerIdentity(accessGroups: groups, actsForOwner: owner, connection: client.connection)
+    }
+
+    /// Carries out `request` for `client`: the reply, with the owner session opened, closed or
+    /// ended as the request asks.
+    func answer(_ request: KeychainRequest, _ client: Client) -> Result<KeychainReply, KeychainError> {
+        let caller = caller(client)
+        let keychain = client.keychain
+        let owners = keychain.owners
+        let mark = owners.mark
+        keychain.beginRequest()
+        var result = Result { () throws(KeychainError) in try reply(to: request, caller, client) }
+        // Idle time counts from the end of the last request: a long passcode check is not idleness.
+        keychain.endRequest()
+        defer { record(request, result, caller, client.peer.uid) }
+        guard case .success(let reply) = result else { return result }
+        let lockedMeanwhile = KeychainError(
+            .errSecInteractionNotAllowed, "the keychain locked while the owner session was opening: log in again")
+        switch request.kind.facts.ownerSessions {
+        case .none:
+            break
+        case .endsAll:
+            // Lock and a new passcode end every owner session, as they forget every grant.
+            owners.closeAll()
+        case .opens, .opensOnMatch:
+            guard let session = client.ownerSession else {
+                result = .failure(Self.noLoginSession)
+                break
+            }
+            if case .opensOnMatch = request.kind.facts.ownerSessions, reply.match != .matched { break }
+            if !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
+        case .closes:
+            client.ownerSession.map(owners.close)
+        }
+        return result
+    }
+
+    static let noLoginSession = KeychainError(
+        .errSecInteractionNotAllowed,
+        "this process's login session has no leader it can see (it exited, or it runs outside this pid namespace), "
+            + "so no owner session can be opened in it: run the command from a terminal or a session of its own (setsid)")
+
+    /// The reply to `request`, from the handler its facts name.
+    private func reply(to request: KeychainRequest, _ caller: CallerIdentity, _ client: Client) throws(KeychainError) -> KeychainReply {
+        let facts = request.kind.facts
+        if client.app.untrustedBecause != nil, facts.ownerSessions == .opens || facts.ownerSessions == .opensOnMatch {
+            throw KeychainError(
+                .errSecMissingEntitlement,
+                "this program is not trusted by the system keychain daemon (its log says why), so it cannot act for the owner")
+        }
+        if configuration.mode == .system, facts.perUserModeOnly {
+            throw KeychainError(
+                .errSecParam,
+                "the system keychain daemon takes apps' identifiers and groups from its app registry (/etc/keychain/apps.d), "
+                    + "which root edits")
+        }
+        if facts.needsOwnerSession, !caller.actsForOwner {
+            throw KeychainError(
+                .errSecMissingEntitlement, "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")
+        }
+        switch facts.answeredBy {
+        case .keychain:
+            return try client.keychain.onDemand.perform(request, caller: caller)
+        case .daemon:
+            if case .daemonStatus = request { return .daemon(try status(of: client.keychain.onDemand, for: client.peer.uid)) }
+            return .done
+        case .systemDaemon:
+            // The per-user daemon has none: its keychain answers that only the system daemon imports.
+            guard let keychainImport = client.keychainImport else { return try client.keychain.onDemand.perform(request, caller: caller) }
+            return try keychainImport.perform(request)
+        }
+    }
+
+    /// The daemon's state, and the lock state of the caller's keychain.
+    /// In system mode the clients counted are the caller's own: how many other users have is
+    /// not theirs to know.
+    private func status(of keychain: OnDemandKeychain, for uid: uid_t) throws(KeychainError) -> DaemonStatus {
+        guard case .status(let device) = try keychain.perform(.deviceStatus, caller: CallerIdentity(accessGroups: ["keychaind"])) else {
+            throw KeychainError.errSecInternalComponent
+        }
+        let uptime = started.duration(to: .now)
+        return DaemonStatus(
+            mode: configuration.mode == .system ? "system" : "per-user", pid: getpid(),
+            uptime: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18,
+            connectedClients: connections.count(of: configuration.mode == .system ? uid : nil),
+            idleLockSeconds: configuration.idleLockSeconds, device: device)
+    }
+}
+
+extension KeychainReply {
+    /// The outcome of a wait for a touch; nil for any other reply.
+    fileprivate var match: BiometricMatch? {
+        if case .match(let match) = self { match } else { nil }
+    }
+}
