@@ -73,12 +73,14 @@ let package = Package(
         // The sheet LAContext draws (on the terminal by default) and the protocol to draw it
         // otherwise: this package's names, apart from Apple's.
         .target(
-            name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"], path: "Sources/App/KeychainPrompt",
+            name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"],
+            path: "Sources/App/KeychainPrompt",
             swiftSettings: strict),
         // LocalAuthentication: LAContext under Apple's module name, Apple's names only; the rules
         // stay in the Enclave.
         .target(
-            name: "LocalAuthentication", dependencies: ["KeychainClient", "KeychainPrompt"], path: "Sources/App/LocalAuthentication",
+            name: "LocalAuthentication", dependencies: ["KeychainClient", "KeychainPrompt"],
+            path: "Sources/App/LocalAuthentication",
             swiftSettings: strict),
         // PKCS #12's legacy 3DES and RC2 encryption, which swift-crypto lacks: OpenSSL's libcrypto
         // with its legacy provider, behind one C function (SecPKCS12Import). Built against its
@@ -90,13 +92,15 @@ let package = Package(
             name: "Security",
             dependencies: [
                 "KeychainProtocol", "KeychainClient", "KeychainSupport", "LocalAuthentication", "CPKCS12Legacy",
-                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 crypto, .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             path: "Sources/App/Security", swiftSettings: strict),
         // One import for everything: Security, LocalAuthentication, the typed API and the facade.
         .target(
-            name: "Keychain", dependencies: ["KeychainProtocol", "KeychainClient", "KeychainPrompt", "LocalAuthentication", "Security"],
+            name: "Keychain",
+            dependencies: ["KeychainProtocol", "KeychainClient", "KeychainPrompt", "LocalAuthentication", "Security"],
             path: "Sources/App/Keychain", swiftSettings: strict),
 
         // MARK: Daemon side
@@ -121,7 +125,10 @@ let package = Package(
         // SecItem semantics for one caller identity, on Store + Enclave.
         .target(
             name: "KeychainServer",
-            dependencies: ["KeychainProtocol", "KeychainSupport", "StorageContracts", "Enclave", "KeychainStore", "Biometrics", crypto],
+            dependencies: [
+                "KeychainProtocol", "KeychainSupport", "StorageContracts", "Enclave", "KeychainStore", "Biometrics",
+                crypto,
+            ],
             path: "Sources/Daemon/KeychainServer", swiftSettings: strict),
         // The server in the program's own process (KEYCHAIN_MODE=embedded for the programs that
         // link it): no isolation between a user's programs.
@@ -130,22 +137,29 @@ let package = Package(
             path: "Sources/Daemon/KeychainEmbedded", swiftSettings: strict),
         // keychaind's first steps, before any thread: its capabilities and its seccomp filter
         // (libseccomp, libseccomp-dev to build).
-        .target(name: "CKeychaindStartup", path: "Sources/Daemon/CKeychaindStartup", linkerSettings: [.linkedLibrary("seccomp")]),
+        .target(
+            name: "CKeychaindStartup", path: "Sources/Daemon/CKeychaindStartup",
+            linkerSettings: [.linkedLibrary("seccomp")]),
         // libdbus: keychaind follows logind's session locks on the system bus.
-        .systemLibrary(name: "CDBus", path: "Sources/Daemon/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(
+            name: "CDBus", path: "Sources/Daemon/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // keychaind's server side: the socket, the caller's identity from the kernel, one
         // KeychainServer for every app. Holds the keys; apps never link it.
         .target(
             name: "KeychainDaemon",
             dependencies: [
-                "KeychainProtocol", "KeychainSupport", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus", "ProcessBoundSockets",
+                "KeychainProtocol", "KeychainSupport", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus",
+                "ProcessBoundSockets",
                 crypto, .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Sources/Daemon/KeychainDaemon", swiftSettings: strict),
         .executableTarget(
             name: "keychaind",
-            dependencies: ["KeychainDaemon", "KeychainSupport", "CKeychaindStartup", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "KeychainDaemon", "KeychainSupport", "CKeychaindStartup",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             path: "Sources/Daemon/keychaind", swiftSettings: strict),
 
         // MARK: Tools and examples
@@ -164,7 +178,8 @@ let package = Package(
         .executableTarget(
             name: "keychainctl",
             dependencies: [
-                "Keychain", "KeychainEmbedded", "KeychainSSH", "KeychainSupport", "LocalAuthentication", "CKeychainSupport",
+                "Keychain", "KeychainEmbedded", "KeychainSSH", "KeychainSupport", "LocalAuthentication",
+                "CKeychainSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tools/keychainctl", swiftSettings: strict,
@@ -184,18 +199,24 @@ let package = Package(
                 .unsafeFlags(
                     [
                         "-use-ld=lld", "-L", "\(Context.packageDirectory)/Linking/keychainctl",
-                        "-Xclang-linker", "-static-libgcc", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker",
+                        "-Xclang-linker", "-static-libgcc", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z",
+                        "-Xlinker",
                         "pack-relative-relocs",
                     ], .when(platforms: [.linux])),
             ]),
         // The guide's walkthrough app: a chore list where changes need the device owner.
-        .executableTarget(name: "chores", dependencies: ["Keychain", "CKeychainSupport"], path: "Sources/Examples/chores", swiftSettings: strict),
+        .executableTarget(
+            name: "chores", dependencies: ["Keychain", "CKeychainSupport"], path: "Sources/Examples/chores",
+            swiftSettings: strict),
         // The wire decoders under libFuzzer (Docs/WireProtocol.md); without it, a replayer of
         // saved inputs.
-        .executableTarget(name: "wire-fuzzer", dependencies: ["KeychainProtocol"], path: "Sources/Tools/wire-fuzzer", swiftSettings: strict),
+        .executableTarget(
+            name: "wire-fuzzer", dependencies: ["KeychainProtocol"], path: "Sources/Tools/wire-fuzzer",
+            swiftSettings: strict),
         // One operation repeated under callgrind (Benchmarks/README.md).
         .executableTarget(
-            name: "keychain-profile", dependencies: ["Keychain", "KeychainEmbedded"], path: "Sources/Tools/keychain-profile",
+            name: "keychain-profile", dependencies: ["Keychain", "KeychainEmbedded"],
+            path: "Sources/Tools/keychain-profile",
             swiftSettings: strict),
         // The benchmark suite (Benchmarks/README.md): `swift package --disable-sandbox benchmark`.
         .executableTarget(
@@ -212,7 +233,8 @@ let package = Package(
         .testTarget(
             name: "KeychainTests",
             dependencies: [
-                "Keychain", "KeychainEmbedded", "KeychainServer", "Enclave", "KeychainStore", "StorageContracts", "KeychainSupport",
+                "Keychain", "KeychainEmbedded", "KeychainServer", "Enclave", "KeychainStore", "StorageContracts",
+                "KeychainSupport",
                 "KeychainProtocol", "KeychainPrompt", "LocalAuthentication", "Biometrics", "KeychainSSH",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"), crypto, cryptoExtras,
@@ -232,8 +254,10 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "KeychainSupport", "Biometrics",
-                "CKeychainSupport", "KeychainProtocol", "source-compatibility-swift5", "source-compatibility-swift6", crypto,
+                "keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "KeychainSupport",
+                "Biometrics",
+                "CKeychainSupport", "KeychainProtocol", "source-compatibility-swift5", "source-compatibility-swift6",
+                crypto,
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

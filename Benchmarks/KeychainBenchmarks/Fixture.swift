@@ -1,7 +1,7 @@
 import Foundation
 import Keychain
-import Synchronization
 import KeychainEmbedded
+import Synchronization
 
 /// How a benchmark reaches the keychain: in process, or through keychaind's socket.
 enum Mode: String, CaseIterable {
@@ -64,7 +64,8 @@ struct Fixture {
             try? FileManager.default.removeItem(at: dataHome)
             try FileManager.default.createDirectory(at: dataHome, withIntermediateDirectories: true)
         }
-        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         RunningDaemons.register(fixture)
         KeychainServices.transport = fixture.transport()
         if isFilled {
@@ -107,18 +108,25 @@ struct Fixture {
             }
         }
         guard failures.load(ordering: .relaxed) == 0 else {
-            throw KeychainError(.errSecIO, "\(failures.load(ordering: .relaxed)) of \(total) adds failed while filling \(dataHome.path)")
+            throw KeychainError(
+                .errSecIO, "\(failures.load(ordering: .relaxed)) of \(total) adds failed while filling \(dataHome.path)"
+            )
         }
     }
 
     static func item(_ index: Int) -> NewItem {
-        NewItem(itemClass: .genericPassword, attributes: ["svce": .string("bench"), "acct": .string("account-\(index)")], secret: SecretBytes(utf8: "secret-\(index)"))
+        NewItem(
+            itemClass: .genericPassword, attributes: ["svce": .string("bench"), "acct": .string("account-\(index)")],
+            secret: SecretBytes(utf8: "secret-\(index)"))
     }
 
     static func queryItem(_ index: Int) -> NewItem {
         NewItem(
             itemClass: .genericPassword,
-            attributes: ["svce": .string("bench-query"), "acct": .string("query-\(index)"), "labl": .string("Query item \(index)")],
+            attributes: [
+                "svce": .string("bench-query"), "acct": .string("query-\(index)"),
+                "labl": .string("Query item \(index)"),
+            ],
             secret: SecretBytes(utf8: "query-secret-\(index)"))
     }
 }
@@ -138,7 +146,9 @@ enum RunningDaemons {
     static func stopAll() {
         for fixture in started.withLock({ $0 }) {
             if fixture.mode == .daemon { _ = try? DaemonControl.stop(environment: fixture.environment) }
-            if let runtime = fixture.environment["XDG_RUNTIME_DIR"] { try? FileManager.default.removeItem(atPath: runtime) }
+            if let runtime = fixture.environment["XDG_RUNTIME_DIR"] {
+                try? FileManager.default.removeItem(atPath: runtime)
+            }
         }
     }
 }

@@ -5,14 +5,18 @@ import Keychain
 /// a smoke run (``Scale/smoke``) tests the keychain as well as timing it.
 enum ItemOperations {
     static func query(account: String, _ extra: [String: Any] = [:]) -> [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench", kSecAttrAccount as String: account]
-            .merging(extra) { $1 }
+        [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench",
+            kSecAttrAccount as String: account,
+        ]
+        .merging(extra) { $1 }
     }
 
     /// One item's secret, by service and account.
     static func read(_ index: Int) {
         var result: CFTypeRef?
-        let status = SecItemCopyMatching(query(account: "account-\(index)", [kSecReturnData as String: true]) as CFDictionary, &result)
+        let status = SecItemCopyMatching(
+            query(account: "account-\(index)", [kSecReturnData as String: true]) as CFDictionary, &result)
         precondition(status == errSecSuccess, "read: \(status)")
         precondition(result as? Data == Data("secret-\(index)".utf8), "read returned another secret")
     }
@@ -20,7 +24,8 @@ enum ItemOperations {
     /// A read of an account that is not there.
     static func miss(_ index: Int) {
         var result: CFTypeRef?
-        let status = SecItemCopyMatching(query(account: "absent-\(index)", [kSecReturnData as String: true]) as CFDictionary, &result)
+        let status = SecItemCopyMatching(
+            query(account: "absent-\(index)", [kSecReturnData as String: true]) as CFDictionary, &result)
         precondition(status == errSecItemNotFound, "miss: \(status)")
     }
 
@@ -36,14 +41,19 @@ enum ItemOperations {
 
     /// Deletes one item added by ``add(_:)``.
     static func delete(_ account: String) {
-        let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench-added", kSecAttrAccount as String: account]
+        let query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench-added",
+            kSecAttrAccount as String: account,
+        ]
         let status = SecItemDelete(query as CFDictionary)
         precondition(status == errSecSuccess, "delete: \(status)")
     }
 
     /// Every item ``add(_:)`` made.
     static func removeAdded() {
-        let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench-added"]
+        let query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "bench-added",
+        ]
         let status = SecItemDelete(query as CFDictionary)
         precondition(status == errSecSuccess || status == errSecItemNotFound, "removing added items: \(status)")
     }

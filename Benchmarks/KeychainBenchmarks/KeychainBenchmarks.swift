@@ -21,30 +21,46 @@ let benchmarks: @Sendable () -> Void = {
         for mode in Mode.allCases {
             itemBenchmarks(mode: mode, count: count, scale: scale)
         }
-        Benchmark("first read after opening · embedded · \(Scale.label(count))", configuration: scale.configuration(rounds: 15), closure: { _ in
-            // A keychain opened anew in this process: the row ledger is checked against every row.
-            let reopened = CurrentFixture.get().transport()
-            let query = ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("bench"), "acct": .string("account-0")], returns: .data)
-            guard case .items(let found) = try? reopened.perform(.copyMatching(query)), found.count == 1 else { preconditionFailure("first read failed") }
-        }, setup: failLoudly { CurrentFixture.set(try Fixture.open(.embedded, count: count)) })
+        Benchmark(
+            "first read after opening · embedded · \(Scale.label(count))",
+            configuration: scale.configuration(rounds: 15),
+            closure: { _ in
+                // A keychain opened anew in this process: the row ledger is checked against every row.
+                let reopened = CurrentFixture.get().transport()
+                let query = ItemQuery(
+                    itemClass: .genericPassword, attributes: ["svce": .string("bench"), "acct": .string("account-0")],
+                    returns: .data)
+                guard case .items(let found) = try? reopened.perform(.copyMatching(query)), found.count == 1 else {
+                    preconditionFailure("first read failed")
+                }
+            }, setup: failLoudly { CurrentFixture.set(try Fixture.open(.embedded, count: count)) })
     }
     let smallest = scale.itemCounts[0]
     for clients in [1, 4, 16] {
         durableAdds(clients: clients, count: smallest, scale: scale)
     }
-    Benchmark("passcode KDF (one unlock)", configuration: scale.configuration(rounds: 15), closure: { _ in
-        do { try KeychainDevice.unlock(passcode: SecretBytes(utf8: Fixture.passcode)) } catch { preconditionFailure("unlock: \(error)") }
-    }, setup: failLoudly { CurrentFixture.set(try Fixture.open(.embedded, count: smallest)) })
+    Benchmark(
+        "passcode KDF (one unlock)", configuration: scale.configuration(rounds: 15),
+        closure: { _ in
+            do { try KeychainDevice.unlock(passcode: SecretBytes(utf8: Fixture.passcode)) } catch {
+                preconditionFailure("unlock: \(error)")
+            }
+        }, setup: failLoudly { CurrentFixture.set(try Fixture.open(.embedded, count: smallest)) })
     Benchmark("fsync of one 4 KiB write (the floor)", configuration: scale.configuration(rounds: 1000)) { _ in
         FsyncFloor.shared.writeAndSync()
     }
-    Benchmark("read · plain SQLite · \(Scale.label(smallest))", configuration: scale.configuration(rounds: 5000), closure: { _ in
-        PlainSQLiteBaseline.current.read(Int.random(in: 0..<smallest))
-    }, setup: failLoudly { PlainSQLiteBaseline.current = try PlainSQLiteBaseline.filled(count: smallest) })
+    Benchmark(
+        "read · plain SQLite · \(Scale.label(smallest))", configuration: scale.configuration(rounds: 5000),
+        closure: { _ in
+            PlainSQLiteBaseline.current.read(Int.random(in: 0..<smallest))
+        }, setup: failLoudly { PlainSQLiteBaseline.current = try PlainSQLiteBaseline.filled(count: smallest) })
     // Each evaluation's thread ends while the benchmark runs: no allocation counting (Scale).
-    Benchmark("touch to evaluatePolicy reply (simulated sensor)", configuration: scale.configuration(rounds: 25, metrics: [.wallClock]), closure: { benchmark in
-        TouchToReply.shared.measureOne(benchmark)
-    }, setup: failLoudly { try TouchToReply.shared.prepare() })
+    Benchmark(
+        "touch to evaluatePolicy reply (simulated sensor)",
+        configuration: scale.configuration(rounds: 25, metrics: [.wallClock]),
+        closure: { benchmark in
+            TouchToReply.shared.measureOne(benchmark)
+        }, setup: failLoudly { try TouchToReply.shared.prepare() })
     footprint(count: scale.itemCounts.last ?? smallest, scale: scale)
 }
 
@@ -54,7 +70,8 @@ func durableAdds(clients: Int, count: Int, scale: Scale) {
     let addsPerRound = scale.addsPerThroughputRound
     let rate = BenchmarkMetric.custom("adds/s", polarity: .prefersLarger, useScalingFactor: false)
     Benchmark(
-        "durable adds · daemon · \(clients) client\(clients == 1 ? "" : "s")", configuration: scale.configuration(rounds: 10, metrics: [.wallClock, rate]),
+        "durable adds · daemon · \(clients) client\(clients == 1 ? "" : "s")",
+        configuration: scale.configuration(rounds: 10, metrics: [.wallClock, rate]),
         closure: { benchmark in
             let connections = (0..<clients).map { _ in CurrentFixture.get().transport() }
             let round = UUID().uuidString
@@ -68,9 +85,12 @@ func durableAdds(clients: Int, count: Int, scale: Scale) {
                     defer { finished.leave() }
                     for i in 0..<(addsPerRound / clients) {
                         let item = NewItem(
-                            itemClass: .genericPassword, attributes: ["svce": .string("bench-added"), "acct": .string("\(round)-\(client)-\(i)")],
+                            itemClass: .genericPassword,
+                            attributes: ["svce": .string("bench-added"), "acct": .string("\(round)-\(client)-\(i)")],
                             secret: SecretBytes(utf8: "added-secret"))
-                        do { _ = try connections[client].perform(.add(item)) } catch { preconditionFailure("add through keychaind: \(error)") }
+                        do { _ = try connections[client].perform(.add(item)) } catch {
+                            preconditionFailure("add through keychaind: \(error)")
+                        }
                     }
                 }.start()
             }
@@ -90,7 +110,8 @@ func footprint(count: Int, scale: Scale) {
     let peak = BenchmarkMetric.custom("daemon peak RSS, with the unlock's scrypt (KiB)", useScalingFactor: false)
     let perItem = BenchmarkMetric.custom("database bytes per item", useScalingFactor: false)
     Benchmark(
-        "footprint · daemon · \(Scale.label(count))", configuration: scale.configuration(rounds: 1, metrics: [resident, peak, perItem]),
+        "footprint · daemon · \(Scale.label(count))",
+        configuration: scale.configuration(rounds: 1, metrics: [resident, peak, perItem]),
         closure: { benchmark in
             let fixture = CurrentFixture.get()
             for _ in 0..<2000 { ItemOperations.read(Int.random(in: 0..<count)) }
@@ -134,12 +155,15 @@ func itemBenchmarks(mode: Mode, count: Int, scale: Scale) {
     }, setup: open)
     guard mode == .embedded, count == scale.itemCounts[0] else { return }
     // Foundation's share, once: the same wherever the result came from.
-    Benchmark("bridge of the 100 items to [[String: Any]] (Foundation, the caller's) · \(suffix)", configuration: scale.configuration(rounds: 2000), closure: { benchmark in
-        let result = ItemOperations.query100()
-        benchmark.startMeasurement()
-        ItemOperations.bridge(result)
-        benchmark.stopMeasurement()
-    }, setup: open)
+    Benchmark(
+        "bridge of the 100 items to [[String: Any]] (Foundation, the caller's) · \(suffix)",
+        configuration: scale.configuration(rounds: 2000),
+        closure: { benchmark in
+            let result = ItemOperations.query100()
+            benchmark.startMeasurement()
+            ItemOperations.bridge(result)
+            benchmark.stopMeasurement()
+        }, setup: open)
 }
 
 /// The fixture the running benchmark opened in its setup.

@@ -24,10 +24,16 @@ final class PlainSQLiteBaseline: Sendable {
         try FileManager.default.createDirectory(at: Fixture.root, withIntermediateDirectories: true)
         let baseline = try PlainSQLiteBaseline(path: Fixture.root.appendingPathComponent("plain-\(count).db").path)
         try baseline.pool.write { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS items (service TEXT, account TEXT, secret BLOB, UNIQUE (service, account))")
+            try db.execute(
+                sql:
+                    "CREATE TABLE IF NOT EXISTS items (service TEXT, account TEXT, secret BLOB, UNIQUE (service, "
+                        + "account))"
+            )
             let present = try Int.fetchOne(db, sql: "SELECT count(*) FROM items") ?? 0
             for i in present..<count {
-                try db.execute(sql: "INSERT INTO items VALUES (?, ?, ?)", arguments: ["bench", "account-\(i)", Data("secret-\(i)".utf8)])
+                try db.execute(
+                    sql: "INSERT INTO items VALUES (?, ?, ?)",
+                    arguments: ["bench", "account-\(i)", Data("secret-\(i)".utf8)])
             }
         }
         return baseline
@@ -43,7 +49,9 @@ final class PlainSQLiteBaseline: Sendable {
     /// One secret by service and account, checked.
     func read(_ index: Int) {
         let secret = try? pool.read { db in
-            try Data.fetchOne(db.cachedStatement(sql: "SELECT secret FROM items WHERE service = ? AND account = ?"), arguments: ["bench", "account-\(index)"])
+            try Data.fetchOne(
+                db.cachedStatement(sql: "SELECT secret FROM items WHERE service = ? AND account = ?"),
+                arguments: ["bench", "account-\(index)"])
         }
         precondition(secret == Data("secret-\(index)".utf8), "plain SQLite returned another secret")
     }

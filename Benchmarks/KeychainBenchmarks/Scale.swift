@@ -15,7 +15,8 @@ struct Scale {
     static let smoke = Scale(itemCounts: [50, 200], addsPerThroughputRound: 32, isSmoke: true)
 
     static var current: Scale {
-        ProcessInfo.processInfo.environment["KEYCHAIN_BENCHMARK_SMOKE"].map { !$0.isEmpty && $0 != "0" } == true ? .smoke : .full
+        ProcessInfo.processInfo.environment["KEYCHAIN_BENCHMARK_SMOKE"].map { !$0.isEmpty && $0 != "0" } == true
+            ? .smoke : .full
     }
 
     /// `KEYCHAIN_BENCHMARK_ROUNDS`: at most this many iterations of every benchmark, for a run
@@ -37,7 +38,9 @@ struct Scale {
     /// under load, and CI once. Benchmarks whose threads end while they run never count them.
     func configuration(rounds: Int, metrics: [BenchmarkMetric]? = nil) -> Benchmark.Configuration {
         Benchmark.Configuration(
-            metrics: metrics ?? (isSmoke ? [.wallClock] : [.wallClock, .mallocCountTotal]), timeUnits: .microseconds, warmupIterations: isSmoke ? 0 : min(10, rounds / 10),
-            maxDuration: .seconds(isSmoke ? 60 : 5), maxIterations: min(isSmoke ? min(3, rounds) : rounds, Scale.roundLimit ?? .max))
+            metrics: metrics ?? (isSmoke ? [.wallClock] : [.wallClock, .mallocCountTotal]), timeUnits: .microseconds,
+            warmupIterations: isSmoke ? 0 : min(10, rounds / 10),
+            maxDuration: .seconds(isSmoke ? 60 : 5),
+            maxIterations: min(isSmoke ? min(3, rounds) : rounds, Scale.roundLimit ?? .max))
     }
 }

@@ -1,9 +1,9 @@
 import Benchmark
 import Foundation
 import Keychain
+import KeychainEmbedded
 import LocalAuthentication
 import Synchronization
-import KeychainEmbedded
 
 /// A prompt with nobody at it: interactive, presses nothing, counts the sheets it showed.
 final class UnattendedPrompt: AuthenticationPrompt {
@@ -34,7 +34,8 @@ final class TouchToReply: Sendable {
     func prepare() throws {
         let directory = Fixture.root.appendingPathComponent("touch-\(getpid())")
         atexit { try? FileManager.default.removeItem(at: Fixture.root.appendingPathComponent("touch-\(getpid())")) }
-        KeychainServices.transport = EmbeddedTransport(directory: directory, accessGroups: ["bench"], sharedUnlock: false)
+        KeychainServices.transport = EmbeddedTransport(
+            directory: directory, accessGroups: ["bench"], sharedUnlock: false)
         try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
         _ = try KeychainServices.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "correct horse")))
         _ = try KeychainServices.perform(.enrollFinger(name: "thumb", passcode: SecretBytes(utf8: "correct horse")))
@@ -45,7 +46,8 @@ final class TouchToReply: Sendable {
         let shown = prompt.sheetsShown.withLock { $0 }
         let context = LAContext(prompt: prompt)
         let done = DispatchSemaphore(value: 0)
-        context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "benchmark") { success, error in
+        context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "benchmark") {
+            success, error in
             precondition(success, "the touch did not authenticate: \(String(describing: error))")
             done.signal()
         }

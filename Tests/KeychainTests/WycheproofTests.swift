@@ -41,10 +41,14 @@ import Testing
         let vectors = try Self.vectors(file)
         var checked = 0
         for group in vectors.testGroups {
-            let attributes = [kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeyClass: kSecAttrKeyClassPublic] as NSDictionary
-            let key = try #require(SecKeyCreateWithData(Self.bytes(group.publicKey.uncompressed) as CFData, attributes, nil))
+            let attributes =
+                [kSecAttrKeyType: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeyClass: kSecAttrKeyClassPublic]
+                as NSDictionary
+            let key = try #require(
+                SecKeyCreateWithData(Self.bytes(group.publicKey.uncompressed) as CFData, attributes, nil))
             for vector in group.tests where vector.result != "acceptable" {
-                let verified = SecKeyVerifySignature(key, algorithm, Self.bytes(vector.msg) as CFData, Self.bytes(vector.sig) as CFData, nil)
+                let verified = SecKeyVerifySignature(
+                    key, algorithm, Self.bytes(vector.msg) as CFData, Self.bytes(vector.sig) as CFData, nil)
                 #expect(verified == (vector.result == "valid"), "\(file) tcId \(vector.tcId)")
                 checked += 1
             }

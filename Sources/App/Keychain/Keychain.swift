@@ -53,7 +53,9 @@ public struct Keychain: Sendable {
     /// A copy that writes items readable only after the device owner authenticates, for example
     /// `.accessibility(.whenPasscodeSetThisDeviceOnly, authenticationPolicy: .userPresence)`.
     /// Such items never sync.
-    public func accessibility(_ accessibility: Accessibility, authenticationPolicy: SecAccessControlCreateFlags) -> Keychain {
+    public func accessibility(
+        _ accessibility: Accessibility, authenticationPolicy: SecAccessControlCreateFlags
+    ) -> Keychain {
         var copy = self
         copy.itemAccessibility = accessibility
         copy.authenticationPolicy = authenticationPolicy
@@ -130,20 +132,25 @@ public struct Keychain: Sendable {
     /// - Throws: `errSecDataTooLarge` over 16 KiB, `errSecInteractionNotAllowed` when locked.
     public func set(_ value: Data, key: String) throws(KeychainError) {
         let secret = SecretBytes(value)
-        var attributes: [String: AttributeValue] = [kSecAttrService as String: .string(service), kSecAttrAccount as String: .string(key)]
+        var attributes: [String: AttributeValue] = [
+            kSecAttrService as String: .string(service), kSecAttrAccount as String: .string(key),
+        ]
         if let itemLabel { attributes[kSecAttrLabel as String] = .string(itemLabel) }
         if let itemComment { attributes[kSecAttrComment as String] = .string(itemComment) }
-        let accessControl = try authenticationPolicy.map { (flags: SecAccessControlCreateFlags) throws(KeychainError) -> AccessControl in
+        let accessControl = try authenticationPolicy.map {
+            (flags: SecAccessControlCreateFlags) throws(KeychainError) -> AccessControl in
             try AccessControl(protection: itemAccessibility, flags: flags)
         }
-        var changes = ItemChanges(attributes: attributes, accessibility: accessControl == nil ? itemAccessibility : nil, secret: secret)
+        var changes = ItemChanges(
+            attributes: attributes, accessibility: accessControl == nil ? itemAccessibility : nil, secret: secret)
         changes.accessControl = accessControl
         do {
             _ = try KeychainServices.perform(.update(query(key), changes), authenticating: authentication)
         } catch KeychainError.errSecItemNotFound {
             var item = NewItem(
                 itemClass: .genericPassword, attributes: attributes, accessGroup: accessGroup,
-                accessibility: accessControl == nil ? itemAccessibility : nil, synchronizable: isSynchronizable, secret: secret)
+                accessibility: accessControl == nil ? itemAccessibility : nil, synchronizable: isSynchronizable,
+                secret: secret)
             item.accessControl = accessControl
             _ = try KeychainServices.perform(.add(item), authenticating: authentication)
         }
@@ -165,7 +172,10 @@ public struct Keychain: Sendable {
         var query = query(key)
         query.returns = .data
         do {
-            guard case .items(let items) = try KeychainServices.perform(.copyMatching(query), authenticating: authentication) else { return nil }
+            guard
+                case .items(let items) = try KeychainServices.perform(
+                    .copyMatching(query), authenticating: authentication)
+            else { return nil }
             return items.first?.secret?.copyData()
         } catch KeychainError.errSecItemNotFound {
             return nil

@@ -48,7 +48,8 @@ public enum KeychainServices {
 
     static let embeddedNotLinked = KeychainError(
         .errSecNotAvailable,
-        "KEYCHAIN_MODE=embedded, but this program does not include the embedded keychain (the KeychainEmbedded library): "
+        "KEYCHAIN_MODE=embedded, but this program does not include the embedded keychain (the KeychainEmbedded "
+            + "library): "
             + "it reaches the keychain through keychaind only. Unset KEYCHAIN_MODE")
 
     /// Performs a request on the current transport.

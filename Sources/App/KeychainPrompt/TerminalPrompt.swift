@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CKeychainSupport
 import Foundation
 import KeychainProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Apple's authentication sheet on the controlling terminal (`/dev/tty`), as `sudo`, `ssh` and
 /// pinentry draw theirs: the program's name, the reason, a line asking for a touch when
@@ -78,7 +79,10 @@ final class TerminalPromptSession: PromptSession {
         let width = max(8, min(widest, columns - 4))
         let lines = paragraphs.flatMap { PromptText.wrap($0, width: width) }
         let border = String(repeating: "─", count: width + 2)
-        return (["┌\(border)┐"] + lines.map { "│ \($0.padding(toLength: width, withPad: " ", startingAt: 0)) │" } + ["└\(border)┘"])
+        return
+            (["┌\(border)┐"] + lines.map { "│ \($0.padding(toLength: width, withPad: " ", startingAt: 0)) │" } + [
+                "└\(border)┘"
+            ])
             .joined(separator: "\r\n") + "\r\n"
     }
     func pressedButton() -> PromptButton? {

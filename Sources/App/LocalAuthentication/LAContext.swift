@@ -11,7 +11,8 @@ import Synchronization
 /// let context = LAContext()
 /// var error: NSError?
 /// if context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error) {
-///     context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "To add a new chore") { success, error in
+///     context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "To add a
+/// new chore") { success, error in
 ///         // success: open the form; otherwise offer the app's fallback
 ///     }
 /// }
@@ -93,7 +94,11 @@ public final class LAContext: Sendable, Hashable {
     /// (300 s) count as 300. Measured on a monotonic clock.
     public var touchIDAuthenticationAllowableReuseDuration: Double {
         get { state.withLock { $0.settings.reuseDuration } }
-        set { state.withLock { $0.settings.reuseDuration = min(max(newValue, 0), LATouchIDAuthenticationMaximumAllowableReuseDuration) } }
+        set {
+            state.withLock {
+                $0.settings.reuseDuration = min(max(newValue, 0), LATouchIDAuthenticationMaximumAllowableReuseDuration)
+            }
+        }
     }
 
     /// When true, evaluations that would prompt fail with `notInteractive`, and keychain calls
@@ -148,7 +153,9 @@ public final class LAContext: Sendable, Hashable {
     ///
     /// An empty reason fails with `authenticationFailed` and a message saying so (Apple raises
     /// an exception there; a program here gets an error instead).
-    public func evaluatePolicy(_ policy: LAPolicy, localizedReason: String, reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
+    public func evaluatePolicy(
+        _ policy: LAPolicy, localizedReason: String, reply: @escaping @Sendable (Bool, (any Error)?) -> Void
+    ) {
         Thread.detachNewThread { [self] in
             switch self.evaluate(policy, reason: localizedReason) {
             case .success: reply(true, nil)
@@ -197,9 +204,14 @@ public final class LAContext: Sendable, Hashable {
     ///
     /// - Parameter hidesFallback: no fallback button whatever `localizedFallbackTitle` says
     ///   (biometry-only keychain items offer no passcode).
-    func evaluate(_ policy: LAPolicy, reason: String, passcodeOnly: Bool = false, hidesFallback: Bool = false) -> Result<Void, LAError> {
+    func evaluate(
+        _ policy: LAPolicy, reason: String, passcodeOnly: Bool = false, hidesFallback: Bool = false
+    ) -> Result<Void, LAError> {
         guard !reason.isEmpty else {
-            return .failure(LAError(.authenticationFailed, message: "localizedReason must not be empty: the sheet must say why it asks"))
+            return .failure(
+                LAError(
+                    .authenticationFailed, message: "localizedReason must not be empty: the sheet must say why it asks")
+            )
         }
         var (settings, invalidated, reusable) = state.withLock { state in
             let window = UInt64(state.settings.reuseDuration * 1e9)
@@ -243,12 +255,20 @@ public final class LAContext: Sendable, Hashable {
             ($0.invalidated, $0.settings.interactionNotAllowed, $0.settings.reason)
         }
         if invalidated { throw KeychainError(.errSecAuthFailed, "the authentication context was invalidated") }
-        if interactionNotAllowed { throw KeychainError(.errSecInteractionNotAllowed, "the item needs authentication and the context forbids interaction") }
-        let shown = reason.isEmpty ? (fallbackReason.isEmpty ? "Authenticate to use a keychain item" : fallbackReason) : reason
+        if interactionNotAllowed {
+            throw KeychainError(
+                .errSecInteractionNotAllowed, "the item needs authentication and the context forbids interaction")
+        }
+        let shown =
+            reason.isEmpty ? (fallbackReason.isEmpty ? "Authenticate to use a keychain item" : fallbackReason) : reason
         let (factors, all) = accessControl.requiredFactors
         var steps: [(LAPolicy, Bool)] = []
         switch (factors.contains(.biometry), factors.contains(.passcode)) {
-        case (true, true): steps = all ? [(.deviceOwnerAuthenticationWithBiometrics, false), (.deviceOwnerAuthentication, true)] : [(.deviceOwnerAuthentication, false)]
+        case (true, true):
+            steps =
+                all
+                ? [(.deviceOwnerAuthenticationWithBiometrics, false), (.deviceOwnerAuthentication, true)]
+                : [(.deviceOwnerAuthentication, false)]
         case (true, false): steps = [(.deviceOwnerAuthenticationWithBiometrics, false)]
         case (false, true): steps = [(.deviceOwnerAuthentication, true)]
         case (false, false): return
@@ -256,7 +276,9 @@ public final class LAContext: Sendable, Hashable {
         for (policy, passcodeOnly) in steps {
             // Biometry-only constraints offer no passcode fallback.
             let hidesFallback = policy == .deviceOwnerAuthenticationWithBiometrics
-            if case .failure(let error) = evaluate(policy, reason: shown, passcodeOnly: passcodeOnly, hidesFallback: hidesFallback) {
+            if case .failure(let error) = evaluate(
+                policy, reason: shown, passcodeOnly: passcodeOnly, hidesFallback: hidesFallback)
+            {
                 throw Self.keychainError(error, accessControl)
             }
         }
@@ -274,8 +296,11 @@ public final class LAContext: Sendable, Hashable {
         switch error.code {
         case .userCancel, .appCancel, .systemCancel, .userFallback: KeychainError(.errSecUserCanceled, error.message)
         case .notInteractive:
-            KeychainError(status: KeychainError.errSecInteractionNotAllowed.status, message: error.message, requiredAuthentication: accessControl)
-        case .passcodeNotSet: KeychainError(.errSecNotAvailable, "no device passcode is set, so the owner cannot authenticate")
+            KeychainError(
+                status: KeychainError.errSecInteractionNotAllowed.status, message: error.message,
+                requiredAuthentication: accessControl)
+        case .passcodeNotSet:
+            KeychainError(.errSecNotAvailable, "no device passcode is set, so the owner cannot authenticate")
         default: KeychainError(.errSecAuthFailed, error.message)
         }
     }

@@ -6,8 +6,8 @@ import Foundation
 ///
 /// ```swift
 /// do {
-///     try await context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "To add a new chore")
-/// } catch let error as LAError where error.code == .userFallback {
+///     try await context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason:
+/// "To add a new chore") } catch let error as LAError where error.code == .userFallback {
 ///     // offer the app's own fallback
 /// } catch LAError.userCancel {
 ///     // the user chose Cancel

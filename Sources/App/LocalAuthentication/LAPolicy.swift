@@ -18,7 +18,8 @@ public enum LAPolicy: Int, Sendable {
     /// The iOS 18 name of `deviceOwnerAuthenticationWithWatch`.
     public static let deviceOwnerAuthenticationWithCompanion = LAPolicy.deviceOwnerAuthenticationWithWatch
     /// The iOS 18 name of `deviceOwnerAuthenticationWithBiometricsOrWatch`.
-    public static let deviceOwnerAuthenticationWithBiometricsOrCompanion = LAPolicy.deviceOwnerAuthenticationWithBiometricsOrWatch
+    public static let deviceOwnerAuthenticationWithBiometricsOrCompanion = LAPolicy
+        .deviceOwnerAuthenticationWithBiometricsOrWatch
 }
 
 /// The kind of biometry, with Apple's raw values.

@@ -28,7 +28,8 @@ struct PolicyEvaluation {
             }
             status = reply
         } catch {
-            return .failure(LAError(.biometryNotAvailable, message: "the keychain could not be reached: \(error.message)"))
+            return .failure(
+                LAError(.biometryNotAvailable, message: "the keychain could not be reached: \(error.message)"))
         }
         switch policy {
         case .deviceOwnerAuthenticationWithWatch, .deviceOwnerAuthenticationWithWristDetection:
@@ -57,9 +58,13 @@ struct PolicyEvaluation {
         case .success(let preflight): status = preflight
         }
         guard !settings.interactionNotAllowed, prompt.isInteractive else {
-            return .failure(LAError(.notInteractive, message: "authentication needs a prompt, and this program has no terminal or forbids interaction"))
+            return .failure(
+                LAError(
+                    .notInteractive,
+                    message: "authentication needs a prompt, and this program has no terminal or forbids interaction"))
         }
-        let biometryUsable = status.sensor != .none && !status.enrolledFingers.isEmpty && !status.isLockedOut && !status.passcodeRequired
+        let biometryUsable =
+            status.sensor != .none && !status.enrolledFingers.isEmpty && !status.isLockedOut && !status.passcodeRequired
         if biometryUsable && !passcodeOnly {
             switch biometricPhase() {
             case .success: return .success(status)
@@ -97,16 +102,21 @@ struct PolicyEvaluation {
             if isCancelled() { return .failure(LAError(.appCancel)) }
             switch session.pressedButton() {
             case .cancel?: return .failure(LAError(.userCancel))
-            case .fallback? where fallback != nil: return biometricsOnly ? .failure(LAError(.userFallback)) : .fallBackToPasscode
+            case .fallback? where fallback != nil:
+                return biometricsOnly ? .failure(LAError(.userFallback)) : .fallBackToPasscode
             default: break
             }
             let match: BiometricMatch
             do {
-                guard case .match(let reply) = try KeychainServices.perform(.awaitBiometricMatch(timeout: 0.1, context: context)) else { continue }
+                guard
+                    case .match(let reply) = try KeychainServices.perform(
+                        .awaitBiometricMatch(timeout: 0.1, context: context))
+                else { continue }
                 match = reply
             } catch {
                 // The Enclave refuses matches once locked out.
-                return biometricsOnly ? .failure(LAError(.biometryLockout, message: error.message)) : .fallBackToPasscode
+                return biometricsOnly
+                    ? .failure(LAError(.biometryLockout, message: error.message)) : .fallBackToPasscode
             }
             switch match {
             case .noTouch: continue
@@ -116,7 +126,10 @@ struct PolicyEvaluation {
                 failures += 1
                 let status = try? Self.preflight(.deviceOwnerAuthentication).get()
                 if status?.isLockedOut == true {
-                    session.show("Not recognized. Too many failed touches: the fingerprint is locked until the passcode is entered.")
+                    session.show(
+                        "Not recognized. Too many failed touches: the fingerprint is locked until the passcode is "
+                            + "entered."
+                    )
                     return biometricsOnly ? .failure(LAError(.biometryLockout)) : .fallBackToPasscode
                 }
                 if failures >= Self.matchesPerEvaluation {
@@ -127,7 +140,9 @@ struct PolicyEvaluation {
                 let here = Self.matchesPerEvaluation - failures
                 let beforeLockout = BiometryStatus.lockoutThreshold - (status?.consecutiveFailures ?? 0)
                 let left = min(here, beforeLockout)
-                session.show("Not recognized. \(left) more \(left == 1 ? "try" : "tries")\(beforeLockout <= here ? " before the fingerprint is locked until the passcode is entered" : "").")
+                session.show(
+                    "Not recognized. \(left) more \(left == 1 ? "try" : "tries")\(beforeLockout <= here ? " before the fingerprint is locked until the passcode is entered" : "")."
+                )
             }
         }
     }
@@ -164,11 +179,15 @@ struct PolicyEvaluation {
     private func waitOutDelay(_ session: any PromptSession) -> DelayOutcome {
         var waited = false
         while true {
-            guard case .status(let status)? = try? KeychainServices.perform(.deviceStatus), status.secondsUntilNextAttempt > 0 else { break }
+            guard case .status(let status)? = try? KeychainServices.perform(.deviceStatus),
+                status.secondsUntilNextAttempt > 0
+            else { break }
             if isCancelled() { return .cancelled(.appCancel) }
             if session.pressedButton() == .cancel { return .cancelled(.userCancel) }
             let seconds = Int(status.secondsUntilNextAttempt.rounded(.up))
-            session.update("\(status.failedAttempts) wrong passcodes. Try again in \(seconds / 60):\(String(format: "%02d", seconds % 60)).")
+            session.update(
+                "\(status.failedAttempts) wrong passcodes. Try again in \(seconds / 60):\(String(format: "%02d", seconds % 60))."
+            )
             waited = true
             usleep(200_000)
         }

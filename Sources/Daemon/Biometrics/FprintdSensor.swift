@@ -62,7 +62,9 @@ public final class FprintdSensor: BiometricSensor {
     /// Deletes a finger's print with `fprintd-delete`.
     public func remove(_ finger: String) throws(KeychainError) {
         let result = try run("fprintd-delete", [user, "-f", finger])
-        guard result.status == 0 else { throw KeychainError(.errSecItemNotFound, "fprintd could not delete that finger") }
+        guard result.status == 0 else {
+            throw KeychainError(.errSecItemNotFound, "fprintd could not delete that finger")
+        }
     }
 
     public func awaitTouch(timeout: Double) throws(KeychainError) -> SensorReading {
@@ -81,7 +83,9 @@ public final class FprintdSensor: BiometricSensor {
         let text = String(decoding: output, as: UTF8.self)
         if text.contains("verify-match") { return .verdict(true) }
         if text.contains("verify-no-match") { return .verdict(false) }
-        throw KeychainError(.errSecNotAvailable, "fprintd could not verify a print (fprintd-verify exited with status \(process.terminationStatus))")
+        throw KeychainError(
+            .errSecNotAvailable,
+            "fprintd could not verify a print (fprintd-verify exited with status \(process.terminationStatus))")
     }
 
     public func endWait() {
@@ -91,7 +95,8 @@ public final class FprintdSensor: BiometricSensor {
         }
     }
 
-    private func start(_ tool: String, _ arguments: [String]) throws(KeychainError) -> (process: Process, output: Pipe) {
+    private func start(_ tool: String, _ arguments: [String]) throws(KeychainError) -> (process: Process, output: Pipe)
+    {
         let process = Process()
         process.executableURL = tools.appendingPathComponent(tool)
         process.arguments = arguments

@@ -1,8 +1,9 @@
+import Foundation
+import KeychainProtocol
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import KeychainProtocol
 
 /// The iOS Simulator's Touch ID menu, for Linux: touches are Enclave-sealed samples dropped as
 /// files in a directory (`sensor/` in the keychain directory) by `keychainctl biometry touch`
@@ -34,18 +35,24 @@ public struct SimulatedSensor: BiometricSensor {
         let deadline = Date().addingTimeInterval(1)
         while !isPromptWaiting() {
             guard Date() < deadline else {
-                throw KeychainError(.errSecBadReq, "no prompt is waiting for a touch: a touch answers a sheet that is showing now (keychainctl authenticate, or an app's); nothing was sent")
+                throw KeychainError(
+                    .errSecBadReq,
+                    "no prompt is waiting for a touch: a touch answers a sheet that is showing now (keychainctl "
+                        + "authenticate, or an app's); nothing was sent"
+                )
             }
             usleep(50_000)
         }
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             let name = String(format: "%020llu-%@", UInt64(Date().timeIntervalSince1970 * 1e6), UUID().uuidString)
             let temporary = directory.appendingPathComponent(".\(name)")
             try sample.write(to: temporary)
             try FileManager.default.moveItem(at: temporary, to: directory.appendingPathComponent("\(name).touch"))
         } catch {
-            throw KeychainError(.errSecIO, "cannot reach the simulated sensor at \(directory.path): \(error.localizedDescription)")
+            throw KeychainError(
+                .errSecIO, "cannot reach the simulated sensor at \(directory.path): \(error.localizedDescription)")
         }
     }
 
@@ -72,15 +79,19 @@ public struct SimulatedSensor: BiometricSensor {
 
     /// Says (again) that a prompt of this process waits for a touch now.
     private func markWaiting() {
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        _ = FileManager.default.createFile(atPath: waitingMarker.path, contents: Data(), attributes: [.posixPermissions: 0o600])
+        try? FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = FileManager.default.createFile(
+            atPath: waitingMarker.path, contents: Data(), attributes: [.posixPermissions: 0o600])
     }
 
     private func isPromptWaiting() -> Bool {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.contains { name in
             guard name.hasPrefix("waiting-") else { return false }
-            let modified = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.modificationDate] as? Date) ?? .distantPast
+            let modified =
+                (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[
+                    .modificationDate] as? Date) ?? .distantPast
             return Date().timeIntervalSince(modified) <= Self.freshness
         }
     }
@@ -90,7 +101,9 @@ public struct SimulatedSensor: BiometricSensor {
         for name in names.filter({ $0.hasSuffix(".touch") }).sorted() {
             let url = directory.appendingPathComponent(name)
             let data = try? Data(contentsOf: url)
-            let modified = (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date) ?? .distantPast
+            let modified =
+                (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date)
+                ?? .distantPast
             // Taking a touch removes it; when another prompt took it first, look further.
             guard (try? FileManager.default.removeItem(at: url)) != nil else { continue }
             if let data, Date().timeIntervalSince(modified) <= Self.freshness { return data }

@@ -17,7 +17,8 @@ enum AuthenticatedState {
     }
 
     static func key(for name: String, deviceKey: SymmetricKey) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: deviceKey, info: Data("swift-keychain state mac v1 \(name)".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: deviceKey, info: Data("swift-keychain state mac v1 \(name)".utf8), outputByteCount: 32)
     }
 
     private static func format(_ name: String, _ version: Int) -> String { "swift-keychain \(name) v\(version)" }
@@ -30,12 +31,18 @@ enum AuthenticatedState {
     }
 
     /// Encodes `value` as the authenticated file `name`, format `version`.
-    static func encode<Value: Encodable>(_ value: Value, name: String, version: Int, deviceKey: SymmetricKey) throws(KeychainError) -> Data {
+    static func encode<Value: Encodable>(
+        _ value: Value, name: String, version: Int, deviceKey: SymmetricKey
+    ) throws(KeychainError) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let format = format(name, version)
-        guard let payload = try? encoder.encode(value) else { throw KeychainError(.errSecInternalComponent, "cannot encode the \(name) state") }
-        let mac = Data(HMAC<SHA256>.authenticationCode(for: authenticated(format, payload), using: key(for: name, deviceKey: deviceKey)))
+        guard let payload = try? encoder.encode(value) else {
+            throw KeychainError(.errSecInternalComponent, "cannot encode the \(name) state")
+        }
+        let mac = Data(
+            HMAC<SHA256>.authenticationCode(
+                for: authenticated(format, payload), using: key(for: name, deviceKey: deviceKey)))
         guard let file = try? encoder.encode(Envelope(format: format, payload: payload, mac: mac)) else {
             throw KeychainError(.errSecInternalComponent, "cannot encode the \(name) state")
         }
@@ -53,11 +60,21 @@ enum AuthenticatedState {
         guard let envelope = try? JSONDecoder().decode(Envelope.self, from: data), envelope.format == format else {
             throw KeychainError(.errSecDecode, "\(path) is damaged or not a \(format) file; restore it from a copy")
         }
-        guard HMAC<SHA256>.isValidAuthenticationCode(envelope.mac, authenticating: authenticated(format, envelope.payload), using: key(for: name, deviceKey: deviceKey)) else {
-            throw KeychainError(.errSecDecode, "\(path) was altered, or belongs with another device secret: its authentication code does not match; restore the file that belongs here")
+        guard
+            HMAC<SHA256>.isValidAuthenticationCode(
+                envelope.mac, authenticating: authenticated(format, envelope.payload),
+                using: key(for: name, deviceKey: deviceKey))
+        else {
+            throw KeychainError(
+                .errSecDecode,
+                "\(path) was altered, or belongs with another device secret: its authentication code does not "
+                    + "match; restore the file that belongs here"
+            )
         }
         guard let value = try? JSONDecoder().decode(Value.self, from: envelope.payload) else {
-            throw KeychainError(.errSecDecode, "\(path) is authentic but its contents do not decode; it was written by an incompatible version")
+            throw KeychainError(
+                .errSecDecode,
+                "\(path) is authentic but its contents do not decode; it was written by an incompatible version")
         }
         return value
     }

@@ -46,13 +46,21 @@ struct BiometryState: Codable, Sendable {
     static func load(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) -> BiometryState {
         guard let data = try files.read(fileName) else { return BiometryState() }
         do {
-            return try AuthenticatedState.decode(data, as: BiometryState.self, name: fileName, version: version, deviceKey: deviceKey, path: files.path(fileName))
+            return try AuthenticatedState.decode(
+                data, as: BiometryState.self, name: fileName, version: version, deviceKey: deviceKey,
+                path: files.path(fileName))
         } catch {
-            throw KeychainError(.errSecDecode, "biometry is unavailable: \(error.message). Move \(files.path(fileName)) away and enroll again to use biometry; the passcode still works")
+            throw KeychainError(
+                .errSecDecode,
+                "biometry is unavailable: \(error.message). Move \(files.path(fileName)) away and enroll again to "
+                    + "use biometry; the passcode still works"
+            )
         }
     }
 
     func save(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) {
-        try files.writeAtomically(AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey), to: Self.fileName)
+        try files.writeAtomically(
+            AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey),
+            to: Self.fileName)
     }
 }

@@ -17,7 +17,9 @@ final class ClassKeyCacheContext: Sendable {
     private let whenPasscodeSet: String
 
     init(keychainID: String, deviceKey: SymmetricKey) {
-        func name(_ protectionClass: ProtectionClass) -> String { "swift-keychain:\(keychainID):\(protectionClass.rawValue)" }
+        func name(_ protectionClass: ProtectionClass) -> String {
+            "swift-keychain:\(keychainID):\(protectionClass.rawValue)"
+        }
         self.keychainID = keychainID
         sealingKey = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: deviceKey, salt: Data(keychainID.utf8),

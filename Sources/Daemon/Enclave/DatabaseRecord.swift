@@ -72,17 +72,22 @@ struct DatabaseRecord: Equatable, Sendable {
     /// The record, or nil when there is none.
     ///
     /// - Throws: `errSecDecode` when the file exists but no slot is authentic.
-    static func load(_ files: KeychainDirectory, authenticator: Authenticator) throws(KeychainError) -> DatabaseRecord? {
+    static func load(_ files: KeychainDirectory, authenticator: Authenticator) throws(KeychainError) -> DatabaseRecord?
+    {
         guard let data = try files.read(fileName) else { return nil }
         return try newest(in: data, files: files, authenticator: authenticator)
     }
 
-    private static func newest(in data: Data, files: KeychainDirectory, authenticator: Authenticator) throws(KeychainError) -> DatabaseRecord {
+    private static func newest(
+        in data: Data, files: KeychainDirectory, authenticator: Authenticator
+    ) throws(KeychainError) -> DatabaseRecord {
         let slots = stride(from: 0, to: min(data.count, 2 * slotSize), by: slotSize).compactMap { offset in
             data.count >= offset + slotSize ? parse(data[offset..<(offset + slotSize)], authenticator) : nil
         }
         guard let newest = slots.max(by: { $0.generation < $1.generation }) else {
-            throw KeychainError(.errSecDecode, "\(files.path(fileName)) was altered or damaged: no record in it is authentic; restore it from a copy")
+            throw KeychainError(
+                .errSecDecode,
+                "\(files.path(fileName)) was altered or damaged: no record in it is authentic; restore it from a copy")
         }
         return newest
     }

@@ -16,17 +16,29 @@ enum DeviceSecret {
     /// - Parameters:
     ///   - otherStateExists: the keybag or a database with content is present.
     ///   - creating: a new keychain may be created.
-    static func load(_ files: KeychainDirectory, otherStateExists: Bool, creating: Bool) throws(KeychainError) -> SymmetricKey {
+    static func load(
+        _ files: KeychainDirectory, otherStateExists: Bool, creating: Bool
+    ) throws(KeychainError) -> SymmetricKey {
         if let bytes = try files.read(fileName) {
             guard bytes.count == byteCount else {
-                throw KeychainError(.errSecDecode, "the device secret \(files.path(fileName)) is damaged (wrong length); the keychain cannot be opened; restore the file from a copy")
+                throw KeychainError(
+                    .errSecDecode,
+                    "the device secret \(files.path(fileName)) is damaged (wrong length); the keychain cannot be "
+                        + "opened; restore the file from a copy"
+                )
             }
             return SymmetricKey(data: bytes)
         }
         guard !otherStateExists else {
-            throw KeychainError(.errSecNotAvailable, "the device secret \(files.path(fileName)) is missing, so the existing keychain cannot be decrypted; restore the file from where it was, or erase the keychain with `keychainctl erase`")
+            throw KeychainError(
+                .errSecNotAvailable,
+                "the device secret \(files.path(fileName)) is missing, so the existing keychain cannot be "
+                    + "decrypted; restore the file from where it was, or erase the keychain with `keychainctl erase`"
+            )
         }
-        guard creating else { throw KeychainError(.errSecNoSuchKeychain, "no keychain exists at \(files.url.path) yet") }
+        guard creating else {
+            throw KeychainError(.errSecNoSuchKeychain, "no keychain exists at \(files.url.path) yet")
+        }
         let key = SymmetricKey(size: .bits256)
         try files.writeAtomically(key.withUnsafeBytes { Data($0) }, to: fileName)
         return key

@@ -10,7 +10,9 @@ extension Enclave {
         try BiometryState.load(files, deviceKey: deviceKey)
     }
 
-    private func updateBiometry<Result>(_ body: (inout BiometryState) throws(KeychainError) -> Result) throws(KeychainError) -> Result {
+    private func updateBiometry<Result>(
+        _ body: (inout BiometryState) throws(KeychainError) -> Result
+    ) throws(KeychainError) -> Result {
         try withStateLock { () throws(KeychainError) -> Result in
             var state = try loadBiometry()
             let result = try body(&state)
@@ -20,11 +22,13 @@ extension Enclave {
     }
 
     private func channelKey() -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: deviceKey, info: Data("swift-keychain simulated-sensor v1".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: deviceKey, info: Data("swift-keychain simulated-sensor v1".utf8), outputByteCount: 32)
     }
 
     private func templateKey() -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: deviceKey, info: Data("swift-keychain template v1".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: deviceKey, info: Data("swift-keychain template v1".utf8), outputByteCount: 32)
     }
 
     /// True when the owner turned the simulated sensor on.
@@ -47,8 +51,12 @@ extension Enclave {
     /// added or removed, differs between devices, nil when nothing is enrolled.
     public func domainState(enrollments: [Data]) -> Data? {
         guard !enrollments.isEmpty else { return nil }
-        let key = HKDF<SHA256>.deriveKey(inputKeyMaterial: deviceKey, info: Data("swift-keychain domain-state v1".utf8), outputByteCount: 32)
-        return Data(HMAC<SHA256>.authenticationCode(for: LengthPrefixed.encode(label: "domain v1", enrollments.sorted { $0.lexicographicallyPrecedes($1) }), using: key))
+        let key = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: deviceKey, info: Data("swift-keychain domain-state v1".utf8), outputByteCount: 32)
+        return Data(
+            HMAC<SHA256>.authenticationCode(
+                for: LengthPrefixed.encode(label: "domain v1", enrollments.sorted { $0.lexicographicallyPrecedes($1) }),
+                using: key))
     }
 
     /// The enrollment identities of the simulated sensor, for ``domainState(enrollments:)``.
@@ -64,18 +72,27 @@ extension Enclave {
 
     /// Enrolls a finger on the simulated sensor: a fresh random template, sealed here.
     public func enrollSimulatedFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
-        guard !name.isEmpty, name.utf8.count <= 64 else { throw KeychainError(.errSecParam, "a finger name has 1 to 64 bytes") }
+        guard !name.isEmpty, name.utf8.count <= 64 else {
+            throw KeychainError(.errSecParam, "a finger name has 1 to 64 bytes")
+        }
         try verifyPasscode(passcode)
         let templateKey = templateKey()
         try updateBiometry { (state: inout BiometryState) throws(KeychainError) in
             guard !state.fingers.contains(where: { $0.name == name }) else {
                 throw KeychainError(.errSecDuplicateItem, "a finger with that name is already enrolled")
             }
-            guard state.fingers.count < 5 else { throw KeychainError(.errSecParam, "at most 5 fingers can be enrolled, as on Touch ID") }
+            guard state.fingers.count < 5 else {
+                throw KeychainError(.errSecParam, "at most 5 fingers can be enrolled, as on Touch ID")
+            }
             let template = SymmetricKey(size: .bits256)
-            let sealed = template.withUnsafeBytes { try? AES.GCM.seal($0, using: templateKey, authenticating: Data(name.utf8)).combined }
+            let sealed = template.withUnsafeBytes {
+                try? AES.GCM.seal($0, using: templateKey, authenticating: Data(name.utf8)).combined
+            }
             guard let sealed else { throw KeychainError(.errSecInternalComponent, "cannot seal the template") }
-            state.fingers.append(.init(name: name, sealedTemplate: sealed, enrollmentID: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) })))
+            state.fingers.append(
+                .init(
+                    name: name, sealedTemplate: sealed,
+                    enrollmentID: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) })))
         }
     }
 
@@ -95,19 +112,24 @@ extension Enclave {
     public func simulatedTouch(matching: Bool, finger: String?) throws(KeychainError) -> Data {
         let state = try loadBiometry()
         guard state.simulatorEnabled else {
-            throw KeychainError(.errSecNotAvailable, "the simulated sensor is off; the device owner turns it on with `keychainctl biometry simulate on`")
+            throw KeychainError(
+                .errSecNotAvailable,
+                "the simulated sensor is off; the device owner turns it on with `keychainctl biometry simulate on`")
         }
         var sample: Data
         if matching {
             guard let enrolled = state.fingers.first(where: { finger == nil || $0.name == finger }) else {
-                throw KeychainError(.errSecItemNotFound, finger == nil ? "no finger is enrolled" : "no finger with that name is enrolled")
+                throw KeychainError(
+                    .errSecItemNotFound,
+                    finger == nil ? "no finger is enrolled" : "no finger with that name is enrolled")
             }
             sample = try openTemplate(enrolled)
         } else {
             sample = Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })
         }
         defer { sample.resetBytes(in: 0..<sample.count) }
-        guard let sealed = try? AES.GCM.seal(sample, using: channelKey(), authenticating: Data("touch".utf8)).combined else {
+        guard let sealed = try? AES.GCM.seal(sample, using: channelKey(), authenticating: Data("touch".utf8)).combined
+        else {
             throw KeychainError(.errSecInternalComponent, "cannot seal the touch")
         }
         return sealed
@@ -130,7 +152,8 @@ extension Enclave {
             defer { template.resetBytes(in: 0..<template.count) }
             matched = constantTimeEqual(template, sample) || matched
         }
-        return try recordBiometricResult(matched: matched, domainState: domainState(enrollments: fingers.map(\.enrollmentID)))
+        return try recordBiometricResult(
+            matched: matched, domainState: domainState(enrollments: fingers.map(\.enrollmentID)))
     }
 
     /// Counts a match result from any sensor: a failure moves toward the lockout (5 in a row,
@@ -141,7 +164,9 @@ extension Enclave {
     public func recordBiometricResult(matched: Bool, domainState: Data?) throws(KeychainError) -> TouchVerdict {
         try updateBiometry { (state: inout BiometryState) throws(KeychainError) -> TouchVerdict in
             guard !state.isLockedOut else {
-                throw KeychainError(.errSecAuthFailed, "biometry is locked out after \(BiometryState.lockoutThreshold) failed matches; enter the passcode")
+                throw KeychainError(
+                    .errSecAuthFailed,
+                    "biometry is locked out after \(BiometryState.lockoutThreshold) failed matches; enter the passcode")
             }
             guard !state.passcodeRequired(clock: clock) else {
                 throw KeychainError(.errSecAuthFailed, "the passcode is required before biometry can be used again")

@@ -26,14 +26,19 @@ extension Enclave {
             var keybag = try keybag()
             // The record first: commits precede their records and the database's generation
             // only grows, so a commit landing between these two reads cannot look like a loss.
-            let record = Result { () throws(KeychainError) in try DatabaseRecord.load(files, authenticator: databaseRecordAuthenticator) }
+            let record = Result { () throws(KeychainError) in
+                try DatabaseRecord.load(files, authenticator: databaseRecordAuthenticator)
+            }
             let found = try inspect()
             let database = files.path(Self.databaseFileName)
-            let recovery = "Nothing was changed. Restore the keychain's files as they were together, or erase the keychain with `keychainctl erase`."
+            let recovery =
+                "Nothing was changed. Restore the keychain's files as they were together, or erase the keychain "
+                    + "with `keychainctl erase`."
             if let erased = keybag.erasedKeychainID, let found, found.keychainID == erased || found.keychainID == nil {
                 // An erase destroyed the keys; its rows go now.
                 let generation = try stamp(keybag.keychainID, true)
-                try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(files, authenticator: databaseRecordAuthenticator, replacing: true)
+                try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(
+                    files, authenticator: databaseRecordAuthenticator, replacing: true)
                 keybag.erasedKeychainID = nil
                 keybag.databaseCreated = true
                 keybag.rowLedger = true
@@ -42,29 +47,58 @@ extension Enclave {
             }
             guard keybag.databaseCreated else {
                 if let id = found?.keychainID, id != keybag.keychainID {
-                    throw KeychainError(.errSecDecode, "\(database) belongs to another keychain (identity \(id)), not to the keybag beside it (\(keybag.keychainID)). \(recovery)")
+                    throw KeychainError(
+                        .errSecDecode,
+                        "\(database) belongs to another keychain (identity \(id)), not to the keybag beside it "
+                            + "(\(keybag.keychainID)). \(recovery)"
+                    )
                 }
                 let generation = try stamp(keybag.keychainID, false)
-                try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(files, authenticator: databaseRecordAuthenticator, replacing: true)
+                try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(
+                    files, authenticator: databaseRecordAuthenticator, replacing: true)
                 keybag.databaseCreated = true
                 keybag.rowLedger = true
                 try save(keybag)
                 return
             }
             guard let found else {
-                throw KeychainError(.errSecDecode, "\(database) is missing or empty, but the keybag records that it holds this keychain's items. \(recovery)")
+                throw KeychainError(
+                    .errSecDecode,
+                    "\(database) is missing or empty, but the keybag records that it holds this keychain's items. "
+                        + "\(recovery)"
+                )
             }
             guard let id = found.keychainID else {
-                throw KeychainError(.errSecDecode, "\(database) lost committed changes: it holds no keychain tables although the keybag records that it holds this keychain's items (its write-ahead log \(database)-wal was removed or truncated, or an older copy was put back). Restore the database with its -wal file. \(recovery)")
+                throw KeychainError(
+                    .errSecDecode,
+                    "\(database) lost committed changes: it holds no keychain tables although the keybag records "
+                        + "that it holds this keychain's items (its write-ahead log \(database)-wal was removed or "
+                        + "truncated, or an older copy was put back). Restore the database with its -wal file. "
+                        + "\(recovery)"
+                )
             }
             guard id == keybag.keychainID else {
-                throw KeychainError(.errSecDecode, "\(database) belongs to another keychain (identity \(id)), not to the keybag beside it (\(keybag.keychainID)). \(recovery)")
+                throw KeychainError(
+                    .errSecDecode,
+                    "\(database) belongs to another keychain (identity \(id)), not to the keybag beside it "
+                        + "(\(keybag.keychainID)). \(recovery)"
+                )
             }
             guard let record = try record.get(), record.keychainID == keybag.keychainID else {
-                throw KeychainError(.errSecDecode, "\(files.path(DatabaseRecord.fileName)) is missing or belongs to another keychain, so the database's completeness cannot be checked. \(recovery)")
+                throw KeychainError(
+                    .errSecDecode,
+                    "\(files.path(DatabaseRecord.fileName)) is missing or belongs to another keychain, so the "
+                        + "database's completeness cannot be checked. \(recovery)"
+                )
             }
             guard found.generation >= record.generation else {
-                throw KeychainError(.errSecDecode, "\(database) lost committed changes: it is at generation \(found.generation) but \(record.generation) were committed (its write-ahead log \(database)-wal was removed or truncated, or an older copy was put back). Restore the database with its -wal file. \(recovery)")
+                throw KeychainError(
+                    .errSecDecode,
+                    "\(database) lost committed changes: it is at generation \(found.generation) but "
+                        + "\(record.generation) were committed (its write-ahead log \(database)-wal was removed or "
+                        + "truncated, or an older copy was put back). Restore the database with its -wal file. "
+                        + "\(recovery)"
+                )
             }
         }
     }
@@ -74,6 +108,7 @@ extension Enclave {
     /// detection of a later loss: the committed write itself stands.
     public func recordDatabaseCommit(generation: UInt64) {
         guard let keychainID = try? keychainID() else { return }
-        try? DatabaseRecord(keychainID: keychainID, generation: generation).save(files, authenticator: databaseRecordAuthenticator)
+        try? DatabaseRecord(keychainID: keychainID, generation: generation).save(
+            files, authenticator: databaseRecordAuthenticator)
     }
 }

@@ -24,13 +24,21 @@ extension Enclave {
     /// - Returns: the sealed key and its public key (X9.63).
     /// - Throws: errSecInteractionNotAllowed when the class is locked; errSecNotAvailable for
     ///   WhenPasscodeSet with no passcode.
-    public func makeEnclaveKey(accessibility: Accessibility, accessControl: StoredAccessControl?, accessGroup: String) throws(KeychainError) -> (sealedKey: Data, publicKey: Data) {
+    public func makeEnclaveKey(
+        accessibility: Accessibility, accessControl: StoredAccessControl?, accessGroup: String
+    ) throws(KeychainError) -> (sealedKey: Data, publicKey: Data) {
         let sealingKey = try enclaveKeySealingKey(accessibility)
         let privateKey = P256.Signing.PrivateKey()
-        var sealed = SealedEnclaveKey(accessibility: accessibility, accessControl: accessControl, accessGroup: accessGroup, publicKey: privateKey.publicKey.x963Representation)
+        var sealed = SealedEnclaveKey(
+            accessibility: accessibility, accessControl: accessControl, accessGroup: accessGroup,
+            publicKey: privateKey.publicKey.x963Representation)
         var raw = privateKey.rawRepresentation
         defer { raw.resetBytes(in: 0..<raw.count) }
-        guard let combined = try? AES.GCM.seal(raw, using: sealingKey, authenticating: Self.associatedDataLabel + sealed.clearFields).combined else {
+        guard
+            let combined = try? AES.GCM.seal(
+                raw, using: sealingKey, authenticating: Self.associatedDataLabel + sealed.clearFields
+            ).combined
+        else {
             throw KeychainError(.errSecInternalComponent, "sealing the new key failed")
         }
         sealed.sealedPrivateKey = combined
@@ -46,7 +54,9 @@ extension Enclave {
     ///   the caller is not in; errSecInteractionNotAllowed carrying the access control when
     ///   the grants do not satisfy it, or when the class is locked; errSecParam for a digest
     ///   or a peer key that is not one.
-    public func useEnclaveKey(_ sealedKey: Data, _ operation: EnclaveKeyOperation, callerGroups: [String]?, grants: [AuthenticationGrant]) throws(KeychainError) -> SecretBytes {
+    public func useEnclaveKey(
+        _ sealedKey: Data, _ operation: EnclaveKeyOperation, callerGroups: [String]?, grants: [AuthenticationGrant]
+    ) throws(KeychainError) -> SecretBytes {
         let sealed = try SealedEnclaveKey(decoding: sealedKey)
         if let callerGroups, !callerGroups.contains(sealed.accessGroup) {
             throw KeychainError(.errSecItemNotFound, "the key belongs to an access group the caller is not in")
@@ -54,7 +64,9 @@ extension Enclave {
         var raw: Data
         do {
             let box = try AES.GCM.SealedBox(combined: sealed.sealedPrivateKey)
-            raw = try AES.GCM.open(box, using: try enclaveKeySealingKey(sealed.accessibility), authenticating: Self.associatedDataLabel + sealed.clearFields)
+            raw = try AES.GCM.open(
+                box, using: try enclaveKeySealingKey(sealed.accessibility),
+                authenticating: Self.associatedDataLabel + sealed.clearFields)
         } catch let error as KeychainError {
             throw error
         } catch {

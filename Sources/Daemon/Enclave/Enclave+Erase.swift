@@ -16,7 +16,9 @@ extension Enclave {
         try withStateLock { () throws(KeychainError) in
             let keybag = try keybag()
             if keybag.passcode != nil {
-                guard let passcode else { throw KeychainError(.errSecParam, "a passcode is set; erasing the keychain needs it") }
+                guard let passcode else {
+                    throw KeychainError(.errSecParam, "a passcode is set; erasing the keychain needs it")
+                }
                 _ = try verify(passcode, keybag)
             }
             try erase(keybag)
@@ -30,7 +32,8 @@ extension Enclave {
     /// and the next open finishes the erase. Must run under the enclave lock.
     func erase(_ old: Keybag) throws(KeychainError) {
         for protectionClass in ProtectionClass.allCases { removeCachedClassKey(cacheName(protectionClass, old)) }
-        try save(Keybag.fresh(deviceKey: deviceKey, databaseCreated: old.databaseCreated, erasedKeychainID: old.keychainID))
+        try save(
+            Keybag.fresh(deviceKey: deviceKey, databaseCreated: old.databaseCreated, erasedKeychainID: old.keychainID))
         try saveAttempts(PasscodeAttempts())
         try files.remove(BiometryState.fileName)
         files.syncDirectory()
@@ -43,7 +46,9 @@ extension Enclave {
     public static func removeFiles(in directory: URL, also: [String], lockTimeout: Double = 20) throws(KeychainError) {
         let files = try KeychainDirectory(directory, creating: false)
         try files.withExclusiveLock(lockName, timeout: lockTimeout) { () throws(KeychainError) in
-            for name in [Keybag.fileName, DatabaseRecord.fileName, PasscodeAttempts.fileName, BiometryState.fileName] + also {
+            for name in [Keybag.fileName, DatabaseRecord.fileName, PasscodeAttempts.fileName, BiometryState.fileName]
+                + also
+            {
                 try files.remove(name)
             }
             files.removeLeftoverTemporaries()

@@ -9,7 +9,8 @@ extension Enclave {
     static let grantLifetime: Double = 300
 
     private func grantKey() -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: deviceKey, info: Data("swift-keychain grant v1".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: deviceKey, info: Data("swift-keychain grant v1".utf8), outputByteCount: 32)
     }
 
     func issueGrant(_ factor: AuthenticationFactor, domainState: Data?) -> AuthenticationGrant {
@@ -49,7 +50,9 @@ extension Enclave {
         guard constraintsMet else {
             throw KeychainError(
                 status: KeychainError.errSecInteractionNotAllowed.status,
-                message: "the item requires the device owner to authenticate (its access control); the call was made without a prompt",
+                message:
+                    "the item requires the device owner to authenticate (its access control); the call was made "
+                        + "without a prompt",
                 requiredAuthentication: stored.control)
         }
     }

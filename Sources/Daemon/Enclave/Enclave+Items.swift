@@ -51,7 +51,9 @@ public struct ItemBinding: Sendable, Hashable {
     /// `purpose` keeps the item's three ciphertexts from standing in for one another.
     func associatedData(_ purpose: String) -> Data {
         let accessControl = encodedAccessControl
-        var builder = LengthPrefixed.Builder(label: "swift-keychain item v1", capacity: 96 + rowIdentity.count + accessGroupTag.count + accessControl.count)
+        var builder = LengthPrefixed.Builder(
+            label: "swift-keychain item v1",
+            capacity: 96 + rowIdentity.count + accessGroupTag.count + accessControl.count)
         builder.append(utf8: purpose)
         builder.append(rowIdentity)
         builder.append(utf8: itemClass)
@@ -124,7 +126,9 @@ extension Enclave {
     ///
     /// - Throws: `errSecInteractionNotAllowed` when the class is locked, `errSecNotAvailable`
     ///   for WhenPasscodeSet with no passcode.
-    public func seal(attributes: Data, secret: SecretBytes?, binding: ItemBinding, applicationPassword: SecretBytes? = nil) throws(KeychainError) -> SealedItem {
+    public func seal(
+        attributes: Data, secret: SecretBytes?, binding: ItemBinding, applicationPassword: SecretBytes? = nil
+    ) throws(KeychainError) -> SealedItem {
         let keys = try classKeys(binding.protectionClass)
         let itemKey = SymmetricKey(size: .bits256)
         var keyBytes = itemKey.withUnsafeBytes { Data($0) }
@@ -136,8 +140,10 @@ extension Enclave {
             keyBytes = try sealWithApplicationPassword(keyBytes, applicationPassword, binding)
         }
         do {
-            let metadata = try AES.GCM.seal(attributes, using: keys.metadata, authenticating: binding.associatedData("metadata"))
-            let wrapped = try AES.GCM.seal(keyBytes, using: keys.itemKeyWrap, authenticating: binding.associatedData("item-key"))
+            let metadata = try AES.GCM.seal(
+                attributes, using: keys.metadata, authenticating: binding.associatedData("metadata"))
+            let wrapped = try AES.GCM.seal(
+                keyBytes, using: keys.itemKeyWrap, authenticating: binding.associatedData("item-key"))
             do {
             let sealedSecret = try (secret ?? SecretBytes([])).withUnsafeBytes {
                 try AES.GCM.seal($0, using: itemKey, authenticating: binding.associatedData("secret"))
@@ -170,7 +176,8 @@ extension Enclave {
     public func openSecret(_ item: SealedItem, binding: ItemBinding, grants: [AuthenticationGrant] = [],
                            applicationPassword: SecretBytes? = nil) throws(KeychainError) -> SecretBytes {
         if let accessControl = binding.accessControl { try authorize(accessControl, grants: grants) }
-        var keyBytes = try open(item.wrappedKey, try classKeys(binding.protectionClass).itemKeyWrap, binding.associatedData("item-key"))
+        var keyBytes = try open(
+            item.wrappedKey, try classKeys(binding.protectionClass).itemKeyWrap, binding.associatedData("item-key"))
         defer { keyBytes.resetBytes(in: 0..<keyBytes.count) }
         if binding.accessControl?.control.flags.contains(.applicationPassword) == true {
             guard let applicationPassword else { throw applicationPasswordRequired(binding) }
@@ -194,32 +201,50 @@ extension Enclave {
     private func applicationPasswordRequired(_ binding: ItemBinding) -> KeychainError {
         KeychainError(
             status: KeychainError.errSecInteractionNotAllowed.status,
-            message: "the item is protected by an application password; give it with LAContext.setCredential(_:type: .applicationPassword)",
+            message:
+                "the item is protected by an application password; give it with LAContext.setCredential(_:type: "
+                    + ".applicationPassword)",
             requiredAuthentication: binding.accessControl?.control)
     }
 
-    private func applicationPasswordKey(_ password: SecretBytes, _ binding: ItemBinding) throws(KeychainError) -> SymmetricKey {
+    private func applicationPasswordKey(
+        _ password: SecretBytes, _ binding: ItemBinding
+    ) throws(KeychainError) -> SymmetricKey {
         do {
             let stretched = try password.withUnsafeBytes {
-                try KDF.Scrypt.deriveKey(from: $0, salt: binding.rowIdentity, outputByteCount: 32, rounds: 1 << 14, blockSize: 8, parallelism: 1, maxMemory: 32 << 20)
+                try KDF.Scrypt.deriveKey(
+                    from: $0, salt: binding.rowIdentity, outputByteCount: 32, rounds: 1 << 14, blockSize: 8,
+                    parallelism: 1, maxMemory: 32 << 20)
             }
-            return HKDF<SHA256>.deriveKey(inputKeyMaterial: stretched, info: Data("swift-keychain application-password v1".utf8), outputByteCount: 32)
+            return HKDF<SHA256>.deriveKey(
+                inputKeyMaterial: stretched, info: Data("swift-keychain application-password v1".utf8),
+                outputByteCount: 32)
         } catch {
             throw KeychainError(.errSecInternalComponent, "the application password key derivation failed")
         }
     }
 
-    private func sealWithApplicationPassword(_ keyBytes: Data, _ password: SecretBytes, _ binding: ItemBinding) throws(KeychainError) -> Data {
-        guard let sealed = try? AES.GCM.seal(keyBytes, using: applicationPasswordKey(password, binding), authenticating: binding.associatedData("application-password")).combined else {
+    private func sealWithApplicationPassword(
+        _ keyBytes: Data, _ password: SecretBytes, _ binding: ItemBinding
+    ) throws(KeychainError) -> Data {
+        guard
+            let sealed = try? AES.GCM.seal(
+                keyBytes, using: applicationPasswordKey(password, binding),
+                authenticating: binding.associatedData("application-password")
+            ).combined
+        else {
             throw KeychainError(.errSecInternalComponent, "sealing with the application password failed")
         }
         return sealed
     }
 
-    private func openWithApplicationPassword(_ sealed: Data, _ password: SecretBytes, _ binding: ItemBinding) throws(KeychainError) -> Data {
+    private func openWithApplicationPassword(
+        _ sealed: Data, _ password: SecretBytes, _ binding: ItemBinding
+    ) throws(KeychainError) -> Data {
         let key = try applicationPasswordKey(password, binding)
         guard let box = try? AES.GCM.SealedBox(combined: sealed),
-            let keyBytes = try? AES.GCM.open(box, using: key, authenticating: binding.associatedData("application-password"))
+            let keyBytes = try? AES.GCM.open(
+                box, using: key, authenticating: binding.associatedData("application-password"))
         else { throw KeychainError(.errSecAuthFailed, "the application password is not correct") }
         return keyBytes
     }
@@ -229,7 +254,9 @@ extension Enclave {
             let box = try AES.GCM.SealedBox(combined: combined)
             return try AES.GCM.open(box, using: key, authenticating: associatedData)
         } catch {
-            throw KeychainError(.errSecDecode, "an item failed authentication: its database row was altered, damaged or moved from another row")
+            throw KeychainError(
+                .errSecDecode,
+                "an item failed authentication: its database row was altered, damaged or moved from another row")
         }
     }
 }

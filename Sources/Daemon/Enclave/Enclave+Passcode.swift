@@ -64,17 +64,25 @@ extension Enclave {
             var keybag = try keybag()
             var keys: [ProtectionClass: SymmetricKey]
             if keybag.passcode != nil {
-                guard let current else { throw KeychainError(.errSecParam, "a passcode is already set; give the current passcode to change it") }
+                guard let current else {
+                    throw KeychainError(
+                        .errSecParam, "a passcode is already set; give the current passcode to change it")
+                }
                 keys = try verify(current, keybag)
             } else {
-                guard current == nil else { throw KeychainError(.errSecParam, "no passcode is set, so there is no current passcode to give") }
+                guard current == nil else {
+                    throw KeychainError(.errSecParam, "no passcode is set, so there is no current passcode to give")
+                }
                 keys = try deviceWrappedKeys(keybag)
                 keys[.whenPasscodeSet] = SymmetricKey(size: .bits256)
             }
             let parameters = makePasscodeKDF()
-            let passcodeKey = try parameters.deriveKey(passcode: new, deviceKey: deviceKey, keychainID: keybag.keychainID)
+            let passcodeKey = try parameters.deriveKey(
+                passcode: new, deviceKey: deviceKey, keychainID: keybag.keychainID)
             keybag.passcode = parameters
-            keybag.wrappedClassKeys = try keybag.wrapped(keys) { [keybag] in keybag.passcodeWrappingKey(passcodeKey, for: $0) }
+            keybag.wrappedClassKeys = try keybag.wrapped(keys) { [keybag] in
+                keybag.passcodeWrappingKey(passcodeKey, for: $0)
+            }
             try save(keybag)
             try saveAttempts(PasscodeAttempts())
             recordPasscodeEntry()
@@ -100,7 +108,9 @@ extension Enclave {
             let old = keybag
             keybag.passcode = nil
             keybag.eraseAfterFailedAttempts = false
-            keybag.wrappedClassKeys = try keybag.wrapped(keys) { [keybag] in keybag.deviceWrappingKey(deviceKey, for: $0) }
+            keybag.wrappedClassKeys = try keybag.wrapped(keys) { [keybag] in
+                keybag.deviceWrappingKey(deviceKey, for: $0)
+            }
             try save(keybag)
             for protectionClass in ProtectionClass.allCases { removeCachedClassKey(cacheName(protectionClass, old)) }
         }
@@ -110,7 +120,9 @@ extension Enclave {
     public func setEraseAfterFailedAttempts(_ enabled: Bool, passcode: SecretBytes) throws(KeychainError) {
         try withStateLock { () throws(KeychainError) in
             var keybag = try keybag()
-            guard keybag.passcode != nil else { throw KeychainError(.errSecParam, "erasing after failed attempts needs a passcode; set one first") }
+            guard keybag.passcode != nil else {
+                throw KeychainError(.errSecParam, "erasing after failed attempts needs a passcode; set one first")
+            }
             _ = try verify(passcode, keybag)
             keybag.eraseAfterFailedAttempts = enabled
             try save(keybag)
@@ -122,7 +134,10 @@ extension Enclave {
     private func deviceWrappedKeys(_ keybag: Keybag) throws(KeychainError) -> [ProtectionClass: SymmetricKey] {
         var keys: [ProtectionClass: SymmetricKey] = [:]
         for protectionClass in keybag.wrappedClassKeys.keys {
-            guard let key = keybag.unwrap(protectionClass, with: keybag.deviceWrappingKey(deviceKey, for: protectionClass)) else {
+            guard
+                let key = keybag.unwrap(
+                    protectionClass, with: keybag.deviceWrappingKey(deviceKey, for: protectionClass))
+            else {
                 throw KeychainError(.errSecDecode, "the keybag does not open with this device secret")
             }
             keys[protectionClass] = key
@@ -142,28 +157,43 @@ extension Enclave {
         let (remaining, restarted) = attempts.remainingDelay(clock: clock)
         if restarted || tampered { try saveAttempts(attempts) }
         if tampered {
-            throw KeychainError(.errSecDecode, "the failed-attempt counter \(files.path(PasscodeAttempts.fileName)) was altered or removed, so it is not believed: it now stands at \(attempts.failed) failed attempts and the next passcode attempt is allowed in \(Int(remaining.rounded(.up))) seconds")
+            throw KeychainError(
+                .errSecDecode,
+                "the failed-attempt counter \(files.path(PasscodeAttempts.fileName)) was altered or removed, so it "
+                    + "is not believed: it now stands at \(attempts.failed) failed attempts and the next passcode "
+                    + "attempt is allowed in \(Int(remaining.rounded(.up))) seconds"
+            )
         }
         guard remaining <= 0 else {
-            throw KeychainError(.errSecInteractionNotAllowed, "passcode entry is disabled for \(Int(remaining.rounded(.up))) more seconds after \(attempts.failed) failed attempts; try again later")
+            throw KeychainError(
+                .errSecInteractionNotAllowed,
+                "passcode entry is disabled for \(Int(remaining.rounded(.up))) more seconds after "
+                    + "\(attempts.failed) failed attempts; try again later"
+            )
         }
         // Count the attempt on disk before anything else: killing the process during the key
         // derivation or the check still counts it (DESIGN.md, Data protection).
         attempts.failed += 1
         try saveAttempts(attempts)
-        let passcodeKey = try parameters.deriveKey(passcode: passcode, deviceKey: deviceKey, keychainID: keybag.keychainID)
-        let fingerprint = Data(HMAC<SHA256>.authenticationCode(for: Data("swift-keychain attempt v1".utf8), using: passcodeKey))
+        let passcodeKey = try parameters.deriveKey(
+            passcode: passcode, deviceKey: deviceKey, keychainID: keybag.keychainID)
+        let fingerprint = Data(
+            HMAC<SHA256>.authenticationCode(for: Data("swift-keychain attempt v1".utf8), using: passcodeKey))
         if fingerprint == attempts.lastFailedFingerprint {
             // The same wrong passcode again: refused, and not counted again (Apple: "consecutive
             // attempts of the same incorrect passcode don't count").
             attempts.failed -= 1
             try saveAttempts(attempts)
-            throw KeychainError(.errSecAuthFailed, "wrong passcode (the same wrong passcode as last time; not counted again)")
+            throw KeychainError(
+                .errSecAuthFailed, "wrong passcode (the same wrong passcode as last time; not counted again)")
         }
 
         var keys: [ProtectionClass: SymmetricKey] = [:]
         for protectionClass in keybag.wrappedClassKeys.keys {
-            guard let key = keybag.unwrap(protectionClass, with: keybag.passcodeWrappingKey(passcodeKey, for: protectionClass)) else { break }
+            guard
+                let key = keybag.unwrap(
+                    protectionClass, with: keybag.passcodeWrappingKey(passcodeKey, for: protectionClass))
+            else { break }
             keys[protectionClass] = key
         }
         if keys.count == keybag.wrappedClassKeys.count {
@@ -177,7 +207,8 @@ extension Enclave {
         try saveAttempts(attempts)
         if keybag.eraseAfterFailedAttempts && attempts.failed >= 10 {
             try erase(keybag)
-            throw KeychainError(.errSecAuthFailed, "wrong passcode; this was the 10th failed attempt and the keychain has been erased")
+            throw KeychainError(
+                .errSecAuthFailed, "wrong passcode; this was the 10th failed attempt and the keychain has been erased")
         }
         let delay = PasscodeDelay.seconds(afterFailures: attempts.failed)
         let wait = delay > 0 ? "; the next attempt is allowed in \(Int(delay)) seconds" : ""

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Crypto
 import Foundation
 import KeychainProtocol
-import Synchronization
 import KeychainSupport
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The only code that touches key material: the device secret, the passcode, the keybag and its
 /// class keys, the lock state, the attempt counter, and the sealing and opening of items.
@@ -89,11 +90,15 @@ public final class Enclave: Sendable {
             let databaseHasContent = try (files.size(Self.databaseFileName) ?? 0) > 0
             let keybagExists = files.exists(Keybag.fileName)
             let deviceKey = try DeviceSecret.load(
-                files, otherStateExists: keybagExists || databaseHasContent || files.exists(DatabaseRecord.fileName), creating: creating)
+                files, otherStateExists: keybagExists || databaseHasContent || files.exists(DatabaseRecord.fileName),
+                creating: creating)
             if try Keybag.load(files, deviceKey: deviceKey, limits: passcodeLimits) != nil {
                 // Authentic and within limits: this keychain opens.
             } else if databaseHasContent || files.exists(DatabaseRecord.fileName) {
-                throw KeychainError(.errSecDecode, "the keybag \(files.path(Keybag.fileName)) is missing, but \(files.path(Self.databaseFileName)) holds the keychain's items, which cannot be decrypted without it; nothing was changed. Restore the keybag from where it was, or erase the keychain with `keychainctl erase`")
+                throw KeychainError(
+                    .errSecDecode,
+                    "the keybag \(files.path(Keybag.fileName)) is missing, but \(files.path(Self.databaseFileName)) holds the keychain's items, which cannot be decrypted without it; nothing was changed. Restore the keybag from where it was, or erase the keychain with `keychainctl erase`"
+                )
             } else if creating {
                 try Keybag.fresh(deviceKey: deviceKey).save(files, deviceKey: deviceKey)
             } else {
@@ -123,7 +128,11 @@ public final class Enclave: Sendable {
             return cached.keybag
         }
         guard let keybag = try Keybag.load(files, deviceKey: deviceKey, limits: passcodeLimits) else {
-            throw KeychainError(.errSecDecode, "the keybag \(files.path(Keybag.fileName)) is missing; the keychain cannot be opened. Restore it from where it was, or erase the keychain with `keychainctl erase`")
+            throw KeychainError(
+                .errSecDecode,
+                "the keybag \(files.path(Keybag.fileName)) is missing; the keychain cannot be opened. Restore it "
+                    + "from where it was, or erase the keychain with `keychainctl erase`"
+            )
         }
         if let stamp { keybagCache.withLock { $0 = (stamp, keybag) } }
         return keybag
@@ -168,7 +177,9 @@ public final class Enclave: Sendable {
         let context = cacheContext(keybag)
         for (protectionClass, key) in keys {
             let name = context.name(protectionClass)
-            let sealed = key.withUnsafeBytes { try? AES.GCM.seal($0, using: context.sealingKey, authenticating: Data(name.utf8)).combined }
+            let sealed = key.withUnsafeBytes {
+                try? AES.GCM.seal($0, using: context.sealingKey, authenticating: Data(name.utf8)).combined
+            }
             if let sealed { cache.store(name, sealed) }
         }
     }
@@ -191,21 +202,31 @@ public final class Enclave: Sendable {
     /// - Throws: as ``classKey(_:)``.
     func classKeys(_ protectionClass: ProtectionClass) throws(KeychainError) -> ClassKeySet {
         guard let scope = ItemRequestScope.current else { return try lookUpClassKeys(protectionClass) }
-        return try scope.keys(self, protectionClass) { () throws(KeychainError) in try lookUpClassKeys(protectionClass) }
+        return try scope.keys(self, protectionClass) { () throws(KeychainError) in try lookUpClassKeys(protectionClass)
+        }
     }
 
     private func lookUpClassKeys(_ protectionClass: ProtectionClass) throws(KeychainError) -> ClassKeySet {
         let keybag = try checkedKeybag()
         if protectionClass == .whenPasscodeSet && keybag.passcode == nil {
-            throw KeychainError(.errSecNotAvailable, "no device passcode is set, so items accessible WhenPasscodeSetThisDeviceOnly cannot exist; set one with `keychainctl passcode set`")
+            throw KeychainError(
+                .errSecNotAvailable,
+                "no device passcode is set, so items accessible WhenPasscodeSetThisDeviceOnly cannot exist; set "
+                    + "one with `keychainctl passcode set`"
+            )
         }
         let context = cacheContext(keybag)
         let name = context.name(protectionClass)
         if keybag.passcode == nil {
             // No passcode: class keys are wrapped by the device secret alone and always available.
-            guard let wrapped = keybag.wrappedClassKeys[protectionClass] else { throw unopenableKeybagEntry(protectionClass) }
+            guard let wrapped = keybag.wrappedClassKeys[protectionClass] else {
+                throw unopenableKeybagEntry(protectionClass)
+            }
             return try openedClassKeys.keys(name, source: wrapped) { (_: Data) throws(KeychainError) -> SymmetricKey in
-                guard let key = keybag.unwrap(protectionClass, with: keybag.deviceWrappingKey(deviceKey, for: protectionClass)) else {
+                guard
+                    let key = keybag.unwrap(
+                        protectionClass, with: keybag.deviceWrappingKey(deviceKey, for: protectionClass))
+                else {
                     throw unopenableKeybagEntry(protectionClass)
                 }
                 return key
@@ -233,13 +254,19 @@ public final class Enclave: Sendable {
     private func locked(_ protectionClass: ProtectionClass) -> KeychainError {
         switch protectionClass {
         case .afterFirstUnlock:
-            KeychainError(.errSecInteractionNotAllowed, "the keychain has not been unlocked since the machine started; unlock it with `keychainctl unlock`")
+            KeychainError(
+                .errSecInteractionNotAllowed,
+                "the keychain has not been unlocked since the machine started; unlock it with `keychainctl unlock`")
         case .whenUnlocked, .whenPasscodeSet:
             KeychainError(.errSecInteractionNotAllowed, "the keychain is locked; unlock it with `keychainctl unlock`")
         }
     }
 
     private func unopenableKeybagEntry(_ protectionClass: ProtectionClass) -> KeychainError {
-        KeychainError(.errSecDecode, "the keybag entry for the \(protectionClass) class does not open with this device secret; the keybag or device secret was replaced")
+        KeychainError(
+            .errSecDecode,
+            "the keybag entry for the \(protectionClass) class does not open with this device secret; the keybag "
+                + "or device secret was replaced"
+        )
     }
 }

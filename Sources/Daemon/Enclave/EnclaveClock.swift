@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// The time source for passcode delays: a boot identity and a clock that only moves forward
 /// within one boot. Changing the wall clock changes neither.

@@ -36,11 +36,15 @@ public struct Entitlements: Codable, Sendable {
     /// The list; empty when the file does not exist (nothing was ever granted).
     static func load(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) -> Entitlements {
         guard let data = try files.read(fileName) else { return Entitlements() }
-        return try AuthenticatedState.decode(data, as: Entitlements.self, name: fileName, version: version, deviceKey: deviceKey, path: files.path(fileName))
+        return try AuthenticatedState.decode(
+            data, as: Entitlements.self, name: fileName, version: version, deviceKey: deviceKey,
+            path: files.path(fileName))
     }
 
     func save(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) {
-        try files.writeAtomically(AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey), to: Self.fileName)
+        try files.writeAtomically(
+            AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey),
+            to: Self.fileName)
     }
 }
 

@@ -22,7 +22,9 @@ final class ItemRequestScope: Sendable {
 
     /// The keys of `protectionClass` in `enclave` already looked up in this request, else
     /// `lookUp()`'s, remembered.
-    func keys(_ enclave: Enclave, _ protectionClass: ProtectionClass, lookUp: () throws(KeychainError) -> ClassKeySet) throws(KeychainError) -> ClassKeySet {
+    func keys(
+        _ enclave: Enclave, _ protectionClass: ProtectionClass, lookUp: () throws(KeychainError) -> ClassKeySet
+    ) throws(KeychainError) -> ClassKeySet {
         let key = ScopeKey(enclave: ObjectIdentifier(enclave), protectionClass: protectionClass)
         if let found = keys.withLock({ $0[key] }) { return found }
         let found = try lookUp()

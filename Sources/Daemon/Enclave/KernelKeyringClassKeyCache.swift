@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CKeychainSupport
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Unlocked class keys held in the calling user's kernel keyring (`@u`), so that an unlock by
 /// one process (`keychainctl unlock`) serves the user's later processes until `lock`, logout or

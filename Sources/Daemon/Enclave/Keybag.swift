@@ -41,7 +41,9 @@ struct Keybag: Codable, Sendable {
     /// - Parameters:
     ///   - databaseCreated: false for a new keychain; true after an erase, whose database exists.
     ///   - erasedKeychainID: the keychain an erase replaces.
-    static func fresh(deviceKey: SymmetricKey, databaseCreated: Bool = false, erasedKeychainID: String? = nil) throws(KeychainError) -> Keybag {
+    static func fresh(
+        deviceKey: SymmetricKey, databaseCreated: Bool = false, erasedKeychainID: String? = nil
+    ) throws(KeychainError) -> Keybag {
         var keybag = Keybag(
             keychainID: UUID().uuidString, passcode: nil, wrappedClassKeys: [:], eraseAfterFailedAttempts: false,
             databaseCreated: databaseCreated, erasedKeychainID: erasedKeychainID, rowLedger: true)
@@ -62,7 +64,8 @@ struct Keybag: Codable, Sendable {
         for (protectionClass, key) in keys {
             do {
                 let box = try key.withUnsafeBytes { bytes in
-                    try AES.GCM.seal(bytes, using: wrappingKey(protectionClass), authenticating: associatedData(protectionClass))
+                    try AES.GCM.seal(
+                        bytes, using: wrappingKey(protectionClass), authenticating: associatedData(protectionClass))
                 }
                 guard let combined = box.combined else { throw KeychainError.errSecInternalComponent }
                 wrapped[protectionClass] = combined
@@ -108,15 +111,20 @@ struct Keybag: Codable, Sendable {
     ///
     /// - Throws: `errSecDecode` when it was altered, belongs with another device secret, or asks
     ///   for passcode parameters outside `limits`.
-    static func load(_ files: KeychainDirectory, deviceKey: SymmetricKey, limits: PasscodeKDF.Limits) throws(KeychainError) -> Keybag? {
+    static func load(
+        _ files: KeychainDirectory, deviceKey: SymmetricKey, limits: PasscodeKDF.Limits
+    ) throws(KeychainError) -> Keybag? {
         guard let data = try files.read(fileName) else { return nil }
-        let keybag = try AuthenticatedState.decode(data, as: Keybag.self, name: fileName, version: version, deviceKey: deviceKey, path: files.path(fileName))
+        let keybag = try AuthenticatedState.decode(
+            data, as: Keybag.self, name: fileName, version: version, deviceKey: deviceKey, path: files.path(fileName))
         try keybag.passcode?.validate(limits)
         return keybag
     }
 
     /// Writes the keybag atomically.
     func save(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) {
-        try files.writeAtomically(AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey), to: Self.fileName)
+        try files.writeAtomically(
+            AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey),
+            to: Self.fileName)
     }
 }

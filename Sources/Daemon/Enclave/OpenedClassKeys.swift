@@ -22,7 +22,8 @@ struct ClassKeySet: Sendable {
     }
 
     static func subkey(_ classKey: SymmetricKey, _ purpose: String) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: classKey, info: Data("swift-keychain \(purpose) v1".utf8), outputByteCount: 32)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: classKey, info: Data("swift-keychain \(purpose) v1".utf8), outputByteCount: 32)
     }
 }
 
@@ -38,7 +39,9 @@ final class OpenedClassKeys: Sendable {
 
     /// The keys opened from `source` under `name`: remembered ones if `source` is unchanged,
     /// else `open(source)`'s, derived and remembered.
-    func keys(_ name: String, source: Data, open: (Data) throws(KeychainError) -> SymmetricKey) throws(KeychainError) -> ClassKeySet {
+    func keys(
+        _ name: String, source: Data, open: (Data) throws(KeychainError) -> SymmetricKey
+    ) throws(KeychainError) -> ClassKeySet {
         if let remembered = opened.withLock({ $0[name] }), remembered.source == source { return remembered.keys }
         let keys = ClassKeySet(try open(source))
         opened.withLock { $0[name] = (source, keys) }

@@ -53,10 +53,14 @@ struct PasscodeAttempts: Codable, Sendable, Equatable {
     /// the delay starting now, and says so (`tampered` is true; the caller persists the new
     /// counter and reports `errSecDecode`). Without a passcode the counter means nothing and a
     /// fresh one is used.
-    static func load(_ files: KeychainDirectory, deviceKey: SymmetricKey, passcodeSet: Bool) throws(KeychainError) -> (attempts: PasscodeAttempts, tampered: Bool) {
+    static func load(
+        _ files: KeychainDirectory, deviceKey: SymmetricKey, passcodeSet: Bool
+    ) throws(KeychainError) -> (attempts: PasscodeAttempts, tampered: Bool) {
         do {
             if let data = try files.read(fileName) {
-                let attempts = try AuthenticatedState.decode(data, as: PasscodeAttempts.self, name: fileName, version: version, deviceKey: deviceKey, path: files.path(fileName))
+                let attempts = try AuthenticatedState.decode(
+                    data, as: PasscodeAttempts.self, name: fileName, version: version, deviceKey: deviceKey,
+                    path: files.path(fileName))
                 return (attempts, false)
             }
         } catch KeychainError.errSecDecode {
@@ -67,6 +71,8 @@ struct PasscodeAttempts: Codable, Sendable, Equatable {
     }
 
     func save(_ files: KeychainDirectory, deviceKey: SymmetricKey) throws(KeychainError) {
-        try files.writeAtomically(AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey), to: Self.fileName)
+        try files.writeAtomically(
+            AuthenticatedState.encode(self, name: Self.fileName, version: Self.version, deviceKey: deviceKey),
+            to: Self.fileName)
     }
 }

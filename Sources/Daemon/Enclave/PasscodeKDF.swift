@@ -53,11 +53,18 @@ public struct PasscodeKDF: Sendable, Codable, Hashable {
     /// - Throws: `errSecDecode` for parameters below the floor, above the memory ceiling, or
     ///   out of scrypt's range (a damaged or downgraded keybag).
     public func validate(_ limits: Limits) throws(KeychainError) {
-        guard salt.count == 16, (limits.minimumLogN...24).contains(logN), (limits.minimumBlockSize...1024).contains(blockSize),
-            (1...16).contains(parallelism), let memory = Self.memory(logN: logN, blockSize: blockSize, parallelism: parallelism),
+        guard salt.count == 16, (limits.minimumLogN...24).contains(logN),
+            (limits.minimumBlockSize...1024).contains(blockSize),
+            (1...16).contains(parallelism),
+            let memory = Self.memory(logN: logN, blockSize: blockSize, parallelism: parallelism),
             memory <= limits.maximumMemory
         else {
-            throw KeychainError(.errSecDecode, "the keybag's passcode parameters (scrypt N=2^\(logN), r=\(blockSize), p=\(parallelism)) are outside the accepted range (N at least 2^\(limits.minimumLogN), r at least \(limits.minimumBlockSize), at most \(limits.maximumMemory >> 20) MiB); the keybag was altered")
+            throw KeychainError(
+                .errSecDecode,
+                "the keybag's passcode parameters (scrypt N=2^\(logN), r=\(blockSize), p=\(parallelism)) are "
+                    + "outside the accepted range (N at least 2^\(limits.minimumLogN), r at least "
+                    + "\(limits.minimumBlockSize), at most \(limits.maximumMemory >> 20) MiB); the keybag was altered"
+            )
         }
     }
 
@@ -90,7 +97,9 @@ public struct PasscodeKDF: Sendable, Codable, Hashable {
     }
 
     /// Derives the passcode key, tangled with the device secret.
-    func deriveKey(passcode: SecretBytes, deviceKey: SymmetricKey, keychainID: String) throws(KeychainError) -> SymmetricKey {
+    func deriveKey(
+        passcode: SecretBytes, deviceKey: SymmetricKey, keychainID: String
+    ) throws(KeychainError) -> SymmetricKey {
         let stretched = try scrypt(passcode)
         var material = stretched.withUnsafeBytes { Data($0) }
         deviceKey.withUnsafeBytes { material.append(contentsOf: $0) }
@@ -102,7 +111,8 @@ public struct PasscodeKDF: Sendable, Codable, Hashable {
 
     private func scrypt(_ passcode: SecretBytes) throws(KeychainError) -> SymmetricKey {
         guard let memory = Self.memory(logN: logN, blockSize: blockSize, parallelism: parallelism), logN < 40 else {
-            throw KeychainError(.errSecDecode, "the passcode parameters (scrypt N=2^\(logN), r=\(blockSize)) are out of range")
+            throw KeychainError(
+                .errSecDecode, "the passcode parameters (scrypt N=2^\(logN), r=\(blockSize)) are out of range")
         }
         let rounds = 1 << logN
         do {
@@ -112,7 +122,9 @@ public struct PasscodeKDF: Sendable, Codable, Hashable {
                     parallelism: parallelism, maxMemory: memory + (1 << 20))
             }
         } catch {
-            throw KeychainError(.errSecInternalComponent, "the passcode key derivation failed (scrypt N=2^\(logN), r=\(blockSize)): \(error)")
+            throw KeychainError(
+                .errSecInternalComponent,
+                "the passcode key derivation failed (scrypt N=2^\(logN), r=\(blockSize)): \(error)")
         }
     }
 }

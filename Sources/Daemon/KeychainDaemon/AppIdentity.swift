@@ -46,7 +46,9 @@ struct AppIdentity: Sendable {
     /// A sandboxed app's identity, once its process is shown to run the file installed for it.
     private static func sandboxed(_ peer: PeerIdentity, _ app: SandboxedApp, registry: AppRegistry) -> AppIdentity {
         guard peer.executable.hasPrefix(app.sandboxPrefix), !peer.executable.split(separator: "/").contains("..") else {
-            return untrusted(peer, "\(app.registryKey) runs \(peer.executable), which is not its own program in \(app.sandboxPrefix)")
+            return untrusted(
+                peer, "\(app.registryKey) runs \(peer.executable), which is not its own program in \(app.sandboxPrefix)"
+            )
         }
         let file: ExecutableTrust.FileIdentity
         switch ExecutableTrust.verdict(pid: peer.pid, executable: peer.executable, root: "/proc/\(peer.pid)/root") {
@@ -62,17 +64,22 @@ struct AppIdentity: Sendable {
 
     /// A trusted app running `file`: the app the registry names under `key`, or else `key` alone
     /// (its identifier and only group); untrusted when the running file is not a pinned build.
-    private static func trusted(_ peer: PeerIdentity, key: String, file: ExecutableTrust.FileIdentity, registry: AppRegistry) -> AppIdentity {
+    private static func trusted(
+        _ peer: PeerIdentity, key: String, file: ExecutableTrust.FileIdentity, registry: AppRegistry
+    ) -> AppIdentity {
         let (registered, mismatch) = registry.app(for: key) { AppRegistry.sha256(ofRunningFile: peer.pid) }
         if let mismatch { return untrusted(peer, mismatch) }
         guard let registered else {
             return AppIdentity(identifier: key, registeredGroups: [key], untrustedBecause: nil, executableFile: file)
         }
-        return AppIdentity(identifier: registered.identifier, registeredGroups: registered.accessGroups, untrustedBecause: nil, executableFile: file)
+        return AppIdentity(
+            identifier: registered.identifier, registeredGroups: registered.accessGroups, untrustedBecause: nil,
+            executableFile: file)
     }
 
     private static func untrusted(_ peer: PeerIdentity, _ reason: String) -> AppIdentity {
         let identifier = "untrusted:" + peer.executable
-        return AppIdentity(identifier: identifier, registeredGroups: [identifier], untrustedBecause: reason, executableFile: nil)
+        return AppIdentity(
+            identifier: identifier, registeredGroups: [identifier], untrustedBecause: reason, executableFile: nil)
     }
 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Crypto
 import Foundation
 import KeychainProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The system daemon's app registry: one root-owned JSON file per app in `/etc/keychain/apps.d/`
 /// naming the app as Apple's entitlements do: its application identifier, how it is recognised,
@@ -80,12 +81,16 @@ struct AppRegistry: Sendable {
             self.problems = ["\(directory.path) is not a directory only root can change; no app is registered"]
             return
         }
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".json") }.sorted()
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter {
+            $0.hasSuffix(".json")
+        }.sorted()
         for name in names {
             let path = directory.appendingPathComponent(name).path
             do throws(Refusal) {
                 let app = try Self.read(path)
-                guard let key = app.recognitionKey else { throw Refusal("it must name exactly one of executable, flatpak and snap") }
+                guard let key = app.recognitionKey else {
+                    throw Refusal("it must name exactly one of executable, flatpak and snap")
+                }
                 guard apps[key] == nil else { throw Refusal("\(key) is registered twice") }
                 apps[key] = app
             } catch {
@@ -133,7 +138,9 @@ struct AppRegistry: Sendable {
         let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw Refusal("cannot be opened (\(String(cString: strerror(errno))))") }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == 0, info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == 0,
+            info.st_mode & (S_IWGRP | S_IWOTH) == 0
+        else {
             close(descriptor)
             throw Refusal("not a file only root can change")
         }
@@ -150,12 +157,17 @@ struct AppRegistry: Sendable {
         }
         for name in [app.identifier] + app.keychainAccessGroups {
             guard AppDeclaration.canName(name) else {
-                throw Refusal("\"\(name)\" cannot name an app or a group (empty, over 255 bytes, or with a leading / or a :)")
+                throw Refusal(
+                    "\"\(name)\" cannot name an app or a group (empty, over 255 bytes, or with a leading / or a :)")
             }
         }
-        if let executable = app.executable, !executable.hasPrefix("/") { throw Refusal("the executable must be an absolute path") }
+        if let executable = app.executable, !executable.hasPrefix("/") {
+            throw Refusal("the executable must be an absolute path")
+        }
         if let id = app.flatpak, !SandboxedApp.isFlatpakID(id) { throw Refusal("\"\(id)\" is not a Flatpak app id") }
-        if let name = app.snap, !SandboxedApp.isSnapName(Substring(name)) { throw Refusal("\"\(name)\" is not a snap name") }
+        if let name = app.snap, !SandboxedApp.isSnapName(Substring(name)) {
+            throw Refusal("\"\(name)\" is not a snap name")
+        }
         if let pin = app.sha256, pin.count != 64 || !pin.allSatisfy(\.isHexDigit) {
             throw Refusal("sha256 must be 64 hexadecimal digits")
         }

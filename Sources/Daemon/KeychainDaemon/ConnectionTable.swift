@@ -1,8 +1,9 @@
+import ProcessBoundSockets
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ProcessBoundSockets
-import Synchronization
 
 /// The connections open, capped per user and in all, so that one user holding connections
 /// cannot take the daemon's descriptors (or threads: each connection has one) from another.

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import KeychainProtocol
 import KeychainSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The lock a daemon holds for its whole life on `daemon.lock` in its runtime directory: at
 /// most one daemon serves a directory, so a daemon holding it may remove a socket file it finds
@@ -18,7 +19,9 @@ final class DaemonLock: Sendable {
     init(in directory: URL) throws {
         let path = directory.appendingPathComponent(KeychainPaths.daemonLockName).path
         let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw KeychainError(.errSecIO, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw KeychainError(.errSecIO, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             throw KeychainDaemon.AlreadyRunning()

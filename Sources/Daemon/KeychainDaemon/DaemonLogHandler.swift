@@ -1,13 +1,15 @@
+import Logging
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
-import Synchronization
 
 /// keychaind's log on standard error, a line per event in the format of swift-log's
 /// `StreamLogHandler`, which it replaces:
 ///
-///     2026-11-25T02:09:04+0000 info keychaind: app=/usr/bin/git audit=true class=genp connection=5 result=ok service=github.com uid=1000 [KeychainDaemon] read
+///     2026-11-25T02:09:04+0000 info keychaind: app=/usr/bin/git audit=true class=genp connection=5
+/// result=ok service=github.com uid=1000 [KeychainDaemon] read
 ///
 /// The daemon logs every item an app reads or changes (the audit trail), on the thread that
 /// answers it. `StreamLogHandler` spent about 40,000 instructions on such a line (callgrind): it
@@ -23,7 +25,10 @@ public struct DaemonLogHandler: LogHandler {
     private let descriptor: Int32
 
     /// A handler for the logger `label`, writing to `descriptor` (standard error by default).
-    public init(label: String, descriptor: Int32 = STDERR_FILENO, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+    public init(
+        label: String, descriptor: Int32 = STDERR_FILENO,
+        metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider
+    ) {
         self.label = label
         self.descriptor = descriptor
         self.metadataProvider = metadataProvider
@@ -105,7 +110,8 @@ public struct DaemonLogHandler: LogHandler {
         var seconds = second
         var local = tm()
         var buffer = [CChar](repeating: 0, count: 64)
-        guard localtime_r(&seconds, &local) != nil, strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local) > 0 else { return "<unknown>" }
+        guard localtime_r(&seconds, &local) != nil, strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S%z", &local) > 0
+        else { return "<unknown>" }
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         lastTimestamp.withLock { $0 = (second, text) }
         return text

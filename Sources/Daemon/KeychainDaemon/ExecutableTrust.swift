@@ -1,8 +1,9 @@
+import CKeychainSupport
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKeychainSupport
-import Foundation
 
 /// Whether the system daemon can trust that a native process is the program its executable
 /// names: Linux's counterpart of macOS's hardened runtime with library validation.
@@ -47,7 +48,9 @@ enum ExecutableTrust {
         /// A mapping's file as `/proc/PID/maps` shows it: `MAJOR:MINOR` in hex, and the inode.
         init?(device: Substring, inode: Substring) {
             let parts = device.split(separator: ":")
-            guard parts.count == 2, let major = UInt64(parts[0], radix: 16), let minor = UInt64(parts[1], radix: 16), let number = UInt64(inode) else { return nil }
+            guard parts.count == 2, let major = UInt64(parts[0], radix: 16), let minor = UInt64(parts[1], radix: 16),
+                let number = UInt64(inode)
+            else { return nil }
             // glibc's makedev.
             self.device = (major & 0xfff) << 8 | (major & ~0xfff) << 32 | (minor & 0xff) | (minor & ~0xff) << 12
             self.inode = number
@@ -68,18 +71,27 @@ enum ExecutableTrust {
     /// `/proc/PID/root` for one in a sandbox's mount namespace (its files are then checked as it
     /// sees them, and the walk up its directories stops at its root).
     static func verdict(pid: Int32, executable: String, root: String = "") -> Verdict {
-        guard !executable.hasSuffix(" (deleted)") else { return .untrusted("its executable was deleted or replaced after it started") }
+        guard !executable.hasSuffix(" (deleted)") else {
+            return .untrusted("its executable was deleted or replaced after it started")
+        }
         guard let running = runningFile(pid) else { return .untrusted("its executable cannot be inspected") }
         var named = stat()
-        guard stat(root + executable, &named) == 0, named.st_dev == running.st_dev, named.st_ino == running.st_ino else {
+        guard stat(root + executable, &named) == 0, named.st_dev == running.st_dev, named.st_ino == running.st_ino
+        else {
             return .untrusted("\(executable) names another file than the one it runs")
         }
         var checked: Set<String> = root.isEmpty ? [] : [root]
-        if let reason = reasonToDistrust(file: root + executable, info: running, checked: &checked) { return .untrusted(reason) }
+        if let reason = reasonToDistrust(file: root + executable, info: running, checked: &checked) {
+            return .untrusted(reason)
+        }
         if let tracer = tracer(of: pid), tracer != 0 { return .untrusted("it is being traced (by pid \(tracer))") }
         guard let variable = loaderVariable(pid) else { return .untrusted("its environment cannot be read") }
-        if let variable = variable { return .untrusted("its environment sets \(variable), which loads code of the caller's choice") }
-        guard let maps = ProcessFiles.read(pid, "maps").map({ String(decoding: $0, as: UTF8.self) }) else { return .untrusted("its memory map cannot be read") }
+        if let variable = variable {
+            return .untrusted("its environment sets \(variable), which loads code of the caller's choice")
+        }
+        guard let maps = ProcessFiles.read(pid, "maps").map({ String(decoding: $0, as: UTF8.self) }) else {
+            return .untrusted("its memory map cannot be read")
+        }
         // The files approved, by the path the process names them with: each mapping must be the
         // very file the daemon approved (device and inode, from the map), not one mounted over
         // that path in a mount namespace of the process's own.
@@ -91,13 +103,19 @@ enum ExecutableTrust {
             guard fields.count == 6 else { return .untrusted("it runs code from anonymous executable memory") }
             let path = fields[5].drop { $0 == " " }
             if Self.kernelMappings.contains(path) { continue }
-            guard let mapped = FileIdentity(device: fields[3], inode: fields[4]) else { return .untrusted("its memory map cannot be read") }
+            guard let mapped = FileIdentity(device: fields[3], inode: fields[4]) else {
+                return .untrusted("its memory map cannot be read")
+            }
             if approved[path] == nil {
                 var info = stat()
-                guard !path.hasSuffix(" (deleted)"), path.hasPrefix("/"), lstat(root + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                guard !path.hasSuffix(" (deleted)"), path.hasPrefix("/"), lstat(root + path, &info) == 0,
+                    info.st_mode & S_IFMT == S_IFREG
+                else {
                     return .untrusted("it runs code from \(path), which is not a file in place")
                 }
-                if let reason = reasonToDistrust(file: root + path, info: info, checked: &checked) { return .untrusted(reason) }
+                if let reason = reasonToDistrust(file: root + path, info: info, checked: &checked) {
+                    return .untrusted(reason)
+                }
                 approved[path] = FileIdentity(info)
             }
             guard approved[path] == mapped else {
@@ -184,16 +202,22 @@ enum ExecutableTrust {
     /// and nobody else can write them; directories already passed are in `checked`.
     private static func reasonToDistrust(file: String, info: stat, checked: inout Set<String>) -> String? {
         guard info.st_uid == 0, info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            return "\(file) could be changed by someone other than root (owner uid \(info.st_uid), mode \(String(info.st_mode & 0o7777, radix: 8)))"
+            return
+                "\(file) could be changed by someone other than root (owner uid \(info.st_uid), mode "
+                    + "\(String(info.st_mode & 0o7777, radix: 8)))"
         }
         checked.insert(file)
         var directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
         while !checked.contains(directory) {
             var parent = stat()
-            guard lstat(directory, &parent) == 0, parent.st_mode & S_IFMT == S_IFDIR else { return "\(directory) is not a directory in place" }
+            guard lstat(directory, &parent) == 0, parent.st_mode & S_IFMT == S_IFDIR else {
+                return "\(directory) is not a directory in place"
+            }
             let othersWrite = parent.st_mode & (S_IWGRP | S_IWOTH) != 0
             guard parent.st_uid == 0, !othersWrite || parent.st_mode & S_ISVTX != 0 else {
-                return "\(directory), above \(file), could be changed by someone other than root (owner uid \(parent.st_uid), mode \(String(parent.st_mode & 0o7777, radix: 8)))"
+                return
+                    "\(directory), above \(file), could be changed by someone other than root (owner uid "
+                        + "\(parent.st_uid), mode \(String(parent.st_mode & 0o7777, radix: 8)))"
             }
             checked.insert(directory)
             guard directory != "/" else { break }

@@ -1,21 +1,27 @@
+import KeychainProtocol
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import KeychainProtocol
-import Logging
 
 /// The audit trail: passcode failures, failed integrity checks (a replayed row, an altered or
 /// rolled-back database), and which app read or changed which item (class and service, never a
 /// secret or another attribute's value). What each request writes is its
 /// ``RequestFacts/audit``.
 extension KeychainDaemon {
-    func record(_ request: KeychainRequest, _ result: Result<KeychainReply, KeychainError>, _ caller: CallerIdentity, _ uid: uid_t) {
-        let outcome: String = switch result {
-        case .success: "ok"
-        case .failure(let error): "\(error.status)"
-        }
+    func record(
+        _ request: KeychainRequest, _ result: Result<KeychainReply, KeychainError>, _ caller: CallerIdentity,
+        _ uid: uid_t
+    ) {
+        let outcome: String =
+            switch result {
+            case .success: "ok"
+            case .failure(let error): "\(error.status)"
+            }
         var metadata: Logger.Metadata = [
-            "uid": "\(uid)", "app": "\(caller.defaultAccessGroup)", "connection": "\(caller.connection)", "result": "\(outcome)",
+            "uid": "\(uid)", "app": "\(caller.defaultAccessGroup)", "connection": "\(caller.connection)",
+            "result": "\(outcome)",
         ]
         if case .failure(let error) = result, error.status == KeychainError.errSecDecode.status {
             // A replayed or altered row, a rolled-back database: the owner must hear of it.
@@ -35,7 +41,11 @@ extension KeychainDaemon {
             audit.info("enclave key made", metadata: metadata)
         case .enclaveKeyUsed:
             guard case .useEnclaveKey(let use) = request else { break }
-            if case .sign = use.operation { audit.info("enclave key signed", metadata: metadata) } else { audit.info("enclave key agreed a secret", metadata: metadata) }
+            if case .sign = use.operation {
+                audit.info("enclave key signed", metadata: metadata)
+            } else {
+                audit.info("enclave key agreed a secret", metadata: metadata)
+            }
         case .passcodeCheck:
             audit.notice("passcode check", metadata: metadata)
         case .ownerSessionByFingerprint:
@@ -47,7 +57,9 @@ extension KeychainDaemon {
         case .keychainImport:
             audit.notice("moving a per-user keychain in", metadata: metadata)
         case .ownerSession:
-            audit.notice(request.kind == .openOwnerSession ? "opening an owner session" : "closing an owner session", metadata: metadata)
+            audit.notice(
+                request.kind == .openOwnerSession ? "opening an owner session" : "closing an owner session",
+                metadata: metadata)
         case .entitlement:
             guard case .setEntitlement(let app, let group, let granted) = request else { break }
             metadata["target"] = "\(app)"

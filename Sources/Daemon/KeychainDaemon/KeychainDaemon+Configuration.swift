@@ -29,7 +29,8 @@ extension KeychainDaemon {
 
         /// A configuration.
         public init(
-            mode: Mode = .perUser, keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300, listeningDescriptor: Int32? = nil,
+            mode: Mode = .perUser, keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300,
+            listeningDescriptor: Int32? = nil,
             registryDirectory: URL = URL(fileURLWithPath: KeychainPaths.systemAppRegistry)
         ) {
             self.mode = mode

@@ -49,7 +49,9 @@ extension KeychainDaemon {
         }
         // Per-user: the same user only; another uid never reaches the keychain (DESIGN.md).
         guard configuration.mode == .system || uid == getuid() else {
-            refuse(socket, KeychainError(.errSecInteractionNotAllowed, "this keychain daemon serves uid \(getuid()) only"), audit: "a process of uid \(uid)")
+            refuse(
+                socket, KeychainError(.errSecInteractionNotAllowed, "this keychain daemon serves uid \(getuid()) only"),
+                audit: "a process of uid \(uid)")
             socket.close()
             return
         }
@@ -57,12 +59,18 @@ extension KeychainDaemon {
         do throws(ConnectionTable.Refusal) {
             number = try connections.admit(socket, uid: uid)
         } catch {
-            let reason = switch error {
-            case .userAtLimit(let limit): "uid \(uid) already has \(limit) connections open, the most one user may have: close some (each app keeps one)"
-            case .daemonAtLimit(let limit): "the daemon has \(limit) connections open, the most it takes; try again shortly"
-            case .stopping: "the daemon is stopping"
-            }
-            refuse(socket, KeychainError(.errSecInteractionNotAllowed, reason), audit: "pid \(pid) of uid \(uid): \(reason)")
+            let reason =
+                switch error {
+                case .userAtLimit(let limit):
+                    "uid \(uid) already has \(limit) connections open, the most one user may have: close some "
+                        + "(each app keeps one)"
+                case .daemonAtLimit(let limit):
+                    "the daemon has \(limit) connections open, the most it takes; try again shortly"
+                case .stopping: "the daemon is stopping"
+                }
+            refuse(
+                socket, KeychainError(.errSecInteractionNotAllowed, reason),
+                audit: "pid \(pid) of uid \(uid): \(reason)")
             socket.close()
             return
         }
@@ -90,31 +98,54 @@ extension KeychainDaemon {
         do throws(PeerIdentity.Refusal) {
             identity = try PeerIdentity.of(socket.descriptor)
         } catch {
-            refuse(socket, KeychainError(.errSecInteractionNotAllowed, "keychaind cannot identify this process: \(error)"), audit: "\(error)")
+            refuse(
+                socket, KeychainError(.errSecInteractionNotAllowed, "keychaind cannot identify this process: \(error)"),
+                audit: "\(error)")
             return
         }
         defer { identity.close() }
-        let app = configuration.mode == .system ? AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory)) : .perUser(identity)
+        let app =
+            configuration.mode == .system
+            ? AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory))
+            : .perUser(identity)
         guard kc_pidfd_is_alive(identity.pidfd) == 1 else {
-            refuse(socket, KeychainError(.errSecInteractionNotAllowed, "the process exited while keychaind identified it"), audit: "pid \(identity.pid), which exited while it was identified")
+            refuse(
+                socket, KeychainError(.errSecInteractionNotAllowed, "the process exited while keychaind identified it"),
+                audit: "pid \(identity.pid), which exited while it was identified")
             return
         }
         // Written before it was identified: possibly by another program than the one identified.
         guard !socket.hasPendingBytes else {
-            refuse(socket, KeychainError(.errSecInteractionNotAllowed, "the request was sent before keychaind's greeting: a client waits for it"), audit: "pid \(identity.pid) (\(identity.executable)) wrote before it was identified")
+            refuse(
+                socket,
+                KeychainError(
+                    .errSecInteractionNotAllowed,
+                    "the request was sent before keychaind's greeting: a client waits for it"),
+                audit: "pid \(identity.pid) (\(identity.executable)) wrote before it was identified")
             return
         }
         let client = Client(
             peer: identity, app: app, keychain: keychain(of: identity.uid), connection: number,
-            keychainImport: configuration.mode == .system ? KeychainImport(state: configuration.keychainDirectory, uid: identity.uid, connection: number) : nil)
+            keychainImport: configuration.mode == .system
+                ? KeychainImport(state: configuration.keychainDirectory, uid: identity.uid, connection: number) : nil)
         defer {
             client.keychainImport?.abandon()
             client.keychain.onDemand.openedServer?.endConnection(number)
         }
         if let reason = app.untrustedBecause {
-            audit.warning("untrusted app: its own items only", metadata: ["uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)", "because": "\(reason)"])
+            audit.warning(
+                "untrusted app: its own items only",
+                metadata: [
+                    "uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)",
+                    "because": "\(reason)",
+                ])
         }
-        audit.debug("connection", metadata: ["uid": "\(identity.uid)", "app": "\(app.identifier)", "pid": "\(identity.pid)", "connection": "\(number)"])
+        audit.debug(
+            "connection",
+            metadata: [
+                "uid": "\(identity.uid)", "app": "\(app.identifier)", "pid": "\(identity.pid)",
+                "connection": "\(number)",
+            ])
         var greeting = ReplyCoder.encode(.success(.done))
         guard socket.send(&greeting) else { return }
         let idle = configuration.mode == .system ? Self.idleConnectionSeconds : nil
@@ -123,8 +154,19 @@ extension KeychainDaemon {
             case .closed, .timedOut, .failed:
                 return
             case .foreignWriter(let writer):
-                audit.warning("request refused: written by another process than the one identified", metadata: ["app": "\(app.identifier)", "pid": "\(identity.pid)", "writer": "\(writer)", "connection": "\(number)"])
-                var reply = ReplyCoder.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this connection belongs to pid \(identity.pid); a request written by another process (pid \(writer)) is refused: a connection cannot be inherited or handed over")))
+                audit.warning(
+                    "request refused: written by another process than the one identified",
+                    metadata: [
+                        "app": "\(app.identifier)", "pid": "\(identity.pid)", "writer": "\(writer)",
+                        "connection": "\(number)",
+                    ])
+                var reply = ReplyCoder.encode(
+                    .failure(
+                        KeychainError(
+                            .errSecInteractionNotAllowed,
+                            "this connection belongs to pid \(identity.pid); a request written by another process "
+                                + "(pid \(writer)) is refused: a connection cannot be inherited or handed over"
+                        )))
                 socket.send(&reply)
                 return
             case .frame(var frame):
@@ -143,15 +185,27 @@ extension KeychainDaemon {
         let request: KeychainRequest
         switch frame {
         case .oversized(let length):
-            return (ReplyCoder.encode(.failure(WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit").keychainError)), false)
+            return (
+                ReplyCoder.encode(
+                    .failure(
+                        WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit")
+                            .keychainError)), false
+            )
         case .truncated:
-            return (ReplyCoder.encode(.failure(WireError("the connection ended inside a request").keychainError)), false)
+            return (
+                ReplyCoder.encode(.failure(WireError("the connection ended inside a request").keychainError)), false
+            )
         case .body(let body):
             do throws(WireError) {
                 request = try RequestCoder.decode(body)
             } catch {
                 if let suppressed = malformedLog.admit() {
-                    audit.warning("malformed request", metadata: ["app": "\(caller(client).defaultAccessGroup)", "reason": "\(error.reason)", "unlogged since the last": "\(suppressed)"])
+                    audit.warning(
+                        "malformed request",
+                        metadata: [
+                            "app": "\(caller(client).defaultAccessGroup)", "reason": "\(error.reason)",
+                            "unlogged since the last": "\(suppressed)",
+                        ])
                 }
                 return (ReplyCoder.encode(.failure(error.keychainError)), false)
             }
@@ -159,11 +213,26 @@ extension KeychainDaemon {
         // The process must still be the one identified: alive (its pid is still its own) and, for
         // a trusted app, untraced and running the same file.
         guard kc_pidfd_is_alive(client.peer.pidfd) == 1 else {
-            return (ReplyCoder.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "the process that opened this connection has exited"))), false)
+            return (
+                ReplyCoder.encode(
+                    .failure(
+                        KeychainError(
+                            .errSecInteractionNotAllowed, "the process that opened this connection has exited"))), false
+            )
         }
         if let file = client.app.executableFile, !ExecutableTrust.stillUntraced(client.peer.pid, executable: file) {
-            audit.warning("connection closed: the app is traced or runs another program", metadata: ["app": "\(client.app.identifier)", "pid": "\(client.peer.pid)"])
-            return (ReplyCoder.encode(.failure(KeychainError(.errSecInteractionNotAllowed, "this process is being traced, or runs another program than when it connected; the daemon no longer trusts it"))), false)
+            audit.warning(
+                "connection closed: the app is traced or runs another program",
+                metadata: ["app": "\(client.app.identifier)", "pid": "\(client.peer.pid)"])
+            return (
+                ReplyCoder.encode(
+                    .failure(
+                        KeychainError(
+                            .errSecInteractionNotAllowed,
+                            "this process is being traced, or runs another program than when it connected; the "
+                                + "daemon no longer trusts it"
+                        ))), false
+            )
         }
         client.keychain.requestSlots.wait()
         defer { client.keychain.requestSlots.signal() }

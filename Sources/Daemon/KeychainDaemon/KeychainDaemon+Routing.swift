@@ -1,8 +1,9 @@
+import KeychainProtocol
+import KeychainServer
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import KeychainProtocol
-import KeychainServer
 
 /// Where each request goes (``RequestFacts``): to the caller's keychain, to the daemon itself,
 /// or to the move of a per-user keychain in; and what it does to owner sessions.
@@ -17,7 +18,9 @@ extension KeychainDaemon {
         let keychainImport: KeychainImport?
 
         /// Its owner session's key; nil when its login session has no leader.
-        var ownerSession: OwnerSessions.Key? { peer.session.map { OwnerSessions.Key(executable: app.identifier, session: $0) } }
+        var ownerSession: OwnerSessions.Key? {
+            peer.session.map { OwnerSessions.Key(executable: app.identifier, session: $0) }
+        }
     }
 
     /// Who is calling, for one request: the app's groups (in per-user mode its own and the
@@ -26,8 +29,12 @@ extension KeychainDaemon {
     /// session's end takes effect at once. An untrusted app is never the owner.
     func caller(_ client: Client) -> CallerIdentity {
         let server = client.keychain.onDemand.openedServer
-        let groups = client.app.registeredGroups ?? server?.accessGroups(forApp: client.app.identifier) ?? [client.app.identifier]
-        let owner = client.app.untrustedBecause == nil && (client.ownerSession.map(client.keychain.owners.isOpen) ?? false)
+        let groups =
+            client.app.registeredGroups ?? server?.accessGroups(forApp: client.app.identifier) ?? [
+                client.app.identifier
+            ]
+        let owner =
+            client.app.untrustedBecause == nil && (client.ownerSession.map(client.keychain.owners.isOpen) ?? false)
         return CallerIdentity(accessGroups: groups, actsForOwner: owner, connection: client.connection)
     }
 
@@ -68,35 +75,46 @@ extension KeychainDaemon {
     static let noLoginSession = KeychainError(
         .errSecInteractionNotAllowed,
         "this process's login session has no leader it can see (it exited, or it runs outside this pid namespace), "
-            + "so no owner session can be opened in it: run the command from a terminal or a session of its own (setsid)")
+            + "so no owner session can be opened in it: run the command from a terminal or a session of its own (setsid)"
+    )
 
     /// The reply to `request`, from the handler its facts name.
-    private func reply(to request: KeychainRequest, _ caller: CallerIdentity, _ client: Client) throws(KeychainError) -> KeychainReply {
+    private func reply(
+        to request: KeychainRequest, _ caller: CallerIdentity, _ client: Client
+    ) throws(KeychainError) -> KeychainReply {
         let facts = request.kind.facts
         if client.app.untrustedBecause != nil, facts.ownerSessions == .opens || facts.ownerSessions == .opensOnMatch {
             throw KeychainError(
                 .errSecMissingEntitlement,
-                "this program is not trusted by the system keychain daemon (its log says why), so it cannot act for the owner")
+                "this program is not trusted by the system keychain daemon (its log says why), so it cannot act "
+                    + "for the owner"
+            )
         }
         if configuration.mode == .system, facts.perUserModeOnly {
             throw KeychainError(
                 .errSecParam,
-                "the system keychain daemon takes apps' identifiers and groups from its app registry (/etc/keychain/apps.d), "
+                "the system keychain daemon takes apps' identifiers and groups from its app registry "
+                    + "(/etc/keychain/apps.d), "
                     + "which root edits")
         }
         if facts.needsOwnerSession, !caller.actsForOwner {
             throw KeychainError(
-                .errSecMissingEntitlement, "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")
+                .errSecMissingEntitlement,
+                "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")
         }
         switch facts.answeredBy {
         case .keychain:
             return try client.keychain.onDemand.perform(request, caller: caller)
         case .daemon:
-            if case .daemonStatus = request { return .daemon(try status(of: client.keychain.onDemand, for: client.peer.uid)) }
+            if case .daemonStatus = request {
+                return .daemon(try status(of: client.keychain.onDemand, for: client.peer.uid))
+            }
             return .done
         case .systemDaemon:
             // The per-user daemon has none: its keychain answers that only the system daemon imports.
-            guard let keychainImport = client.keychainImport else { return try client.keychain.onDemand.perform(request, caller: caller) }
+            guard let keychainImport = client.keychainImport else {
+                return try client.keychain.onDemand.perform(request, caller: caller)
+            }
             return try keychainImport.perform(request)
         }
     }
@@ -105,7 +123,10 @@ extension KeychainDaemon {
     /// In system mode the clients counted are the caller's own: how many other users have is
     /// not theirs to know.
     private func status(of keychain: OnDemandKeychain, for uid: uid_t) throws(KeychainError) -> DaemonStatus {
-        guard case .status(let device) = try keychain.perform(.deviceStatus, caller: CallerIdentity(accessGroups: ["keychaind"])) else {
+        guard
+            case .status(let device) = try keychain.perform(
+                .deviceStatus, caller: CallerIdentity(accessGroups: ["keychaind"]))
+        else {
             throw KeychainError.errSecInternalComponent
         }
         let uptime = started.duration(to: .now)

@@ -6,9 +6,10 @@ import Enclave
 import Foundation
 import KeychainProtocol
 import KeychainServer
+import KeychainSupport
 import Logging
-import ServiceLifecycle
 import ProcessBoundSockets
+import ServiceLifecycle
 import Synchronization
 import KeychainSupport
 
@@ -56,7 +57,11 @@ public final class KeychainDaemon: Service {
         let system = configuration.mode == .system
         if system {
             guard getuid() != 0, geteuid() != 0 else {
-                throw KeychainError(.errSecParam, "keychaind --system runs as its own user (\(KeychainPaths.systemUserName)), never as root: start it with systemd (keychainctl daemon install --system) or setpriv")
+                throw KeychainError(
+                    .errSecParam,
+                    "keychaind --system runs as its own user (\(KeychainPaths.systemUserName)), never as root: "
+                        + "start it with systemd (keychainctl daemon install --system) or setpriv"
+                )
             }
         }
         var locks: [DaemonLock] = []
@@ -65,7 +70,8 @@ public final class KeychainDaemon: Service {
             locks.append(try DaemonLock(in: state.url))
         }
         if !system || configuration.listeningDescriptor == nil {
-            let runtime = try KeychainDirectory(configuration.runtimeDirectory, creating: true, permissions: system ? 0o755 : 0o700)
+            let runtime = try KeychainDirectory(
+                configuration.runtimeDirectory, creating: true, permissions: system ? 0o755 : 0o700)
             locks.append(try DaemonLock(in: runtime.url))
         }
         self.locks = locks
@@ -74,7 +80,8 @@ public final class KeychainDaemon: Service {
         var audit = logger
         audit[metadataKey: "audit"] = "true"
         self.audit = audit
-        keychains = Mutex(system ? [:] : [getuid(): UserKeychain(uid: getuid(), directory: configuration.keychainDirectory)])
+        keychains = Mutex(
+            system ? [:] : [getuid(): UserKeychain(uid: getuid(), directory: configuration.keychainDirectory)])
         connections = ConnectionTable(limits: .forDaemon(system: system, descriptors: Self.raiseDescriptorLimit()))
     }
 
@@ -95,7 +102,8 @@ public final class KeychainDaemon: Service {
     func keychain(of uid: uid_t) -> UserKeychain {
         keychains.withLock { keychains in
             if let keychain = keychains[uid] { return keychain }
-            let keychain = UserKeychain(uid: uid, directory: configuration.keychainDirectory.appendingPathComponent(String(uid)))
+            let keychain = UserKeychain(
+                uid: uid, directory: configuration.keychainDirectory.appendingPathComponent(String(uid)))
             keychains[uid] = keychain
             return keychain
         }
@@ -112,7 +120,13 @@ public final class KeychainDaemon: Service {
             KeychainImport.removeLeftovers(in: configuration.keychainDirectory)
         }
         let listener = try listen()
-        logger.info("keychaind listening", metadata: ["mode": "\(configuration.mode)", "socket": "\(configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)", "pid": "\(getpid())"])
+        logger.info(
+            "keychaind listening",
+            metadata: [
+                "mode": "\(configuration.mode)",
+                "socket": "\(configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)",
+                "pid": "\(getpid())",
+            ])
         let sessionLocks = SessionLockWatcher(logger: logger) { [self] session, user in
             guard let keychain = keychains.withLock({ $0[user] }) else { return }
             lock(keychain, because: "logind reports the login session \(session) locked")

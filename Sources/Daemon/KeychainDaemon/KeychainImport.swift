@@ -76,7 +76,8 @@ final class KeychainImport: Sendable {
         }
         let directory = state.appendingPathComponent("\(Self.stagingPrefix)\(uid)-\(connection)")
         guard mkdir(directory.path, 0o700) == 0 else {
-            throw KeychainError(.errSecIO, "cannot make the staging directory \(directory.path): \(String(cString: strerror(errno)))")
+            throw KeychainError(
+                .errSecIO, "cannot make the staging directory \(directory.path): \(String(cString: strerror(errno)))")
         }
         staged.withLock { $0 = (directory, 0) }
     }
@@ -84,23 +85,34 @@ final class KeychainImport: Sendable {
     /// Writes `bytes` at `offset` of the staged file `file`; parts come in order.
     func append(file: String, offset: Int, bytes: SecretBytes) throws(KeychainError) {
         guard Self.fileNames.contains(file) else {
-            throw KeychainError(.errSecParam, "\(file) is not a file of a keychain; a keychain directory holds \(Self.fileNames.sorted().joined(separator: ", "))")
+            throw KeychainError(
+                .errSecParam,
+                "\(file) is not a file of a keychain; a keychain directory holds \(Self.fileNames.sorted().joined(separator: ", "))"
+            )
         }
         let result: Result<Void, KeychainError> = staged.withLock { staged in
-            guard let current = staged else { return .failure(KeychainError(.errSecParam, "no import was begun on this connection")) }
+            guard let current = staged else {
+                return .failure(KeychainError(.errSecParam, "no import was begun on this connection"))
+            }
             guard current.bytes + bytes.count <= Self.maximumBytes else {
-                return .failure(KeychainError(.errSecDataTooLarge, "the keychain being moved is over \(Self.maximumBytes >> 20) MiB"))
+                return .failure(
+                    KeychainError(
+                        .errSecDataTooLarge, "the keychain being moved is over \(Self.maximumBytes >> 20) MiB"))
             }
             let path = current.directory.appendingPathComponent(file).path
             let descriptor = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { return .failure(KeychainError(.errSecIO, "cannot write \(path): \(String(cString: strerror(errno)))")) }
+            guard descriptor >= 0 else {
+                return .failure(KeychainError(.errSecIO, "cannot write \(path): \(String(cString: strerror(errno)))"))
+            }
             defer { close(descriptor) }
             var info = stat()
             guard fstat(descriptor, &info) == 0, Int(info.st_size) == offset else {
                 return .failure(KeychainError(.errSecParam, "the parts of \(file) came out of order"))
             }
             let written = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
-            guard written == bytes.count else { return .failure(KeychainError(.errSecIO, "cannot write \(path): \(String(cString: strerror(errno)))")) }
+            guard written == bytes.count else {
+                return .failure(KeychainError(.errSecIO, "cannot write \(path): \(String(cString: strerror(errno)))"))
+            }
             staged = (current.directory, current.bytes + bytes.count)
             return .success(())
         }
@@ -115,7 +127,9 @@ final class KeychainImport: Sendable {
     ///   in the moved keychain's attempts); `errSecDecode` when the files are not a whole
     ///   keychain; `errSecDuplicateItem` when the user has a system keychain by now.
     func finish(passcode: SecretBytes?) throws(KeychainError) -> Int {
-        guard let directory = staged.withLock({ $0?.directory }) else { throw KeychainError(.errSecParam, "no import was begun on this connection") }
+        guard let directory = staged.withLock({ $0?.directory }) else {
+            throw KeychainError(.errSecParam, "no import was begun on this connection")
+        }
         let count = try check(directory, passcode: passcode)
         for name in Self.fileNames { try sync(directory.appendingPathComponent(name), ifPresent: true) }
         try sync(directory, ifPresent: false)
@@ -123,7 +137,9 @@ final class KeychainImport: Sendable {
         // An empty directory of this user's (made by a request that looked) is replaced; one
         // with files in it makes the rename fail, and nothing is replaced.
         guard rename(directory.path, target.path) == 0 else {
-            throw KeychainError(.errSecDuplicateItem, "cannot put the keychain in place at \(target.path): \(String(cString: strerror(errno)))")
+            throw KeychainError(
+                .errSecDuplicateItem,
+                "cannot put the keychain in place at \(target.path): \(String(cString: strerror(errno)))")
         }
         staged.withLock { $0 = nil }
         try sync(state, ifPresent: false)
@@ -144,21 +160,29 @@ final class KeychainImport: Sendable {
     private func check(_ directory: URL, passcode: SecretBytes?) throws(KeychainError) -> Int {
         let server = try KeychainServer(directory: directory, cache: ProcessClassKeyCache(), creating: false)
         let owner = CallerIdentity(accessGroups: ["keychaind"], actsForOwner: true)
-        guard case .status(let status) = try server.handle(.deviceStatus, caller: owner) else { throw KeychainError.errSecInternalComponent }
+        guard case .status(let status) = try server.handle(.deviceStatus, caller: owner) else {
+            throw KeychainError.errSecInternalComponent
+        }
         if status.passcodeSet {
             guard let passcode else {
-                throw KeychainError(.errSecAuthFailed, "the keychain being moved has a passcode: give it to move the keychain")
+                throw KeychainError(
+                    .errSecAuthFailed, "the keychain being moved has a passcode: give it to move the keychain")
             }
             _ = try server.handle(.unlock(passcode: passcode), caller: owner)
         }
         for itemClass in ItemClass.allCases where itemClass.isImplemented {
             do {
-                _ = try server.handle(.copyMatching(ItemQuery(itemClass: itemClass, synchronizable: .any, limit: .all, returns: .attributes)), caller: owner)
+                _ = try server.handle(
+                    .copyMatching(
+                        ItemQuery(itemClass: itemClass, synchronizable: .any, limit: .all, returns: .attributes)),
+                    caller: owner)
             } catch KeychainError.errSecItemNotFound {
                 continue
             }
         }
-        guard case .count(let count) = try server.handle(.countItems(accessibility: nil), caller: owner) else { throw KeychainError.errSecInternalComponent }
+        guard case .count(let count) = try server.handle(.countItems(accessibility: nil), caller: owner) else {
+            throw KeychainError.errSecInternalComponent
+        }
         _ = try? server.handle(.lock, caller: owner)
         return count
     }
@@ -166,7 +190,11 @@ final class KeychainImport: Sendable {
     private func refuseExistingKeychain() throws(KeychainError) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: target.path)) ?? []
         guard names.isEmpty else {
-            throw KeychainError(.errSecDuplicateItem, "this user already has a keychain in the system daemon; nothing was moved (erase that one first with `keychainctl erase` to move the per-user keychain in its place)")
+            throw KeychainError(
+                .errSecDuplicateItem,
+                "this user already has a keychain in the system daemon; nothing was moved (erase that one first "
+                    + "with `keychainctl erase` to move the per-user keychain in its place)"
+            )
         }
     }
 
@@ -177,6 +205,8 @@ final class KeychainImport: Sendable {
             throw KeychainError(.errSecIO, "cannot open \(url.path) to sync it: \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw KeychainError(.errSecIO, "cannot sync \(url.path): \(String(cString: strerror(errno)))") }
+        guard fsync(descriptor) == 0 else {
+            throw KeychainError(.errSecIO, "cannot sync \(url.path): \(String(cString: strerror(errno)))")
+        }
     }
 }

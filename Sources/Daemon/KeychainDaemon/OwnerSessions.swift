@@ -7,7 +7,8 @@ import Synchronization
 /// later session that gets the same id after the leader exits inherits nothing.
 ///
 /// A session ends after ``lifetime``, on `owner logout`, when its login session's leader
-/// exits, and for everyone on lock and passcode change. What it does not stop: another program in the same login session that runs the same
+/// exits, and for everyone on lock and passcode change. What it does not stop: another program in
+/// the same login session that runs the same
 /// executable (`keychainctl`) within the lifetime, as with sudo's tickets.
 final class OwnerSessions: Sendable {
     struct Key: Hashable {

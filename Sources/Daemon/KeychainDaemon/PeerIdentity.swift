@@ -1,8 +1,9 @@
+import CKeychainSupport
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKeychainSupport
-import Foundation
 
 /// Who is on the other end of a connection, as the kernel says: never taken from a request.
 ///
@@ -35,14 +36,18 @@ struct PeerIdentity: Sendable {
     static func of(_ descriptor: Int32) throws(Refusal) -> PeerIdentity {
         var pid: Int32 = 0
         var uid: UInt32 = 0
-        guard kc_peer_credentials(descriptor, &pid, &uid) == 0 else { throw Refusal(description: "the kernel gave no credentials for the peer") }
+        guard kc_peer_credentials(descriptor, &pid, &uid) == 0 else {
+            throw Refusal(description: "the kernel gave no credentials for the peer")
+        }
         let pidfd = kc_peer_pidfd(descriptor)
         guard pidfd >= 0 else { throw Refusal(description: "the kernel gave no pidfd for the peer") }
         guard let executable = executable(of: pid), let session = session(of: pid), kc_pidfd_is_alive(pidfd) == 1 else {
             Glibc.close(pidfd)
             throw Refusal(description: "the peer (pid \(pid)) exited before its executable could be read")
         }
-        return PeerIdentity(pid: pid, uid: uid, pidfd: pidfd, executable: executable, session: LoginSession.current(session), securityLabel: securityLabel(descriptor))
+        return PeerIdentity(
+            pid: pid, uid: uid, pidfd: pidfd, executable: executable, session: LoginSession.current(session),
+            securityLabel: securityLabel(descriptor))
     }
 
     /// The peer's label: up to 256 bytes, a shorter one ending at its first zero.

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// Reading another process's `/proc/PID` entries, as the daemon does to know its callers.
 enum ProcessFiles {

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// An app in a Flatpak or Snap sandbox, as its sandbox names it: what the system daemon looks
 /// at before the executable (``AppIdentity``).
@@ -62,7 +63,9 @@ struct SandboxedApp: Equatable, Sendable {
     private static func flatpakInfo(_ pid: Int32) -> Result<String?, Refusal> {
         let descriptor = open("/proc/\(pid)/root/.flatpak-info", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
-            return errno == ENOENT ? .success(nil) : .failure(Refusal(reason: "its /.flatpak-info cannot be read (\(String(cString: strerror(errno))))"))
+            return errno == ENOENT
+                ? .success(nil)
+                : .failure(Refusal(reason: "its /.flatpak-info cannot be read (\(String(cString: strerror(errno))))"))
         }
         defer { close(descriptor) }
         var info = stat()
@@ -91,19 +94,31 @@ struct SandboxedApp: Equatable, Sendable {
             return .refused("its .flatpak-info names no valid Flatpak app")
         }
         let installed = flatpakInstallation + name + "/"
-        guard let path = values["Instance.app-path"], path.hasPrefix(installed), !path.split(separator: "/").contains(".."), !path.contains("//") else {
-            return .refused("its .flatpak-info does not place \(name) in the system installation (\(flatpakInstallation)); a user installation's files are the user's to change")
+        guard let path = values["Instance.app-path"], path.hasPrefix(installed),
+            !path.split(separator: "/").contains(".."), !path.contains("//")
+        else {
+            return .refused(
+                "its .flatpak-info does not place \(name) in the system installation (\(flatpakInstallation)); a "
+                    + "user installation's files are the user's to change"
+            )
         }
-        return .app(SandboxedApp(registryKey: "flatpak:" + name, sandboxPrefix: "/app/", hostDirectory: path.hasSuffix("/") ? path : path + "/"))
+        return .app(
+            SandboxedApp(
+                registryKey: "flatpak:" + name, sandboxPrefix: "/app/",
+                hostDirectory: path.hasSuffix("/") ? path : path + "/"))
     }
 
     /// The claim an AppArmor label makes (`snap.NAME.APP (enforce)`); none for another label.
     static func snapClaim(_ label: String?) -> Claim {
         guard let label, label.hasPrefix("snap.") else { return .none }
         let parts = label.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[1] == "(enforce)" else { return .refused("its snap confinement \(label) is not enforced") }
+        guard parts.count == 2, parts[1] == "(enforce)" else {
+            return .refused("its snap confinement \(label) is not enforced")
+        }
         let components = parts[0].split(separator: ".")
-        guard components.count >= 3, isSnapName(components[1]) else { return .refused("\(parts[0]) names no valid snap") }
+        guard components.count >= 3, isSnapName(components[1]) else {
+            return .refused("\(parts[0]) names no valid snap")
+        }
         let prefix = "/snap/\(components[1])/"
         return .app(SandboxedApp(registryKey: "snap:\(components[1])", sandboxPrefix: prefix, hostDirectory: prefix))
     }
@@ -111,13 +126,16 @@ struct SandboxedApp: Equatable, Sendable {
     /// Reverse-DNS, as Flatpak requires: at least three elements of letters, digits, `_` and `-`.
     static func isFlatpakID(_ name: String) -> Bool {
         let elements = name.split(separator: ".", omittingEmptySubsequences: false)
-        return name.count <= 255 && elements.count >= 3 && elements.allSatisfy { element in
-            !element.isEmpty && element.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
-        }
+        return name.count <= 255 && elements.count >= 3
+            && elements.allSatisfy { element in
+                !element.isEmpty
+                    && element.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+            }
     }
 
     /// Lower-case letters, digits and hyphens, at most 40, as snapd requires.
     static func isSnapName(_ name: Substring) -> Bool {
-        (1...40).contains(name.count) && name.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") } && name.contains { $0.isLetter }
+        (1...40).contains(name.count) && name.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") }
+            && name.contains { $0.isLetter }
     }
 }

@@ -73,7 +73,8 @@ final class SessionLockWatcher: Sendable {
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
         guard let bus = dbus_bus_get_private(DBUS_BUS_SYSTEM, &error) else {
-            logger.info("no system bus, so session locks are not followed", metadata: ["reason": "\(Self.message(error))"])
+            logger.info(
+                "no system bus, so session locks are not followed", metadata: ["reason": "\(Self.message(error))"])
             return
         }
         dbus_connection_set_exit_on_disconnect(bus, 0)
@@ -88,7 +89,9 @@ final class SessionLockWatcher: Sendable {
         for rule in rules {
             dbus_bus_add_match(bus, rule, &error)
             if dbus_error_is_set(&error) != 0 {
-                logger.warning("the system bus refused to report logind's signals, so session locks are not followed", metadata: ["reason": "\(Self.message(error))"])
+                logger.warning(
+                    "the system bus refused to report logind's signals, so session locks are not followed",
+                    metadata: ["reason": "\(Self.message(error))"])
                 return
             }
         }
@@ -112,9 +115,14 @@ final class SessionLockWatcher: Sendable {
                     onLock(session, user)
                 }
             }
-            var waits = [pollfd(fd: busDescriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
+            var waits = [
+                pollfd(fd: busDescriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0),
+            ]
             if poll(&waits, nfds_t(waits.count), -1) < 0 && errno != EINTR {
-                logger.warning("the wait on the system bus failed; session locks are no longer followed", metadata: ["reason": "\(String(cString: strerror(errno)))"])
+                logger.warning(
+                    "the wait on the system bus failed; session locks are no longer followed",
+                    metadata: ["reason": "\(String(cString: strerror(errno)))"])
                 return
             }
         }
@@ -167,8 +175,11 @@ final class SessionLockWatcher: Sendable {
 
     /// The unique bus name that owns `org.freedesktop.login1` now, asked of the bus.
     private static func logindOwner(_ bus: OpaquePointer) -> String? {
-        guard let reply = call(bus, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-                               method: "GetNameOwner", arguments: [logind])
+        guard
+            let reply = call(
+                bus, destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus",
+                method: "GetNameOwner", arguments: [logind])
         else { return nil }
         defer { dbus_message_unref(reply) }
         var iterator = DBusMessageIter()
@@ -183,7 +194,9 @@ final class SessionLockWatcher: Sendable {
         else { return nil }
         defer { dbus_message_unref(reply) }
         var iterator = DBusMessageIter()
-        guard dbus_message_iter_init(reply, &iterator) != 0, dbus_message_iter_get_arg_type(&iterator) == DBusType.variant else { return nil }
+        guard dbus_message_iter_init(reply, &iterator) != 0,
+            dbus_message_iter_get_arg_type(&iterator) == DBusType.variant
+        else { return nil }
         var variant = DBusMessageIter()
         dbus_message_iter_recurse(&iterator, &variant)
         guard dbus_message_iter_get_arg_type(&variant) == DBusType.structure else { return nil }
@@ -197,7 +210,9 @@ final class SessionLockWatcher: Sendable {
 
     /// A method call with string arguments and its reply (which the caller unrefs); nil on an
     /// error reply or after a second without one.
-    private static func call(_ bus: OpaquePointer, destination: String, path: String, interface: String, method: String, arguments: [String]) -> OpaquePointer? {
+    private static func call(
+        _ bus: OpaquePointer, destination: String, path: String, interface: String, method: String, arguments: [String]
+    ) -> OpaquePointer? {
         guard let call = dbus_message_new_method_call(destination, path, interface, method) else { return nil }
         defer { dbus_message_unref(call) }
         var appender = DBusMessageIter()

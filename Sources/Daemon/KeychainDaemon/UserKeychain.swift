@@ -49,7 +49,9 @@ final class UserKeychain: Sendable {
     /// True once, when no request has been served for `seconds` and none is under way.
     func becameIdle(after seconds: Double) -> Bool {
         activity.withLock { activity in
-            guard !activity.lockedForIdleness, activity.inFlight == 0, activity.last.duration(to: .now) >= .seconds(seconds) else { return false }
+            guard !activity.lockedForIdleness, activity.inFlight == 0,
+                activity.last.duration(to: .now) >= .seconds(seconds)
+            else { return false }
             activity.lockedForIdleness = true
             return true
         }

@@ -3,8 +3,8 @@ import Foundation
 import KeychainClient
 import KeychainProtocol
 import KeychainServer
-import Synchronization
 import KeychainSupport
+import Synchronization
 
 /// The keychain server in this process, with a caller identity the program states itself.
 ///
@@ -28,7 +28,8 @@ public struct EmbeddedTransport: KeychainTransport {
     ///     unlock serves this user's other processes until lock or reboot (falls back to this
     ///     process's memory where the kernel refuses).
     public init(
-        directory: URL = EmbeddedTransport.defaultDirectory(), accessGroups: [String] = [EmbeddedTransport.defaultAccessGroup()],
+        directory: URL = EmbeddedTransport.defaultDirectory(),
+        accessGroups: [String] = [EmbeddedTransport.defaultAccessGroup()],
         actsForOwner: Bool = false, sharedUnlock: Bool = true
     ) {
         var cache: any ClassKeyCache = ProcessClassKeyCache()

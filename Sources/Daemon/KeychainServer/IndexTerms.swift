@@ -31,7 +31,9 @@ final class IndexTerms {
     }
 
     func attributeHash(_ itemClass: ItemClass, _ name: String, _ value: AttributeValue) throws(KeychainError) -> Data {
-        try indexHash(LengthPrefixed.encode(label: "attr v1", [Data(itemClass.rawValue.utf8), Data(name.utf8), value.canonicalBytes]))
+        try indexHash(
+            LengthPrefixed.encode(
+                label: "attr v1", [Data(itemClass.rawValue.utf8), Data(name.utf8), value.canonicalBytes]))
     }
 
     /// Hashes of every class attribute the record carries.
@@ -45,7 +47,9 @@ final class IndexTerms {
 
     /// The composite primary key: class, access group, synchronizable, and the class's key
     /// attributes (errSecDuplicateItem when two items share it).
-    func primaryKeyHash(_ itemClass: ItemClass, groupTag: Data, synchronizable: Bool, _ record: ItemRecord) throws(KeychainError) -> Data {
+    func primaryKeyHash(
+        _ itemClass: ItemClass, groupTag: Data, synchronizable: Bool, _ record: ItemRecord
+    ) throws(KeychainError) -> Data {
         var fields = LengthPrefixed.Builder(label: "pk v1", capacity: 128)
         fields.append(utf8: itemClass.rawValue)
         fields.append(groupTag)

@@ -20,15 +20,21 @@ extension KeychainServer {
         try RequestValidation.checkMembership(group, caller)
         if item.accessControl != nil {
             guard item.accessibility == nil else {
-                throw KeychainError(.errSecParam, "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
+                throw KeychainError(
+                    .errSecParam,
+                    "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
             }
             guard !item.synchronizable else {
-                throw KeychainError(.errSecParam, "an item with an access control never leaves this device, so it cannot be synchronizable")
+                throw KeychainError(
+                    .errSecParam,
+                    "an item with an access control never leaves this device, so it cannot be synchronizable")
             }
         }
         let accessibility = item.accessControl?.protection ?? item.accessibility ?? .whenUnlocked
         try RequestValidation.checkSync(item.synchronizable, accessibility)
-        let accessControl = try item.accessControl.map { (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control) }
+        let accessControl = try item.accessControl.map {
+            (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control)
+        }
 
         var record = ItemRecord(attributes: item.attributes)
         for name in item.itemClass.primaryKey where record.attributes[name] == nil {
@@ -49,10 +55,14 @@ extension KeychainServer {
             try transaction.insert(row.row, attributeHashes: row.hashes)
         }
         guard !item.returns.isEmpty else { return [] }
-        return [ItemResult(
-            itemClass: item.itemClass, attributes: item.returns.contains(.attributes) ? record.attributes : nil,
-            accessControl: item.accessControl, secret: item.returns.contains(.data) ? (item.secret ?? SecretBytes([])) : nil,
-            persistentRef: item.returns.contains(.persistentRef) ? PersistentReference.make(itemClass: item.itemClass, identity: identity) : nil)]
+        return [
+            ItemResult(
+                itemClass: item.itemClass, attributes: item.returns.contains(.attributes) ? record.attributes : nil,
+                accessControl: item.accessControl,
+                secret: item.returns.contains(.data) ? (item.secret ?? SecretBytes([])) : nil,
+                persistentRef: item.returns.contains(.persistentRef)
+                    ? PersistentReference.make(itemClass: item.itemClass, identity: identity) : nil)
+        ]
     }
 
     /// The stored form of an access control: a biometryCurrentSet item remembers the enrolled
@@ -61,7 +71,9 @@ extension KeychainServer {
     /// - Throws: errSecNotAvailable for biometryCurrentSet with no finger enrolled (Apple: the
     ///   set "must be available and enrolled").
     func stored(_ control: AccessControl) throws(KeychainError) -> StoredAccessControl {
-        guard control.requiresCurrentBiometrySet else { return StoredAccessControl(control: control, enrolledState: nil) }
+        guard control.requiresCurrentBiometrySet else {
+            return StoredAccessControl(control: control, enrolledState: nil)
+        }
         guard let enrolled = try biometryStatus().domainState else {
             throw KeychainError(.errSecNotAvailable, "biometryCurrentSet needs an enrolled finger; enroll one first")
         }
@@ -70,23 +82,31 @@ extension KeychainServer {
 
     /// Seals a record into row `identity` at `version` (1 for a new item, one more than the
     /// row's at an update), with its index hashes.
-    func seal(_ record: ItemRecord, secret: SecretBytes?, itemClass: ItemClass, identity: Data, version: Int64,
-              accessControl: StoredAccessControl?, applicationPassword: SecretBytes?) throws(KeychainError) -> (row: StoredRow, hashes: [Data]) {
+    func seal(
+        _ record: ItemRecord, secret: SecretBytes?, itemClass: ItemClass, identity: Data, version: Int64,
+        accessControl: StoredAccessControl?, applicationPassword: SecretBytes?
+    ) throws(KeychainError) -> (row: StoredRow, hashes: [Data]) {
         guard case .string(let group)? = record.attributes[CommonAttribute.accessGroup],
             case .string(let rawAccessibility)? = record.attributes[CommonAttribute.accessible],
             let accessibility = Accessibility(rawValue: rawAccessibility),
             case .bool(let synchronizable)? = record.attributes[CommonAttribute.synchronizable]
-        else { throw KeychainError(.errSecInternalComponent, "an item record lacks its access group, accessibility or synchronizable flag") }
+        else {
+            throw KeychainError(
+                .errSecInternalComponent, "an item record lacks its access group, accessibility or synchronizable flag")
+        }
         let terms = IndexTerms(enclave: enclave)
         let groupTag = try terms.accessGroupTag(group)
         let binding = ItemBinding(
             rowIdentity: identity, version: version, itemClass: itemClass.rawValue, accessibility: accessibility,
             accessGroupTag: groupTag, synchronizable: synchronizable, accessControl: accessControl)
-        let sealed = try enclave.seal(attributes: record.encoded(), secret: secret, binding: binding, applicationPassword: applicationPassword)
+        let sealed = try enclave.seal(
+            attributes: record.encoded(), secret: secret, binding: binding, applicationPassword: applicationPassword)
         let row = StoredRow(
-            identity: identity, version: version, itemClass: itemClass.rawValue, accessGroupHash: groupTag, synchronizable: synchronizable,
+            identity: identity, version: version, itemClass: itemClass.rawValue, accessGroupHash: groupTag,
+            synchronizable: synchronizable,
             accessibility: accessibility.rawValue,
-            primaryKeyHash: try terms.primaryKeyHash(itemClass, groupTag: groupTag, synchronizable: synchronizable, record),
+            primaryKeyHash: try terms.primaryKeyHash(
+                itemClass, groupTag: groupTag, synchronizable: synchronizable, record),
             metadata: sealed.metadata, wrappedKey: sealed.wrappedKey, secret: sealed.secret,
             accessControl: accessControl?.encoded())
         return (row, try terms.attributeHashes(itemClass, record))

@@ -38,18 +38,23 @@ extension KeychainServer {
 
     /// Waits for a touch and matches it; a match's grant is filed under `context` for the
     /// caller's connection, never returned.
-    func awaitBiometricMatch(timeout: Double, context: AuthenticationContextID, caller: CallerIdentity) throws(KeychainError) -> BiometricMatch {
+    func awaitBiometricMatch(
+        timeout: Double, context: AuthenticationContextID, caller: CallerIdentity
+    ) throws(KeychainError) -> BiometricMatch {
         guard let sensor = try currentSensor() else {
             throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available")
         }
-        guard timeout >= 0, timeout <= 60 else { throw KeychainError(.errSecParam, "a wait for a touch lasts 0 to 60 seconds") }
+        guard timeout >= 0, timeout <= 60 else {
+            throw KeychainError(.errSecParam, "a wait for a touch lasts 0 to 60 seconds")
+        }
         let verdict: TouchVerdict
         switch try sensor.awaitTouch(timeout: timeout) {
         case .none: return .noTouch
         case .sample(let sample): verdict = try enclave.matchSimulatedTouch(sample)
         case .verdict(let matched):
             let fingers = try (sensor as? FprintdSensor)?.enrolledFingers() ?? []
-            verdict = try enclave.recordBiometricResult(matched: matched, domainState: enclave.domainState(enrollments: fingers.map { Data($0.utf8) }))
+            verdict = try enclave.recordBiometricResult(
+                matched: matched, domainState: enclave.domainState(enrollments: fingers.map { Data($0.utf8) }))
         }
         switch verdict {
         case .matched(let grant):
@@ -65,10 +70,13 @@ extension KeychainServer {
     /// so the grant serves nothing else. keychaind opens the session on `matched`.
     func ownerMatch(timeout: Double, caller: CallerIdentity) throws(KeychainError) -> BiometricMatch {
         guard try enclave.status().passcodeSet else {
-            throw KeychainError(.errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
+            throw KeychainError(
+                .errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
         }
         guard !(try currentSensor() is SimulatedSensor) else {
-            throw KeychainError(.errSecNotAvailable, "the simulated sensor is touched from an owner session, so it cannot open one: use the passcode")
+            throw KeychainError(
+                .errSecNotAvailable,
+                "the simulated sensor is touched from an owner session, so it cannot open one: use the passcode")
         }
         let context = AuthenticationContextID.random()
         defer { contexts.invalidate(context, caller: caller) }
@@ -94,7 +102,8 @@ extension KeychainServer {
     /// Enrollment changes need the passcode: fprintd's after the Enclave checks it, the
     /// simulated sensor's inside the Enclave.
     private func changeEnrollment(
-        _ passcode: SecretBytes, fprintd: (FprintdSensor) throws(KeychainError) -> Void, simulated: () throws(KeychainError) -> Void
+        _ passcode: SecretBytes, fprintd: (FprintdSensor) throws(KeychainError) -> Void,
+        simulated: () throws(KeychainError) -> Void
     ) throws(KeychainError) {
         switch try currentSensor() {
         case let sensor as FprintdSensor:
@@ -103,7 +112,9 @@ extension KeychainServer {
         case is SimulatedSensor:
             try simulated()
         default:
-            throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available; turn on the simulated one with `keychainctl biometry simulate on`")
+            throw KeychainError(
+                .errSecNotAvailable,
+                "no fingerprint sensor is available; turn on the simulated one with `keychainctl biometry simulate on`")
         }
     }
 

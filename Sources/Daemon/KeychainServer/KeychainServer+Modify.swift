@@ -20,9 +20,13 @@ extension KeychainServer {
         try RequestValidation.checkSecret(changes.secret)
         if let group = changes.accessGroup { try RequestValidation.checkMembership(group, caller) }
         if changes.accessControl != nil && changes.accessibility != nil {
-            throw KeychainError(.errSecParam, "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
+            throw KeychainError(
+                .errSecParam,
+                "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
         }
-        let newAccessControl = try changes.accessControl.map { (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control) }
+        let newAccessControl = try changes.accessControl.map {
+            (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control)
+        }
         let filter = try rowFilter(query, caller: caller, ignoringLimit: true)
         let now = Date()
         // Purged: the replaced ciphertexts leave the write-ahead log before the call returns.
@@ -36,9 +40,12 @@ extension KeychainServer {
                 if let accessibility = changes.accessibility ?? newAccessControl?.control.protection {
                     record.attributes[CommonAttribute.accessible] = .string(accessibility.rawValue)
                 }
-                if let synchronizable = changes.synchronizable { record.attributes[CommonAttribute.synchronizable] = .bool(synchronizable) }
+                if let synchronizable = changes.synchronizable {
+                    record.attributes[CommonAttribute.synchronizable] = .bool(synchronizable)
+                }
                 record.attributes[CommonAttribute.modificationDate] = .date(now)
-                guard case .string(let raw)? = record.attributes[CommonAttribute.accessible], let accessibility = Accessibility(rawValue: raw),
+                guard case .string(let raw)? = record.attributes[CommonAttribute.accessible],
+                    let accessibility = Accessibility(rawValue: raw),
                     case .bool(let synchronizable)? = record.attributes[CommonAttribute.synchronizable]
                 else { throw KeychainError(.errSecDecode, "an item's stored attributes are incomplete") }
                 try RequestValidation.checkSync(synchronizable, accessibility)
@@ -49,9 +56,12 @@ extension KeychainServer {
                 // The old secret is opened when it is kept, and always for an item with an access
                 // control: that is where the Enclave demands the authentication.
                 let authenticates = item.binding.accessControl?.control.requiresAuthentication == true
-                let current = changes.secret == nil || authenticates ? try self.openSecret(item, query, caller: caller) : nil
-                let sealed = try self.seal(record, secret: changes.secret ?? current, itemClass: query.itemClass, identity: item.row.identity, version: item.row.version + 1,
-                                           accessControl: accessControl, applicationPassword: query.applicationPassword)
+                let current =
+                    changes.secret == nil || authenticates ? try self.openSecret(item, query, caller: caller) : nil
+                let sealed = try self.seal(
+                    record, secret: changes.secret ?? current, itemClass: query.itemClass, identity: item.row.identity,
+                    version: item.row.version + 1,
+                    accessControl: accessControl, applicationPassword: query.applicationPassword)
                 guard let id = item.row.id else { continue }
                 try transaction.replace(id, with: sealed.row, attributeHashes: sealed.hashes)
             }
@@ -74,7 +84,9 @@ extension KeychainServer {
                 guard let id = row.id else { continue }
                 do {
                     let item = try self.open(row)
-                    if item.record.matches(query.attributes, caseInsensitively: query.matchesCaseInsensitively) { doomed.append(id) }
+                    if item.record.matches(query.attributes, caseInsensitively: query.matchesCaseInsensitively) {
+                        doomed.append(id)
+                    }
                 } catch KeychainError.errSecDecode {
                     // Only a row the index matched on every term: a query compared after
                     // opening selects rows it may not match, and those stay.

@@ -29,7 +29,11 @@ extension KeychainServer {
             if query.returns.contains(.attributes) { result.attributes = item.record.attributes }
             if query.returns.contains(.data) {
                 // kSecUseAuthenticationUISkip: silently leave out items that need authentication.
-                if query.skipsItemsNeedingAuthentication && item.binding.accessControl?.control.requiresAuthentication == true { continue }
+                if query.skipsItemsNeedingAuthentication
+                    && item.binding.accessControl?.control.requiresAuthentication == true
+                {
+                    continue
+                }
                 result.secret = try openSecret(item, query, caller: caller)
             }
             if query.returns.contains(.persistentRef) {
@@ -42,24 +46,36 @@ extension KeychainServer {
     }
 
     /// Opens an item's secret with what the query's authentication context earned on the
-    /// caller's connection, and the app password. A biometryCurrentSet item whose enrolled set changed is refused at once, without a prompt: no authentication
+    /// caller's connection, and the app password. A biometryCurrentSet item whose enrolled set
+    /// changed is refused at once, without a prompt: no authentication
     /// can ever open it again (errSecAuthFailed; Apple's exact code is UNCONFIRMED).
-    func openSecret(_ item: OpenedItem, _ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> SecretBytes {
+    func openSecret(_ item: OpenedItem, _ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> SecretBytes
+    {
         if let accessControl = item.binding.accessControl, accessControl.control.requiresCurrentBiometrySet,
-           try biometryStatus().domainState != accessControl.enrolledState {
-            throw KeychainError(.errSecAuthFailed, "the enrolled fingers changed since this biometryCurrentSet item was made; it can never be read again: delete it and add it anew")
+            try biometryStatus().domainState != accessControl.enrolledState
+        {
+            throw KeychainError(
+                .errSecAuthFailed,
+                "the enrolled fingers changed since this biometryCurrentSet item was made; it can never be read "
+                    + "again: delete it and add it anew"
+            )
         }
         let sealed = SealedItem(metadata: item.row.metadata, wrappedKey: item.row.wrappedKey, secret: item.row.secret)
-        return try enclave.openSecret(sealed, binding: item.binding, grants: contexts.grants(query.authenticationContext, caller: caller), applicationPassword: query.applicationPassword)
+        return try enclave.openSecret(
+            sealed, binding: item.binding, grants: contexts.grants(query.authenticationContext, caller: caller),
+            applicationPassword: query.applicationPassword)
     }
 
     /// The store filter for a query: class, the caller's groups, synchronizable, accessibility,
     /// attribute hashes and persistent reference.
-    func rowFilter(_ query: ItemQuery, caller: CallerIdentity, ignoringLimit: Bool = false) throws(KeychainError) -> RowFilter {
+    func rowFilter(
+        _ query: ItemQuery, caller: CallerIdentity, ignoringLimit: Bool = false
+    ) throws(KeychainError) -> RowFilter {
         try RequestValidation.requireImplemented(query.itemClass)
         try RequestValidation.checkAttributes(query.attributes, of: query.itemClass, writing: false)
         if case .count(let n) = query.limit, n < 1 {
-            throw KeychainError(.errSecParam, "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a positive number")
+            throw KeychainError(
+                .errSecParam, "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a positive number")
         }
         let terms = IndexTerms(enclave: enclave)
         var groups: [Data]?
@@ -77,11 +93,15 @@ extension KeychainServer {
         }
         // A query that names the whole primary key in known groups is a unique-index lookup.
         let primaryKeyHashes = try groups.flatMap { (groups: [Data]) throws(KeychainError) -> [Data]? in
-            guard query.itemClass.primaryKey.allSatisfy({ query.attributes[$0] != nil }), !query.matchesAfterOpening else { return nil }
+            guard query.itemClass.primaryKey.allSatisfy({ query.attributes[$0] != nil }), !query.matchesAfterOpening
+            else { return nil }
             var hashes: [Data] = []
             for group in groups {
                 for flag in synchronizable.map({ [$0] }) ?? [false, true] {
-                    hashes.append(try terms.primaryKeyHash(query.itemClass, groupTag: group, synchronizable: flag, ItemRecord(attributes: query.attributes)))
+                    hashes.append(
+                        try terms.primaryKeyHash(
+                            query.itemClass, groupTag: group, synchronizable: flag,
+                            ItemRecord(attributes: query.attributes)))
                 }
             }
             return hashes
@@ -99,26 +119,35 @@ extension KeychainServer {
         }
         if let list = query.itemList {
             var listed: [Data] = []
-            for reference in list { listed.append(try PersistentReference.identity(in: reference, itemClass: query.itemClass)) }
+            for reference in list {
+                listed.append(try PersistentReference.identity(in: reference, itemClass: query.itemClass))
+            }
             identities = identities.map { named in named.filter(listed.contains) } ?? listed
         }
         // What is matched after opening would be cut short by the SQL limit.
         return RowFilter(
             itemClass: query.itemClass.rawValue, accessGroupHashes: groups, synchronizable: synchronizable,
-            accessibility: query.accessibility?.rawValue, attributeHashes: hashes, primaryKeyHashes: primaryKeyHashes, identities: identities,
+            accessibility: query.accessibility?.rawValue, attributeHashes: hashes, primaryKeyHashes: primaryKeyHashes,
+            identities: identities,
             limit: ignoringLimit || query.matchesAfterOpening ? nil : query.limit.maximum)
     }
 
     /// Opens every row the filter selects and keeps those whose opened attributes really match
     /// the query: a tampered index cannot hand out another item.
-    func openMatches(_ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction, limit: Int?? = nil) throws -> [OpenedItem] {
+    func openMatches(
+        _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction, limit: Int?? = nil
+    ) throws -> [OpenedItem] {
         var items: [OpenedItem] = []
         let maximum = limit ?? query.limit.maximum
         for row in try transaction.rows(filter) {
             let item = try open(row)
             guard item.record.matches(query.attributes, caseInsensitively: query.matchesCaseInsensitively) else {
                 if !query.matchesAfterOpening {
-                    throw KeychainError(.errSecDecode, "the keychain index points a query at an item that does not match it: the database was tampered with")
+                    throw KeychainError(
+                        .errSecDecode,
+                        "the keychain index points a query at an item that does not match it: the database was "
+                            + "tampered with"
+                    )
                 }
                 continue
             }
@@ -131,9 +160,12 @@ extension KeychainServer {
     /// Opens a row's attributes.
     func open(_ row: StoredRow) throws(KeychainError) -> OpenedItem {
         guard let accessibility = Accessibility(rawValue: row.accessibility) else {
-            throw KeychainError(.errSecDecode, "a keychain row has an unknown accessibility: the database was tampered with")
+            throw KeychainError(
+                .errSecDecode, "a keychain row has an unknown accessibility: the database was tampered with")
         }
-        let accessControl = try row.accessControl.map { (bytes: Data) throws(KeychainError) -> StoredAccessControl in try StoredAccessControl.decode(bytes) }
+        let accessControl = try row.accessControl.map { (bytes: Data) throws(KeychainError) -> StoredAccessControl in
+            try StoredAccessControl.decode(bytes)
+        }
         let binding = ItemBinding(
             rowIdentity: row.identity, version: row.version, itemClass: row.itemClass, accessibility: accessibility,
             accessGroupTag: row.accessGroupHash, synchronizable: row.synchronizable, accessControl: accessControl)
@@ -144,6 +176,7 @@ extension KeychainServer {
     func notFound(_ query: ItemQuery) -> KeychainError {
         let names = query.attributes.keys.sorted().joined(separator: ", ")
         let detail = names.isEmpty ? "" : " matching \(names)"
-        return KeychainError(.errSecItemNotFound, "no \(query.itemClass.rawValue) item\(detail) in the caller's access groups")
+        return KeychainError(
+            .errSecItemNotFound, "no \(query.itemClass.rawValue) item\(detail) in the caller's access groups")
     }
 }

@@ -12,16 +12,19 @@ extension KeychainServer {
     /// the sensor and enrollment requests).
     public static func replyWithoutKeychain(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply? {
         switch request {
-        case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor, .simulateTouch, .createEnclaveKey:
+        case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor,
+            .simulateTouch, .createEnclaveKey:
             return nil
         case .useEnclaveKey:
             throw KeychainError(.errSecDecode, "no keychain exists yet, so no key is this keychain's Enclave's")
         case .copyMatching, .update, .delete:
             throw KeychainError(.errSecItemNotFound, "no keychain exists yet, so no item matches")
         case .deviceStatus:
-            return .status(DeviceStatus(
-                passcodeSet: false, unlockedClasses: [.whenUnlocked, .afterFirstUnlock], failedAttempts: 0, secondsUntilNextAttempt: 0,
-                eraseAfterFailedAttempts: false))
+            return .status(
+                DeviceStatus(
+                    passcodeSet: false, unlockedClasses: [.whenUnlocked, .afterFirstUnlock], failedAttempts: 0,
+                    secondsUntilNextAttempt: 0,
+                    eraseAfterFailedAttempts: false))
         case .lock, .unlock, .endBiometricMatch, .invalidateContext:
             return .done
         case .verifyPasscode:
@@ -35,7 +38,8 @@ extension KeychainServer {
         case .beginImport, .importChunk, .finishImport:
             throw onlySystemDaemonImports
         case .openOwnerSession, .openOwnerSessionByBiometry, .setEntitlement, .declareApp:
-            throw KeychainError(.errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
+            throw KeychainError(
+                .errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
         case .closeOwnerSession:
             return .done
         case .listEntitlements:
@@ -46,9 +50,11 @@ extension KeychainServer {
             throw KeychainError(.errSecItemNotFound, "no keychain exists here, so there is nothing to erase")
         case .biometryStatus:
             let fprintd = FprintdSensor.detect()
-            return .biometry(BiometryStatus(
-                sensor: fprintd?.kind ?? .none, enrolledFingers: (try? fprintd?.enrolledFingers()) ?? [], isLockedOut: false,
-                passcodeRequired: true, consecutiveFailures: 0, domainState: nil, passcodeSet: false))
+            return .biometry(
+                BiometryStatus(
+                    sensor: fprintd?.kind ?? .none, enrolledFingers: (try? fprintd?.enrolledFingers()) ?? [],
+                    isLockedOut: false,
+                    passcodeRequired: true, consecutiveFailures: 0, domainState: nil, passcodeSet: false))
         }
     }
 }

@@ -1,9 +1,9 @@
 import Biometrics
 import Enclave
 import Foundation
-import Synchronization
 import KeychainProtocol
 import KeychainStore
+import Synchronization
 
 /// SecItem semantics (uniqueness, queries, update and delete of every match, Apple's error
 /// codes) on the sealed store and the Enclave, for one caller identity per request.
@@ -31,10 +31,13 @@ public final class KeychainServer: Sendable {
     /// - Parameters:
     ///   - creating: create a new keychain when there is none; when false, a missing keychain
     ///     is `errSecNoSuchKeychain` and nothing is written.
-    ///   - passcodeLimits, lockTimeout: see ``Enclave/init(directory:clock:cache:passcodeKDF:passcodeLimits:creating:lockTimeout:)``.
-    public init(directory: URL, cache: any ClassKeyCache, clock: any EnclaveClock = SystemEnclaveClock(),
-                passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() },
-                passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20) throws(KeychainError) {
+    ///   - passcodeLimits, lockTimeout: see
+    /// ``Enclave/init(directory:clock:cache:passcodeKDF:passcodeLimits:creating:lockTimeout:)``.
+    public init(
+        directory: URL, cache: any ClassKeyCache, clock: any EnclaveClock = SystemEnclaveClock(),
+        passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() },
+        passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20
+    ) throws(KeychainError) {
         let enclave = try Enclave(
             directory: directory, clock: clock, cache: cache, passcodeKDF: passcodeKDF, passcodeLimits: passcodeLimits,
             creating: creating, lockTimeout: lockTimeout)
@@ -50,14 +53,17 @@ public final class KeychainServer: Sendable {
     }
 
     private static func openStore(_ enclave: Enclave, _ url: URL) throws(KeychainError) -> KeychainStore {
-        try KeychainStore(url: url, ledger: enclave) { generation in enclave.recordDatabaseCommit(generation: generation) }
+        try KeychainStore(url: url, ledger: enclave) { generation in
+            enclave.recordDatabaseCommit(generation: generation)
+        }
     }
 
     /// Admits the database (opening `store` when a stamp needs it): see
     /// ``Enclave/bindDatabase(inspect:stamp:)``.
     private static func bind(_ enclave: Enclave, _ url: URL, _ store: inout KeychainStore?) throws(KeychainError) {
         try enclave.checkDatabaseFiles()
-        try enclave.bindDatabase(inspect: { () throws(KeychainError) in try KeychainStore.inspect(url) }) { (keychainID, deletingRows) throws(KeychainError) in
+        try enclave.bindDatabase(inspect: { () throws(KeychainError) in try KeychainStore.inspect(url) }) {
+            (keychainID, deletingRows) throws(KeychainError) in
             let opened: KeychainStore
             if let store { opened = store } else { opened = try openStore(enclave, url) }
             store = opened
@@ -71,7 +77,8 @@ public final class KeychainServer: Sendable {
         case .add(let item):
             return .items(try enclave.inItemRequest { () throws(KeychainError) in try add(item, caller: caller) })
         case .copyMatching(let query):
-            return .items(try enclave.inItemRequest { () throws(KeychainError) in try copyMatching(query, caller: caller) })
+            return .items(
+                try enclave.inItemRequest { () throws(KeychainError) in try copyMatching(query, caller: caller) })
         case .update(let query, let changes):
             try enclave.inItemRequest { () throws(KeychainError) in try update(query, changes, caller: caller) }
             return .done
@@ -96,7 +103,9 @@ public final class KeychainServer: Sendable {
             try afterPasscodeCheck { () throws(KeychainError) in
                 try enclave.removePasscode(current: current) { () throws(KeychainError) in
                     // Apple: "disabling the passcode causes all items in this class to be deleted".
-                    deleted = try store.write(purging: true) { try $0.deleteAll(accessibility: Accessibility.whenPasscodeSetThisDeviceOnly.rawValue) }
+                    deleted = try store.write(purging: true) {
+                        try $0.deleteAll(accessibility: Accessibility.whenPasscodeSetThisDeviceOnly.rawValue)
+                    }
                 }
             }
             return .count(deleted)
@@ -111,7 +120,9 @@ public final class KeychainServer: Sendable {
             // `erase` say how many will go whoever asks.
             return .count(try store.read { try $0.count(accessibility: accessibility?.rawValue) })
         case .setEraseAfterFailedAttempts(let enabled, let passcode):
-            try afterPasscodeCheck { () throws(KeychainError) in try enclave.setEraseAfterFailedAttempts(enabled, passcode: passcode) }
+            try afterPasscodeCheck { () throws(KeychainError) in
+                try enclave.setEraseAfterFailedAttempts(enabled, passcode: passcode)
+            }
             return .done
         case .verifyPasscode(let passcode, let context):
             var grant: AuthenticationGrant?
@@ -138,7 +149,9 @@ public final class KeychainServer: Sendable {
             try afterPasscodeCheck { () throws(KeychainError) in try removeFinger(name, passcode: passcode) }
             return .done
         case .setSimulatedSensor(let enabled, let passcode):
-            try afterPasscodeCheck { () throws(KeychainError) in try enclave.setSimulatedSensor(enabled, passcode: passcode) }
+            try afterPasscodeCheck { () throws(KeychainError) in
+                try enclave.setSimulatedSensor(enabled, passcode: passcode)
+            }
             return .done
         case .simulateTouch(let matching, let finger):
             try simulateTouch(matching: matching, finger: finger)
@@ -177,27 +190,36 @@ public final class KeychainServer: Sendable {
             if let accessControl, accessControl.protection != accessibility {
                 throw KeychainError(.errSecParam, "an Enclave key's accessibility is its access control's protection")
             }
-            let stored = try accessControl.map { (control: AccessControl) throws(KeychainError) in try self.stored(control) }
+            let stored = try accessControl.map { (control: AccessControl) throws(KeychainError) in
+                try self.stored(control)
+            }
             let key = try enclave.inItemRequest { () throws(KeychainError) in
-                try enclave.makeEnclaveKey(accessibility: accessibility, accessControl: stored, accessGroup: caller.defaultAccessGroup)
+                try enclave.makeEnclaveKey(
+                    accessibility: accessibility, accessControl: stored, accessGroup: caller.defaultAccessGroup)
             }
             return .enclaveKey(sealedKey: key.sealedKey, publicKey: key.publicKey)
         case .useEnclaveKey(let use):
             let grants = contexts.grants(use.authenticationContext, caller: caller)
-            return .keyOutput(try enclave.inItemRequest { () throws(KeychainError) in
-                try enclave.useEnclaveKey(use.sealedKey, use.operation, callerGroups: caller.actsForOwner ? nil : caller.accessGroups, grants: grants)
-            })
+            return .keyOutput(
+                try enclave.inItemRequest { () throws(KeychainError) in
+                    try enclave.useEnclaveKey(
+                        use.sealedKey, use.operation, callerGroups: caller.actsForOwner ? nil : caller.accessGroups,
+                        grants: grants)
+                })
         case .eraseUnopenableKeychain:
             // An open keychain is erased with its passcode; OnDemandKeychain handles the rest.
             _ = try enclave.status()
-            throw KeychainError(.errSecParam, "the keychain opens: erase it with `keychainctl erase` (its passcode when one is set)")
+            throw KeychainError(
+                .errSecParam, "the keychain opens: erase it with `keychainctl erase` (its passcode when one is set)")
         }
     }
 
     /// The answer to `daemonStatus` from a keychain in this process.
-    static let noDaemon = KeychainError(.errSecUnimplemented, "this program uses the keychain embedded in it, not keychaind")
+    static let noDaemon = KeychainError(
+        .errSecUnimplemented, "this program uses the keychain embedded in it, not keychaind")
     /// The answer to an import anywhere but in the system daemon.
-    static let onlySystemDaemonImports = KeychainError(.errSecUnimplemented, "only the system keychain daemon (keychaind --system) takes in a per-user keychain")
+    static let onlySystemDaemonImports = KeychainError(
+        .errSecUnimplemented, "only the system keychain daemon (keychaind --system) takes in a per-user keychain")
 
     /// The access groups of `app`, the default first (``Entitlements/accessGroups(forApp:)``):
     /// its declared groups or its own (its identity), then the shared ones the owner granted it.
@@ -236,9 +258,11 @@ public final class KeychainServer: Sendable {
         try Self.bind(enclave, store.url, &opened)
     }
 
+    private static let ownerOnly = KeychainError(
+        .errSecMissingEntitlement,
+        "only the device owner may do this: open an owner session first (`keychainctl owner login`, with the passcode)")
+
     private func requireOwner(_ caller: CallerIdentity) throws(KeychainError) {
-        guard caller.actsForOwner else {
-            throw KeychainError(.errSecMissingEntitlement, "only the device owner may do this: open an owner session first (`keychainctl owner login`, with the passcode)")
-        }
+        guard caller.actsForOwner else { throw Self.ownerOnly }
     }
 }

@@ -32,7 +32,9 @@ public final class OnDemandKeychain: Sendable {
     public func perform(_ request: KeychainRequest, caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
         if case .eraseUnopenableKeychain = request { return try eraseUnopenable(caller) }
         guard let server = try server(creating: request.kind.facts.createsKeychain) else {
-            guard let reply = try KeychainServer.replyWithoutKeychain(request) else { throw KeychainError.errSecInternalComponent }
+            guard let reply = try KeychainServer.replyWithoutKeychain(request) else {
+                throw KeychainError.errSecInternalComponent
+            }
             return reply
         }
         return try server.handle(request, caller: caller)
@@ -43,13 +45,23 @@ public final class OnDemandKeychain: Sendable {
     /// are gone). Refused while the keychain opens and answers.
     private func eraseUnopenable(_ caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
         let result: Result<KeychainReply, KeychainError> = opened.withLock { opened in
-            guard let directory else { return .failure(KeychainError(.errSecParam, "this keychain was opened by its caller, which erases it")) }
+            guard let directory else {
+                return .failure(KeychainError(.errSecParam, "this keychain was opened by its caller, which erases it"))
+            }
             do throws(KeychainError) {
                 let server: KeychainServer
-                if let opened { server = opened } else { server = try KeychainServer(directory: directory, cache: cache ?? ProcessClassKeyCache(), creating: false) }
+                if let opened {
+                    server = opened
+                } else {
+                    server = try KeychainServer(
+                        directory: directory, cache: cache ?? ProcessClassKeyCache(), creating: false)
+                }
                 // Answers errSecParam when the keychain opens, errSecDecode when it does not.
                 return .success(try server.handle(.eraseUnopenableKeychain, caller: caller))
-            } catch where [KeychainError.errSecDecode.status, KeychainError.errSecNotAvailable.status].contains(error.status) {
+            } catch
+                where [KeychainError.errSecDecode.status, KeychainError.errSecNotAvailable.status].contains(
+                    error.status)
+            {
                 opened = nil
                 do throws(KeychainError) {
                     return .success(try KeychainServer.eraseFiles(in: directory).map { .count($0) } ?? .done)

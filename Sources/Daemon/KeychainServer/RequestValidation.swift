@@ -8,19 +8,29 @@ enum RequestValidation {
 
     static func requireImplemented(_ itemClass: ItemClass) throws(KeychainError) {
         guard itemClass.isImplemented else {
-            throw KeychainError(.errSecUnimplemented, "items of class \(itemClass.rawValue) are not supported yet; generic passwords, internet passwords, keys and certificates are")
+            throw KeychainError(
+                .errSecUnimplemented,
+                "items of class \(itemClass.rawValue) are not supported yet; generic passwords, internet "
+                    + "passwords, keys and certificates are"
+            )
         }
     }
 
     /// Every attribute must belong to the class, have a form its type keeps, and fit the limits.
-    static func checkAttributes(_ attributes: [String: AttributeValue], of itemClass: ItemClass, writing: Bool) throws(KeychainError) {
+    static func checkAttributes(
+        _ attributes: [String: AttributeValue], of itemClass: ItemClass, writing: Bool
+    ) throws(KeychainError) {
         guard attributes.count <= KeychainLimits.maximumAttributeCount else {
-            throw KeychainError(.errSecParam, "too many attributes (\(attributes.count)); at most \(KeychainLimits.maximumAttributeCount)")
+            throw KeychainError(
+                .errSecParam,
+                "too many attributes (\(attributes.count)); at most \(KeychainLimits.maximumAttributeCount)")
         }
         for (name, value) in attributes {
             if writing && readOnlyAttributes.contains(name) {
                 // UNCONFIRMED which code Apple returns; errSecParam, as for other malformed input.
-                throw KeychainError(.errSecParam, "attribute \(name) of a \(itemClass.rawValue) item is read-only; the keychain maintains it")
+                throw KeychainError(
+                    .errSecParam,
+                    "attribute \(name) of a \(itemClass.rawValue) item is read-only; the keychain maintains it")
             }
             if readOnlyAttributes.contains(name) {
                 guard case .date = value else { throw KeychainError(.errSecParam, "attribute \(name) takes a date") }
@@ -30,7 +40,11 @@ enum RequestValidation {
                 throw KeychainError(.errSecNoSuchAttr, "\(name) is not an attribute of \(itemClass.rawValue) items")
             }
             guard type.accepts(value) else {
-                throw KeychainError(.errSecParam, "attribute \(name) of a \(itemClass.rawValue) item takes \(type.takes), not a \(value.kind.rawValue)")
+                throw KeychainError(
+                    .errSecParam,
+                    "attribute \(name) of a \(itemClass.rawValue) item takes \(type.takes), not a "
+                        + "\(value.kind.rawValue)"
+                )
             }
             let size = switch value {
             case .string(let string): string.utf8.count
@@ -38,14 +52,19 @@ enum RequestValidation {
             case .number, .bool, .date: 0
             }
             guard size <= KeychainLimits.maximumAttributeSize else {
-                throw KeychainError(.errSecDataTooLarge, "attribute \(name) is larger than \(KeychainLimits.maximumAttributeSize) bytes")
+                throw KeychainError(
+                    .errSecDataTooLarge, "attribute \(name) is larger than \(KeychainLimits.maximumAttributeSize) bytes"
+                )
             }
         }
     }
 
     static func checkSecret(_ secret: SecretBytes?) throws(KeychainError) {
         if let secret, secret.count > KeychainLimits.maximumSecretSize {
-            throw KeychainError(.errSecDataTooLarge, "the item's data is \(secret.count) bytes; the keychain stores at most \(KeychainLimits.maximumSecretSize) bytes (16 KiB) per item: keep larger data in a file encrypted with a key stored here")
+            throw KeychainError(
+                .errSecDataTooLarge,
+                "the item's data is \(secret.count) bytes; the keychain stores at most \(KeychainLimits.maximumSecretSize) bytes (16 KiB) per item: keep larger data in a file encrypted with a key stored here"
+            )
         }
     }
 
@@ -65,7 +84,11 @@ enum RequestValidation {
     static func checkEntitlement(app: String, group: String) throws(KeychainError) {
         try checkApp(app)
         guard !group.isEmpty, !group.hasPrefix("/"), group.utf8.count <= KeychainLimits.maximumAttributeSize else {
-            throw KeychainError(.errSecParam, "a shared access group is a name such as com.example.shared, not a path (an app's own group is not shared)")
+            throw KeychainError(
+                .errSecParam,
+                "a shared access group is a name such as com.example.shared, not a path (an app's own group is not "
+                    + "shared)"
+            )
         }
     }
 
@@ -86,7 +109,9 @@ enum RequestValidation {
     /// Apple: a synchronizable item's accessibility may not end in ThisDeviceOnly.
     static func checkSync(_ synchronizable: Bool, _ accessibility: Accessibility) throws(KeychainError) {
         if synchronizable && accessibility.isThisDeviceOnly {
-            throw KeychainError(.errSecParam, "a synchronizable item cannot have a ThisDeviceOnly accessibility (\(accessibility.rawValue))")
+            throw KeychainError(
+                .errSecParam,
+                "a synchronizable item cannot have a ThisDeviceOnly accessibility (\(accessibility.rawValue))")
         }
     }
 }

@@ -41,7 +41,9 @@ public final class KeychainStore: Sendable {
     ///   - committed: called after every write transaction with the database's new generation.
     /// - Throws: `errSecDecode` when the file is not a keychain database or is damaged (the
     ///   file is left untouched), `errSecIO` when it cannot be opened.
-    public init(url: URL, ledger: any RowLedgerAuthority, committed: @escaping @Sendable (UInt64) -> Void = { _ in }) throws(KeychainError) {
+    public init(
+        url: URL, ledger: any RowLedgerAuthority, committed: @escaping @Sendable (UInt64) -> Void = { _ in }
+    ) throws(KeychainError) {
         self.url = url
         self.committed = committed
         self.ledger = RowLedger(authority: ledger, url: url)
@@ -66,7 +68,9 @@ public final class KeychainStore: Sendable {
             try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
             try pool.write { db in
                 // Schema 1 to 2: rows get their version column (0 for rows sealed without one).
-                guard try db.tableExists("items"), try !db.columns(in: "items").contains(where: { $0.name == "version" }) else { return }
+                guard try db.tableExists("items"),
+                    try !db.columns(in: "items").contains(where: { $0.name == "version" })
+                else { return }
                 try db.execute(sql: "ALTER TABLE items ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
                 try db.execute(sql: "UPDATE meta SET value = '\(Self.schemaVersion)' WHERE key = 'schemaVersion'")
             }
@@ -87,7 +91,9 @@ public final class KeychainStore: Sendable {
         while true {
             do {
                 return try DatabasePool(path: url.path, configuration: configuration)
-            } catch let error as DatabaseError where [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) && Date() < deadline {
+            } catch let error as DatabaseError
+                where [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) && Date() < deadline
+            {
                 usleep(pause)
                 pause = min(pause * 2, 100_000)
             }
@@ -114,13 +120,20 @@ public final class KeychainStore: Sendable {
                 let tables = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'"))
                 guard !tables.isEmpty else { return DatabaseIdentity(keychainID: nil, generation: 0, itemCount: 0) }
                 guard tables.isSuperset(of: ["meta", "items"]) else {
-                    throw KeychainError(.errSecDecode, "\(url.path) is an SQLite database but not a keychain database; it was left untouched")
+                    throw KeychainError(
+                        .errSecDecode,
+                        "\(url.path) is an SQLite database but not a keychain database; it was left untouched")
                 }
                 let version = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
                 guard let version, readableSchemaVersions.contains(version) else {
-                    throw KeychainError(.errSecDecode, "the keychain database has schema version \(version ?? "none"), which this version of swift-keychain does not read")
+                    throw KeychainError(
+                        .errSecDecode,
+                        "the keychain database has schema version \(version ?? "none"), which this version of swift-keychain does not read"
+                    )
                 }
-                let generation = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'").flatMap(UInt64.init) ?? 0
+                let generation =
+                    try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'generation'").flatMap(UInt64.init)
+                    ?? 0
                 return DatabaseIdentity(
                     keychainID: try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'keychainID'"),
                     generation: generation, itemCount: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM items") ?? 0)
@@ -166,7 +179,8 @@ public final class KeychainStore: Sendable {
         }
         return try write(purging: deletingRows, resettingLedger: true) { transaction in
             if deletingRows { try transaction.deleteEverything() }
-            try transaction.writer().execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('keychainID', ?)", arguments: [keychainID])
+            try transaction.writer().execute(
+                sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('keychainID', ?)", arguments: [keychainID])
             return try transaction.generation()
         }
     }
@@ -175,9 +189,12 @@ public final class KeychainStore: Sendable {
     public func read<Result>(_ body: (StoreTransaction) throws -> Result) throws(KeychainError) -> Result {
         do {
             return try readers.read { reader in
-                try body(StoreTransaction(connection: .reader(reader), ledger: nil) { (transaction) throws(KeychainError) in
-                    try self.ledger.verified(transaction).map { RowLedger.Working($0, authenticator: nil, establishing: false) }
-                })
+                try body(
+                    StoreTransaction(connection: .reader(reader), ledger: nil) { (transaction) throws(KeychainError) in
+                        try self.ledger.verified(transaction).map {
+                            RowLedger.Working($0, authenticator: nil, establishing: false)
+                        }
+                    })
             }
         } catch {
             throw Self.map(error, url: url)
@@ -192,20 +209,28 @@ public final class KeychainStore: Sendable {
     /// - Parameter purging: after the commit, checkpoint the write-ahead log into the database
     ///   and truncate it, so that what `body` deleted or replaced is gone from both files (with
     ///   `secure_delete`, freed content is zeroed) before this returns.
-    public func write<Value>(purging: Bool = false, _ body: (StoreTransaction) throws -> Value) throws(KeychainError) -> Value {
+    public func write<Value>(
+        purging: Bool = false, _ body: (StoreTransaction) throws -> Value
+    ) throws(KeychainError) -> Value {
         try write(purging: purging, resettingLedger: false, body)
     }
 
     /// ``write(purging:_:)``; with `resettingLedger`, the row ledger is made anew from the rows
     /// rather than checked (the stamp of a new or erased keychain, whose keys are new).
-    private func write<Value>(purging: Bool, resettingLedger: Bool, _ body: (StoreTransaction) throws -> Value) throws(KeychainError) -> Value {
+    private func write<Value>(
+        purging: Bool, resettingLedger: Bool, _ body: (StoreTransaction) throws -> Value
+    ) throws(KeychainError) -> Value {
         // The caller waits until its write is done, so its closure is only borrowed.
         let outcome: Result<Value, any Error> = withoutActuallyEscaping(body) { body in
             var result: Value?
-            let write = GroupCommit.Write(purging: purging, resettingLedger: resettingLedger) { transaction in result = try body(transaction) }
+            let write = GroupCommit.Write(purging: purging, resettingLedger: resettingLedger) { transaction in
+                result = try body(transaction)
+            }
             groupCommit.submit(write) { group in commitGroup(group) }
             if let error = write.error { return .failure(error) }
-            guard let result else { return .failure(KeychainError(.errSecInternalComponent, "a write finished without a result")) }
+            guard let result else {
+                return .failure(KeychainError(.errSecInternalComponent, "a write finished without a result"))
+            }
             return .success(result)
         }
         switch outcome {
@@ -231,7 +256,9 @@ public final class KeychainStore: Sendable {
                         write.error = error
                     }
                 }
-                try db.cachedStatement(sql: "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'").execute()
+                try db.cachedStatement(
+                    sql: "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+                ).execute()
                 let generation = try transaction.generation()
                 try ledger.seal(working, generation: generation, db)
                 return (generation, working)
@@ -279,13 +306,19 @@ public final class KeychainStore: Sendable {
         case .SQLITE_CONSTRAINT:
             return KeychainError(.errSecDuplicateItem, "an item with the same primary key already exists")
         case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-            return KeychainError(.errSecDecode, "the keychain database \(url.path) is damaged or not a keychain database; it was left untouched: move it away to start a new keychain, or restore a copy")
+            return KeychainError(
+                .errSecDecode,
+                "the keychain database \(url.path) is damaged or not a keychain database; it was left untouched: "
+                    + "move it away to start a new keychain, or restore a copy"
+            )
         case .SQLITE_FULL:
             return KeychainError(.errSecDiskFull, "the disk holding \(url.path) is full")
         case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_CANTOPEN:
-            return KeychainError(.errSecIO, "cannot write the keychain database \(url.path): \(error.message ?? "permission denied")")
+            return KeychainError(
+                .errSecIO, "cannot write the keychain database \(url.path): \(error.message ?? "permission denied")")
         default:
-            return KeychainError(.errSecIO, "keychain database error on \(url.path): \(error.message ?? "\(error.resultCode)")")
+            return KeychainError(
+                .errSecIO, "keychain database error on \(url.path): \(error.message ?? "\(error.resultCode)")")
         }
     }
 }

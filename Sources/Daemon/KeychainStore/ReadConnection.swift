@@ -29,8 +29,12 @@ final class ReadConnection: @unchecked Sendable {
 
     init(path: String) throws {
         var opened: OpaquePointer?
-        let code = sqlite3_open_v2(path, &opened, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nil)
-        guard let opened else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot open a reader of the keychain database") }
+        let code = sqlite3_open_v2(
+            path, &opened, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nil)
+        guard let opened else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code), message: "cannot open a reader of the keychain database")
+        }
         handle = opened
         guard code == SQLITE_OK else {
             let error = SQLiteQuery.error(code, handle)

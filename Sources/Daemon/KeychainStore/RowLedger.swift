@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 import KeychainProtocol
-import Synchronization
 import StorageContracts
+import Synchronization
 
 /// The row ledger: which version of which row the keychain last wrote, authenticated, so that
 /// somebody able to write the database file (or to put back an older copy of it) cannot bring
@@ -48,26 +48,43 @@ final class RowLedger: Sendable {
     /// - Throws: `errSecDecode` when the ledger is missing although required, does not belong
     ///   to this generation, or the rows do not add up to it; `errSecInteractionNotAllowed`
     ///   before the first unlock.
-    func verified(_ transaction: StoreTransaction, authenticator given: (any RowLedgerAuthenticator)? = nil) throws(KeychainError) -> Snapshot? {
+    func verified(
+        _ transaction: StoreTransaction, authenticator given: (any RowLedgerAuthenticator)? = nil
+    ) throws(KeychainError) -> Snapshot? {
         let generation = try fetch { try transaction.generation() }
         if let snapshot = known.withLock({ $0 }), snapshot.generation == generation { return snapshot }
         guard let stored = try fetch({ try transaction.metaValue(Self.metaKey) }) else {
             guard try !authority.rowLedgerRequired() else {
-                throw KeychainError(.errSecDecode, "the keychain database lost its row ledger, which the keybag records it has: the database was altered. \(Self.recovery)")
+                throw KeychainError(
+                    .errSecDecode,
+                    "the keychain database lost its row ledger, which the keybag records it has: the database was "
+                        + "altered. \(Self.recovery)"
+                )
             }
             return nil
         }
         let authenticator: any RowLedgerAuthenticator
         if let given { authenticator = given } else { authenticator = try authority.rowLedgerAuthenticator() }
         let parts = stored.split(separator: " ")
-        guard parts.count == 3, let storedGeneration = UInt64(parts[0]), let setHash = Data(base64Encoded: String(parts[1])).map(Array.init), let tag = Data(base64Encoded: String(parts[2])).map(Array.init),
-            storedGeneration == generation, setHash.count == 32, tag == authenticator.summaryTag(generation: generation, setHash: setHash)
+        guard parts.count == 3, let storedGeneration = UInt64(parts[0]),
+            let setHash = Data(base64Encoded: String(parts[1])).map(Array.init),
+            let tag = Data(base64Encoded: String(parts[2])).map(Array.init),
+            storedGeneration == generation, setHash.count == 32,
+            tag == authenticator.summaryTag(generation: generation, setHash: setHash)
         else {
-            throw KeychainError(.errSecDecode, "the keychain database's row ledger is not authentic for its generation \(generation): the database or its ledger was altered or put back from an older copy. \(Self.recovery)")
+            throw KeychainError(
+                .errSecDecode,
+                "the keychain database's row ledger is not authentic for its generation \(generation): the "
+                    + "database or its ledger was altered or put back from an older copy. \(Self.recovery)"
+            )
         }
         var scanned = try scan(transaction, authenticator)
         guard scanned.setHash == setHash else {
-            throw KeychainError(.errSecDecode, "the keychain database's rows do not match its row ledger: a row was written back from an older copy, re-inserted after its deletion, or removed. No item was returned. \(Self.recovery)")
+            throw KeychainError(
+                .errSecDecode,
+                "the keychain database's rows do not match its row ledger: a row was written back from an older "
+                    + "copy, re-inserted after its deletion, or removed. No item was returned. \(Self.recovery)"
+            )
         }
         scanned.generation = generation
         remember(scanned)
@@ -92,7 +109,10 @@ final class RowLedger: Sendable {
         working.sealedGeneration = generation
         let tag = authenticator.summaryTag(generation: generation, setHash: working.setHash)
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)").execute(
-            arguments: [Self.metaKey, "\(generation) \(Data(working.setHash).base64EncodedString()) \(Data(tag).base64EncodedString())"])
+            arguments: [
+                Self.metaKey,
+                "\(generation) \(Data(working.setHash).base64EncodedString()) \(Data(tag).base64EncodedString())",
+            ])
     }
 
     /// Called once the transaction that sealed `working` committed.
@@ -114,7 +134,9 @@ final class RowLedger: Sendable {
         }
     }
 
-    private func scan(_ transaction: StoreTransaction, _ authenticator: any RowLedgerAuthenticator) throws(KeychainError) -> Snapshot {
+    private func scan(
+        _ transaction: StoreTransaction, _ authenticator: any RowLedgerAuthenticator
+    ) throws(KeychainError) -> Snapshot {
         var snapshot = Snapshot.empty
         try fetch {
             try transaction.forEachRowVersion { identity, version in
@@ -137,7 +159,9 @@ final class RowLedger: Sendable {
         for index in accumulator.indices { accumulator[index] ^= tag[index] }
     }
 
-    private static let recovery = "Nothing was changed. Restore the keychain's files as they were together, or erase the keychain with `keychainctl erase`."
+    private static let recovery =
+        "Nothing was changed. Restore the keychain's files as they were together, or erase the keychain with "
+            + "`keychainctl erase`."
 }
 
 extension RowLedger {
@@ -182,16 +206,27 @@ extension RowLedger {
         /// Refuses a row that is not the version the ledger holds.
         func check(identity: Data, version: Int64) throws(KeychainError) {
             guard let known = self.version(of: Key(identity)) else {
-                throw KeychainError(.errSecDecode, "a keychain row that its row ledger does not hold was found (an item deleted earlier was put back, or a row was copied in): the database was altered; no item was returned. \(RowLedger.recovery)")
+                throw KeychainError(
+                    .errSecDecode,
+                    "a keychain row that its row ledger does not hold was found (an item deleted earlier was put "
+                        + "back, or a row was copied in): the database was altered; no item was returned. "
+                        + "\(RowLedger.recovery)"
+                )
             }
             guard known == version else {
-                throw KeychainError(.errSecDecode, "a keychain row is at version \(version) but the keychain last wrote version \(known): the row was put back from an older copy; no item was returned. \(RowLedger.recovery)")
+                throw KeychainError(
+                    .errSecDecode,
+                    "a keychain row is at version \(version) but the keychain last wrote version \(known): the row "
+                        + "was put back from an older copy; no item was returned. \(RowLedger.recovery)"
+                )
             }
         }
 
         /// Records that the row `identity` went from version `from` to `to` (nil: absent).
         func record(identity: Data, from: Int64?, to: Int64?) throws(KeychainError) {
-            guard let authenticator else { throw KeychainError(.errSecInternalComponent, "a read transaction tried to change the row ledger") }
+            guard let authenticator else {
+                throw KeychainError(.errSecInternalComponent, "a read transaction tried to change the row ledger")
+            }
             let key = Key(identity)
             undos.append(.pair(key, changedBefore: changed[key], setHashBefore: setHash))
             if let from { RowLedger.xor(&setHash, authenticator.pairTag(identity: Array(identity), version: from)) }
@@ -217,7 +252,11 @@ extension RowLedger {
             for undo in undos.reversed() {
                 switch undo {
                 case .pair(let key, let changedBefore, let setHashBefore):
-                    if let changedBefore { changed.updateValue(changedBefore, forKey: key) } else { changed.removeValue(forKey: key) }
+                    if let changedBefore {
+                        changed.updateValue(changedBefore, forKey: key)
+                    } else {
+                        changed.removeValue(forKey: key)
+                    }
                     setHash = setHashBefore
                 case .cleared(let changedBefore, let baseClearedBefore, let setHashBefore):
                     (changed, baseCleared, setHash) = (changedBefore, baseClearedBefore, setHashBefore)
@@ -235,7 +274,9 @@ extension RowLedger {
         /// The snapshot after this transaction: `remembered` changed in place when it is the
         /// one the transaction started from, else `base` with the records applied.
         fileprivate func committedSnapshot(updating remembered: inout Snapshot?, generation: UInt64) {
-            if !baseCleared, var current = remembered, current.generation == base.generation, current.setHash == base.setHash {
+            if !baseCleared, var current = remembered, current.generation == base.generation,
+                current.setHash == base.setHash
+            {
                 remembered = nil
                 base.versions = [:]
                 for (key, version) in changed { current.versions[key] = version }

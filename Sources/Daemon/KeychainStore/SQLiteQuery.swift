@@ -84,11 +84,17 @@ struct SQLiteQuery {
     /// The column as text, whatever its type (SQLite converts a number); nil for NULL.
     func convertedText(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(statement, column) else { return nil }
-        return String(decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
+        return String(
+            decoding: UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(statement, column))),
+            as: UTF8.self)
     }
 
     private static func altered(_ column: Int32, _ expected: String) -> KeychainError {
-        KeychainError(.errSecDecode, "a keychain database column (\(column)) does not hold \(expected) as the keychain writes it: the database was altered; nothing was returned")
+        KeychainError(
+            .errSecDecode,
+            "a keychain database column (\(column)) does not hold \(expected) as the keychain writes it: the "
+                + "database was altered; nothing was returned"
+        )
     }
 
     /// GRDB's error for an SQLite result code, so that ``KeychainStore`` maps it as any other.

@@ -27,7 +27,10 @@ public struct StoreTransaction {
     /// key); nil in a keychain whose database has no ledger yet, until its first write.
     let readLedger: ((StoreTransaction) throws(KeychainError) -> RowLedger.Working?)?
 
-    init(connection: Connection, ledger: RowLedger.Working?, readLedger: ((StoreTransaction) throws(KeychainError) -> RowLedger.Working?)? = nil) {
+    init(
+        connection: Connection, ledger: RowLedger.Working?,
+        readLedger: ((StoreTransaction) throws(KeychainError) -> RowLedger.Working?)? = nil
+    ) {
         self.connection = connection
         self.ledger = ledger
         self.readLedger = readLedger
@@ -40,7 +43,10 @@ public struct StoreTransaction {
     ///   are as many as its values). GRDB's writer keeps every statement it caches, so that one
     ///   is prepared for this use only: no sequence of requests can grow the writer's cache
     ///   without end. (A reader's cache has a bound of its own, ``ReadConnection``.)
-    func query(_ sql: String, variesByRequest: Bool = false, _ bind: (inout SQLiteQuery) -> Void = { _ in }, row: (SQLiteQuery) throws -> Void) throws {
+    func query(
+        _ sql: String, variesByRequest: Bool = false, _ bind: (inout SQLiteQuery) -> Void = { _ in },
+        row: (SQLiteQuery) throws -> Void
+    ) throws {
         switch connection {
         case .writer(let db):
             let statement = variesByRequest ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
@@ -52,7 +58,9 @@ public struct StoreTransaction {
 
     /// Runs the search statement of `shape` as ``query(_:variesByRequest:_:row:)`` runs a
     /// statement: a reader keeps it by shape, the writer prepares it for this use only.
-    private func search(_ shape: SearchShape, _ bind: (inout SQLiteQuery) -> Void, row: (SQLiteQuery) throws -> Void) throws {
+    private func search(
+        _ shape: SearchShape, _ bind: (inout SQLiteQuery) -> Void, row: (SQLiteQuery) throws -> Void
+    ) throws {
         switch connection {
         case .writer:
             try query(shape.sql, variesByRequest: true, bind, row: row)
@@ -61,7 +69,9 @@ public struct StoreTransaction {
         }
     }
 
-    private static func step(_ prepared: OpaquePointer, _ bind: (inout SQLiteQuery) -> Void, _ row: (SQLiteQuery) throws -> Void) throws {
+    private static func step(
+        _ prepared: OpaquePointer, _ bind: (inout SQLiteQuery) -> Void, _ row: (SQLiteQuery) throws -> Void
+    ) throws {
         var query = SQLiteQuery(prepared)
         defer { query.reset() }
         bind(&query)
@@ -114,7 +124,9 @@ public struct StoreTransaction {
     /// - Throws: `errSecDuplicateItem` when the new primary-key hash belongs to another row.
     public func replace(_ id: Int64, with row: StoredRow, attributeHashes: [Data]) throws {
         let current = try pair(id)
-        guard current.identity == row.identity else { throw KeychainError(.errSecInternalComponent, "a row's replacement has another identity") }
+        guard current.identity == row.identity else {
+            throw KeychainError(.errSecInternalComponent, "a row's replacement has another identity")
+        }
         try writing().record(identity: row.identity, from: current.version, to: row.version)
         let db = try writer()
         try db.cachedStatement(sql: """
@@ -159,7 +171,9 @@ public struct StoreTransaction {
     public func count(accessibility: String? = nil) throws -> Int {
         var count: Int64 = 0
         if let accessibility {
-            try query("SELECT COUNT(*) FROM items WHERE accessibility = ?", { $0.bind(accessibility) }) { count = try $0.integer(0) }
+            try query("SELECT COUNT(*) FROM items WHERE accessibility = ?", { $0.bind(accessibility) }) {
+                count = try $0.integer(0)
+            }
         } else {
             try query("SELECT COUNT(*) FROM items") { count = try $0.integer(0) }
         }
@@ -184,8 +198,12 @@ public struct StoreTransaction {
     }
 
     /// The identity and version of each row `condition` selects (a `WHERE` clause, or "").
-    private func eachRowVersion(_ condition: String, _ bind: (inout SQLiteQuery) -> Void = { _ in }, row: (Data, Int64) throws -> Void) throws {
-        try query("SELECT identity, version FROM items \(condition)", bind) { try row(try $0.blob(0), try $0.integer(1)) }
+    private func eachRowVersion(
+        _ condition: String, _ bind: (inout SQLiteQuery) -> Void = { _ in }, row: (Data, Int64) throws -> Void
+    ) throws {
+        try query("SELECT identity, version FROM items \(condition)", bind) {
+            try row(try $0.blob(0), try $0.integer(1))
+        }
     }
 
     /// The identity and version of row `id`, checked against the ledger.
@@ -216,7 +234,9 @@ public struct StoreTransaction {
     private func insertHashes(_ hashes: [Data], for id: Int64) throws {
         let db = try writer()
         for hash in Set(hashes) {
-            try db.cachedStatement(sql: "INSERT INTO attributeHashes (hash, itemID) VALUES (?, ?)").execute(arguments: [hash, id])
+            try db.cachedStatement(sql: "INSERT INTO attributeHashes (hash, itemID) VALUES (?, ?)").execute(arguments: [
+                hash, id,
+            ])
         }
     }
 }

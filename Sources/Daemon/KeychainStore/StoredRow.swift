@@ -52,7 +52,10 @@ public struct StoredRow: Sendable, Hashable {
 
     /// The columns ``init(row:)`` reads, in its order (by position: a lookup by name costs
     /// more than the rest of building the row).
-    static let selection = "items.id, items.identity, items.version, items.itemClass, items.accessGroupHash, items.synchronizable, items.accessibility, items.primaryKeyHash, items.metadata, items.wrappedKey, items.secret, items.accessControl"
+    static let selection =
+        "items.id, items.identity, items.version, items.itemClass, items.accessGroupHash, items.synchronizable, "
+            + "items.accessibility, items.primaryKeyHash, items.metadata, items.wrappedKey, items.secret, "
+            + "items.accessControl"
 
     /// The row `query` stands on, selected with ``selection``.
     ///
@@ -73,7 +76,10 @@ public struct StoredRow: Sendable, Hashable {
     }
 
     var arguments: StatementArguments {
-        [identity, version, itemClass, accessGroupHash, synchronizable, accessibility, primaryKeyHash, metadata, wrappedKey, secret, accessControl]
+        [
+            identity, version, itemClass, accessGroupHash, synchronizable, accessibility, primaryKeyHash, metadata,
+            wrappedKey, secret, accessControl,
+        ]
     }
 }
 

@@ -7,6 +7,7 @@ import Enclave
 import Foundation
 import KeychainDaemon
 import KeychainProtocol
+import KeychainSupport
 import Logging
 import ServiceLifecycle
 import KeychainSupport
@@ -18,13 +19,21 @@ import KeychainSupport
 struct Keychaind: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keychaind",
-        abstract: "The keychain daemon: holds the keys, checks the passcode and fingerprints, and serves each app its own items.",
-        discussion: "Listens on $XDG_RUNTIME_DIR/keychain/socket, or /run/keychain/socket with --system (or a socket systemd hands over). Stops cleanly on SIGTERM.")
+        abstract:
+            "The keychain daemon: holds the keys, checks the passcode and fingerprints, and serves each app its "
+                + "own items.",
+        discussion:
+            "Listens on $XDG_RUNTIME_DIR/keychain/socket, or /run/keychain/socket with --system (or a socket "
+                + "systemd hands over). Stops cleanly on SIGTERM."
+    )
 
-    @Option(name: .customLong("idle-lock"), help: "Lock the keychain after this many seconds without a request (0: never).")
+    @Option(
+        name: .customLong("idle-lock"), help: "Lock the keychain after this many seconds without a request (0: never).")
     var idleLockSeconds: Double = 300
 
-    @Flag(name: .customLong("system"), help: "Serve every local user, each their own keychain, as the keychaind system user (never root).")
+    @Flag(
+        name: .customLong("system"),
+        help: "Serve every local user, each their own keychain, as the keychaind system user (never root).")
     var system = false
 
     @Option(name: .customLong("state-directory"), help: "With --system: where each user's keychain is kept, in <uid>/.")
@@ -36,10 +45,13 @@ struct Keychaind: AsyncParsableCommand {
     @Option(name: .customLong("registry"), help: "With --system: the app registry's directory (root's).")
     var registryDirectory = KeychainPaths.systemAppRegistry
 
-
     func run() async throws {
         guard kc_deny_process_writes() == 0 else {
-            throw KeychainError(.errSecInternalComponent, "keychaind cannot deny itself ptrace, process_vm_writev and pidfd_getfd: \(String(cString: strerror(errno)))")
+            throw KeychainError(
+                .errSecInternalComponent,
+                "keychaind cannot deny itself ptrace, process_vm_writev and pidfd_getfd: "
+                    + "\(String(cString: strerror(errno)))"
+            )
         }
         ProcessHardening.apply()
         // A client that goes away mid-reply is a closed connection, not the daemon's end.
@@ -49,10 +61,13 @@ struct Keychaind: AsyncParsableCommand {
         if system { reportCapabilities(logger) }
         let configuration = system
             ? KeychainDaemon.Configuration(
-                mode: .system, keychainDirectory: URL(fileURLWithPath: stateDirectory), runtimeDirectory: URL(fileURLWithPath: runtimeDirectory),
-                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(), registryDirectory: URL(fileURLWithPath: registryDirectory))
+                mode: .system, keychainDirectory: URL(fileURLWithPath: stateDirectory),
+                runtimeDirectory: URL(fileURLWithPath: runtimeDirectory),
+                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(),
+                registryDirectory: URL(fileURLWithPath: registryDirectory))
             : KeychainDaemon.Configuration(
-                keychainDirectory: KeychainPaths.keychainDirectory(), runtimeDirectory: KeychainPaths.runtimeDirectory(),
+                keychainDirectory: KeychainPaths.keychainDirectory(),
+                runtimeDirectory: KeychainPaths.runtimeDirectory(),
                 idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd())
         let daemon: KeychainDaemon
         do {
@@ -61,7 +76,9 @@ struct Keychaind: AsyncParsableCommand {
             logger.info("\(running)")
             return
         }
-        let group = ServiceGroup(configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         try await group.run()
     }
 
@@ -76,7 +93,13 @@ struct Keychaind: AsyncParsableCommand {
         if kc_system_capabilities() == 1 {
             logger.info("capabilities: CAP_SYS_PTRACE alone, and ptrace, process_vm_writev and pidfd_getfd denied")
         } else {
-            logger.warning("keychaind --system runs without CAP_SYS_PTRACE, so it cannot see which program another user runs and refuses their connections; give it the capability (AmbientCapabilities=CAP_SYS_PTRACE, or setpriv --inh-caps +sys_ptrace --ambient-caps +sys_ptrace)")
+            logger.warning(
+                """
+                keychaind --system runs without CAP_SYS_PTRACE, so it cannot see which program another user runs \
+                and refuses their connections; give it the capability (AmbientCapabilities=CAP_SYS_PTRACE, or \
+                setpriv --inh-caps +sys_ptrace --ambient-caps +sys_ptrace)
+                """
+            )
         }
     }
 
@@ -84,7 +107,9 @@ struct Keychaind: AsyncParsableCommand {
     /// descriptor 3), checked to be a socket.
     static func socketFromSystemd() -> Int32? {
         let environment = ProcessInfo.processInfo.environment
-        guard environment["LISTEN_PID"] == String(getpid()), let count = environment["LISTEN_FDS"].flatMap(Int.init), count >= 1 else { return nil }
+        guard environment["LISTEN_PID"] == String(getpid()), let count = environment["LISTEN_FDS"].flatMap(Int.init),
+            count >= 1
+        else { return nil }
         var info = stat()
         guard fstat(3, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
         _ = fcntl(3, F_SETFD, FD_CLOEXEC)

@@ -45,7 +45,10 @@ struct ChoresScreen {
     }
 
     func drawList(_ list: ChoreList) {
-        let keys = readOnly ? "[q] Quit   (read-only: no device passcode is set)" : "[a] Add a Chore   [Enter] Edit   [x] Done   [d] Delete   [q] Quit"
+        let keys =
+            readOnly
+            ? "[q] Quit   (read-only: no device passcode is set)"
+            : "[a] Add a Chore   [Enter] Edit   [x] Done   [d] Delete   [q] Quit"
         terminal.draw(Self.listLines(list.chores, selected: selected) + ["", keys, "", status])
     }
 
@@ -58,7 +61,9 @@ struct ChoresScreen {
             case .character("q"), .character("Q"): return
             case .up, .character("k"): selected -= 1
             case .down, .character("j"): selected += 1
-            case let change where readOnly && [.character("a"), .character("A"), .enter, .character("x"), .character("d")].contains(change):
+            case let change
+            where readOnly
+                && [.character("a"), .character("A"), .enter, .character("x"), .character("d")].contains(change):
                 status = "Changing chores needs a device passcode. Quit and run chores again to set one."
             case .character("a"), .character("A"):
                 guard authenticate("To add a new chore") else { continue }

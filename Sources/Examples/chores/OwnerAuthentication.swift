@@ -26,7 +26,9 @@ enum OwnerAuthentication {
                 return fallback(context, reason, because: words(for: code))
             }
         }
-        return fallback(context, reason, because: error.map { words(for: LAError.Code(rawValue: $0.code) ?? .biometryNotAvailable) } ?? "")
+        return fallback(
+            context, reason,
+            because: error.map { words(for: LAError.Code(rawValue: $0.code) ?? .biometryNotAvailable) } ?? "")
     }
 
     /// The app's fallback, as the guide asks apps to provide: the device passcode.
@@ -35,7 +37,8 @@ enum OwnerAuthentication {
         switch evaluate(context, .deviceOwnerAuthentication, reason) {
         case nil: return Outcome(granted: true, message: "\(why)Authenticated with the device passcode.")
         case .userCancel?: return Outcome(granted: false, message: "\(why)Cancelled: nothing was changed.")
-        case .passcodeNotSet?: return Outcome(granted: false, message: "No device passcode is set; restart chores to set one.")
+        case .passcodeNotSet?:
+            return Outcome(granted: false, message: "No device passcode is set; restart chores to set one.")
         case let code?: return Outcome(granted: false, message: "\(why)\(words(for: code)) Nothing was changed.")
         }
     }
@@ -67,4 +70,3 @@ enum OwnerAuthentication {
         return outcome.withLock { $0 } ?? .authenticationFailed
     }
 }
-

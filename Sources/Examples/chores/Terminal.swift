@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CKeychainSupport
 import Foundation
 import Keychain
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The full-screen terminal: raw keys (UTF-8 text and escape sequences), whole-screen redraws,
 /// line entry with a cursor. The alternate screen and the terminal's modes are restored on
@@ -92,7 +93,9 @@ final class Terminal {
         guard length > 0 else { return .other }
         var bytes = [lead]
         while bytes.count < length, waitForInput(milliseconds: 50), let byte = readByte() { bytes.append(byte) }
-        guard let text = String(validating: bytes, as: UTF8.self), let character = text.first, text.count == 1 else { return .other }
+        guard let text = String(validating: bytes, as: UTF8.self), let character = text.first, text.count == 1 else {
+            return .other
+        }
         return .character(character)
     }
 

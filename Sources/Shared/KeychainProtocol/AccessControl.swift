@@ -23,7 +23,10 @@ public struct AccessControlFlags: OptionSet, Sendable, Hashable, Codable {
     /// The app's own password, in addition to any constraint.
     public static let applicationPassword = AccessControlFlags(rawValue: 1 << 31)
 
-    static let known: AccessControlFlags = [.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .companion, .or, .and, .privateKeyUsage, .applicationPassword]
+    static let known: AccessControlFlags = [
+        .userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .companion, .or, .and, .privateKeyUsage,
+        .applicationPassword,
+    ]
 }
 
 /// One way of proving the device owner is present.
@@ -53,19 +56,30 @@ public struct AccessControl: Sendable, Hashable, Codable {
     ///   Apple, for unknown bits and for `companion` (no companion devices exist on Linux).
     public init(protection: Accessibility, flags: AccessControlFlags) throws(KeychainError) {
         guard AccessControlFlags.known.isSuperset(of: flags) else {
-            throw KeychainError(.errSecParam, "unknown SecAccessControlCreateFlags bits 0x\(String(flags.subtracting(.known).rawValue, radix: 16))")
+            throw KeychainError(
+                .errSecParam,
+                "unknown SecAccessControlCreateFlags bits 0x\(String(flags.subtracting(.known).rawValue, radix: 16))")
         }
         guard !flags.contains(.companion) else {
-            throw KeychainError(.errSecParam, "the companion (watch) constraint cannot be met on Linux: there are no companion devices")
+            throw KeychainError(
+                .errSecParam, "the companion (watch) constraint cannot be met on Linux: there are no companion devices")
         }
         guard !(flags.contains(.or) && flags.contains(.and)) else {
             throw KeychainError(.errSecParam, ".or and .and cannot be combined")
         }
         guard !flags.isSuperset(of: [.biometryAny, .biometryCurrentSet]) else {
-            throw KeychainError(.errSecParam, "only one biometry constraint can be set: .biometryAny or .biometryCurrentSet")
+            throw KeychainError(
+                .errSecParam, "only one biometry constraint can be set: .biometryAny or .biometryCurrentSet")
         }
-        if flags.contains(.userPresence) && !flags.subtracting([.userPresence, .applicationPassword, .privateKeyUsage]).isEmpty {
-            throw KeychainError(.errSecParam, ".userPresence already means biometry or passcode and combines only with .applicationPassword and .privateKeyUsage; combine .biometryAny, .biometryCurrentSet and .devicePasscode with .or/.and instead")
+        if flags.contains(.userPresence)
+            && !flags.subtracting([.userPresence, .applicationPassword, .privateKeyUsage]).isEmpty
+        {
+            throw KeychainError(
+                .errSecParam,
+                ".userPresence already means biometry or passcode and combines only with .applicationPassword and "
+                    + ".privateKeyUsage; combine .biometryAny, .biometryCurrentSet and .devicePasscode with .or/.and "
+                    + "instead"
+            )
         }
         self.protection = protection
         self.flags = flags
@@ -73,7 +87,8 @@ public struct AccessControl: Sendable, Hashable, Codable {
 
     /// True when reading the data needs an authentication (a constraint or the app password).
     public var requiresAuthentication: Bool {
-        !flags.intersection([.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .applicationPassword]).isEmpty
+        !flags.intersection([.userPresence, .biometryAny, .biometryCurrentSet, .devicePasscode, .applicationPassword])
+            .isEmpty
     }
 
     /// True when the item is tied to the fingers enrolled at its creation.

@@ -26,7 +26,9 @@ public struct AppDeclaration: Sendable, Hashable, Codable {
     /// first: its `keychain-access-groups`, then its application identifier, as on iOS.
     public var accessGroups: [String] {
         var groups: [String] = []
-        for group in keychainAccessGroups + [applicationIdentifier] where !groups.contains(group) { groups.append(group) }
+        for group in keychainAccessGroups + [applicationIdentifier] where !groups.contains(group) {
+            groups.append(group)
+        }
         return groups
     }
 
@@ -50,10 +52,18 @@ public struct AppDeclaration: Sendable, Hashable, Codable {
         }
         for name in [applicationIdentifier] + keychainAccessGroups {
             guard Self.canName(name) else {
-                throw KeychainError(.errSecParam, "\"\(name)\" cannot name an app or an access group (empty, over 255 bytes, or with a leading / or a :)")
+                throw KeychainError(
+                    .errSecParam,
+                    "\"\(name)\" cannot name an app or an access group (empty, over 255 bytes, or with a leading / "
+                        + "or a :)"
+                )
             }
             guard !name.contains("$(") else {
-                throw KeychainError(.errSecParam, "\"\(name)\" holds a build variable Xcode would expand; write the value itself (for example TEAMID.com.example.app)")
+                throw KeychainError(
+                    .errSecParam,
+                    "\"\(name)\" holds a build variable Xcode would expand; write the value itself (for example "
+                        + "TEAMID.com.example.app)"
+                )
             }
         }
     }

@@ -14,7 +14,9 @@ public struct DaemonStatus: Sendable, Hashable {
     public var device: DeviceStatus
 
     /// Creates a status.
-    public init(mode: String, pid: Int32, uptime: Double, connectedClients: Int, idleLockSeconds: Double, device: DeviceStatus) {
+    public init(
+        mode: String, pid: Int32, uptime: Double, connectedClients: Int, idleLockSeconds: Double, device: DeviceStatus
+    ) {
         self.mode = mode
         self.pid = pid
         self.uptime = uptime

@@ -30,7 +30,8 @@ public struct EnclaveKeyUse: Sendable, Hashable {
     public static let maximumSealedKey = 1024
 
     /// Creates a use.
-    public init(sealedKey: Data, operation: EnclaveKeyOperation, authenticationContext: AuthenticationContextID? = nil) {
+    public init(sealedKey: Data, operation: EnclaveKeyOperation, authenticationContext: AuthenticationContextID? = nil)
+    {
         self.sealedKey = sealedKey
         self.operation = operation
         self.authenticationContext = authenticationContext

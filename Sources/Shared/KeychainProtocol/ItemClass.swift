@@ -51,7 +51,8 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
         "invi": .bool, "nega": .bool,
     ]
     // Built once: every query and every opened row looks names up here.
-    private static let genericPasswordAttributes = passwordCommon.merging(["acct": .blob, "svce": .blob, "gena": .blob]) { a, _ in a }
+    private static let genericPasswordAttributes = passwordCommon.merging(["acct": .blob, "svce": .blob, "gena": .blob])
+    { a, _ in a }
     private static let internetPasswordAttributes = passwordCommon.merging([
         "acct": .blob, "sdmn": .blob, "srvr": .blob, "ptcl": .string, "atyp": .blob,
         "port": .number, "path": .blob,

@@ -90,11 +90,13 @@ extension KeychainError {
     /// `errSecItemNotFound`: The specified item could not be found in the keychain.
     public static let errSecItemNotFound = code(-25300, "The specified item could not be found in the keychain.")
     /// `errSecDataTooLarge`: This item contains information which is too large or in a format that cannot be displayed.
-    public static let errSecDataTooLarge = code(-25302, "This item contains information which is too large or in a format that cannot be displayed.")
+    public static let errSecDataTooLarge = code(
+        -25302, "This item contains information which is too large or in a format that cannot be displayed.")
     /// `errSecNoSuchAttr`: The specified attribute does not exist.
     public static let errSecNoSuchAttr = code(-25303, "The specified attribute does not exist.")
     /// `errSecNoSuchClass`: The specified item does not appear to be a valid keychain item.
-    public static let errSecNoSuchClass = code(-25306, "The specified item does not appear to be a valid keychain item.")
+    public static let errSecNoSuchClass = code(
+        -25306, "The specified item does not appear to be a valid keychain item.")
     /// `errSecInteractionNotAllowed`: User interaction is not allowed.
     public static let errSecInteractionNotAllowed = code(-25308, "User interaction is not allowed.")
     /// `errSecReadOnlyAttr`: The specified attribute could not be modified.
@@ -108,7 +110,8 @@ extension KeychainError {
     public static let known: [KeychainError] = [
         errSecUnimplemented, errSecDiskFull, errSecIO, errSecParam, errSecAllocate, errSecUserCanceled,
         errSecBadReq, errSecInternalComponent, errSecMissingEntitlement, errSecNotAvailable, errSecReadOnly,
-        errSecAuthFailed, errSecNoSuchKeychain, errSecInvalidKeychain, errSecDuplicateItem, errSecItemNotFound, errSecDataTooLarge, errSecNoSuchAttr,
+        errSecAuthFailed, errSecNoSuchKeychain, errSecInvalidKeychain, errSecDuplicateItem, errSecItemNotFound,
+        errSecDataTooLarge, errSecNoSuchAttr,
         errSecNoSuchClass, errSecInteractionNotAllowed, errSecReadOnlyAttr, errSecDecode, errSecVerifyFailed,
     ]
 
@@ -120,7 +123,8 @@ extension KeychainError {
         0: "errSecSuccess", -4: "errSecUnimplemented", -34: "errSecDiskFull", -36: "errSecIO",
         -50: "errSecParam", -108: "errSecAllocate", -128: "errSecUserCanceled", -909: "errSecBadReq",
         -2070: "errSecInternalComponent", -34018: "errSecMissingEntitlement", -25291: "errSecNotAvailable",
-        -25292: "errSecReadOnly", -25293: "errSecAuthFailed", -25294: "errSecNoSuchKeychain", -25295: "errSecInvalidKeychain", -25299: "errSecDuplicateItem",
+        -25292: "errSecReadOnly", -25293: "errSecAuthFailed", -25294: "errSecNoSuchKeychain",
+        -25295: "errSecInvalidKeychain", -25299: "errSecDuplicateItem",
         -25300: "errSecItemNotFound", -25302: "errSecDataTooLarge", -25303: "errSecNoSuchAttr",
         -25306: "errSecNoSuchClass", -25308: "errSecInteractionNotAllowed", -25309: "errSecReadOnlyAttr",
         -26275: "errSecDecode", -67808: "errSecVerifyFailed",

@@ -110,7 +110,10 @@ public enum KeychainRequest: Sendable {
     public static let maximumImportChunk = 512 << 10
     /// The files of a keychain directory an import moves, in the order they are sent; the
     /// daemon refuses any other name.
-    public static let importedFileNames = ["device-secret", "keybag", "attempts", "biometry", "entitlements", "database-state", "keychain.db", "keychain.db-wal"]
+    public static let importedFileNames = [
+        "device-secret", "keybag", "attempts", "biometry", "entitlements", "database-state", "keychain.db",
+        "keychain.db-wal",
+    ]
 }
 
 /// What the keychain answers.

@@ -19,7 +19,8 @@ public enum PersistentReference {
             reference.prefix(magic.count) == magic,
             reference.dropFirst(magic.count).prefix(classBytes.count) == classBytes
         else {
-            throw KeychainError(.errSecParam, "kSecValuePersistentRef is not a persistent reference to a \(itemClass.rawValue) item")
+            throw KeychainError(
+                .errSecParam, "kSecValuePersistentRef is not a persistent reference to a \(itemClass.rawValue) item")
         }
         return reference.suffix(16)
     }
@@ -29,6 +30,7 @@ public enum PersistentReference {
     public static func itemClass(of reference: Data) -> ItemClass? {
         let reference = Data(reference)
         guard reference.count == magic.count + 4 + 16, reference.prefix(magic.count) == magic else { return nil }
-        return String(data: reference.dropFirst(magic.count).prefix(4), encoding: .utf8).flatMap(ItemClass.init(rawValue:))
+        return String(data: reference.dropFirst(magic.count).prefix(4), encoding: .utf8).flatMap(
+            ItemClass.init(rawValue:))
     }
 }

@@ -54,7 +54,8 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .setPasscode: RequestFacts(createsKeychain: true, ownerSessions: .endsAll, audit: .passcodeCheck)
         case .removePasscode: RequestFacts(ownerSessions: .endsAll, audit: .passcodeCheck)
         case .awaitBiometricMatch: RequestFacts(createsKeychain: true)
-        case .enrollFinger, .removeFinger, .setSimulatedSensor: RequestFacts(createsKeychain: true, audit: .passcodeCheck)
+        case .enrollFinger, .removeFinger, .setSimulatedSensor:
+            RequestFacts(createsKeychain: true, audit: .passcodeCheck)
         case .simulateTouch: RequestFacts(createsKeychain: true, needsOwnerSession: true)
         case .daemonStatus, .identify: RequestFacts(answeredBy: .daemon)
         case .openOwnerSession: RequestFacts(ownerSessions: .opens, audit: .ownerSession)

@@ -42,7 +42,8 @@ public struct SealedEnclaveKey: Sendable {
     }
 
     /// A key's clear fields, before its private key is sealed.
-    public init(accessibility: Accessibility, accessControl: StoredAccessControl?, accessGroup: String, publicKey: Data) {
+    public init(accessibility: Accessibility, accessControl: StoredAccessControl?, accessGroup: String, publicKey: Data)
+    {
         self.accessibility = accessibility
         self.accessControl = accessControl
         self.accessGroup = accessGroup
@@ -59,13 +60,17 @@ public struct SealedEnclaveKey: Sendable {
         do throws(WireError) {
             fields = (
                 try reader.u8(), try reader.string(max: 64), try reader.data(max: 512),
-                try reader.string(max: KeychainLimits.maximumAttributeSize), try reader.data(max: EnclaveKeyOperation.publicKeySize),
-                try reader.data(max: 128))
+                try reader.string(max: KeychainLimits.maximumAttributeSize),
+                try reader.data(max: EnclaveKeyOperation.publicKeySize),
+                try reader.data(max: 128)
+            )
             try reader.finish()
         } catch {
             throw malformed
         }
-        guard fields.format == Self.format, let accessibility = Accessibility(rawValue: fields.accessibility) else { throw malformed }
+        guard fields.format == Self.format, let accessibility = Accessibility(rawValue: fields.accessibility) else {
+            throw malformed
+        }
         self.accessibility = accessibility
         accessControl = fields.control.isEmpty ? nil : try StoredAccessControl.decode(fields.control)
         accessGroup = fields.group

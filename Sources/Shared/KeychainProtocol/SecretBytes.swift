@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// Secret bytes (a passcode, an item's data) kept in memory that is locked against swap,
 /// left out of core dumps, and zeroed when the last reference goes away.

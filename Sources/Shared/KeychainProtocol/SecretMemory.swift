@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// The memory ``SecretBytes`` keep their bytes in: pages locked against swap (`mlock`) and left
 /// out of core dumps (`MADV_DONTDUMP`), zeroed whenever a secret gives its room back.
@@ -33,7 +34,9 @@ final class SecretMemory: Sendable {
         guard let base = fresh.baseAddress else { return fresh }
         let start = UInt(bitPattern: base)
         freeSlots.withLock { slots in
-            for offset in stride(from: Self.slotSize, to: page, by: Self.slotSize) { slots.append(start + UInt(offset)) }
+            for offset in stride(from: Self.slotSize, to: page, by: Self.slotSize) {
+                slots.append(start + UInt(offset))
+            }
         }
         return UnsafeMutableRawBufferPointer(start: base, count: Self.slotSize)
     }

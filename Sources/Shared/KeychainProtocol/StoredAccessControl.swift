@@ -25,7 +25,8 @@ public struct StoredAccessControl: Sendable, Hashable, Codable {
     /// Reads the row's bytes.
     public static func decode(_ data: Data) throws(KeychainError) -> StoredAccessControl {
         guard let stored = try? JSONDecoder().decode(StoredAccessControl.self, from: data) else {
-            throw KeychainError(.errSecDecode, "an item's access control could not be decoded: the database was altered")
+            throw KeychainError(
+                .errSecDecode, "an item's access control could not be decoded: the database was altered")
         }
         return stored
     }

@@ -1,8 +1,9 @@
+import Foundation
+import KeychainProtocol
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import KeychainProtocol
 
 /// The keychain directory, trusted only after checking that nobody but its owner can change it,
 /// and then used through its descriptor alone.
@@ -13,7 +14,8 @@ import KeychainProtocol
 /// `/tmp` is, where only an entry's owner can rename it); the keychain directory itself must
 /// belong to the current user and is made mode 0700 (so no other user can read what is inside).
 /// Every file inside is opened with `openat` on the directory's descriptor and `O_NOFOLLOW`, and
-/// must be a regular file of the current user that no other user can write. A planted file, a symbolic link, or a directory
+/// must be a regular file of the current user that no other user can write. A planted file, a
+/// symbolic link, or a directory
 /// another user could swap is refused with `errSecInvalidKeychain`; nothing is adopted.
 ///
 /// Symbolic links in the parents (a home directory that is a link) are resolved once, before the
@@ -75,7 +77,11 @@ public final class KeychainDirectory: Sendable {
             close(current)
             guard next >= 0 else {
                 if failure == ELOOP || failure == ENOTDIR {
-                    throw KeychainError(.errSecInvalidKeychain, "\(walked) is a symbolic link or not a directory, so the keychain path could be redirected; refusing to use it")
+                    throw KeychainError(
+                        .errSecInvalidKeychain,
+                        "\(walked) is a symbolic link or not a directory, so the keychain path could be "
+                            + "redirected; refusing to use it"
+                    )
                 }
                 throw KeychainError(.errSecIO, "cannot open \(walked): \(reason)")
             }
@@ -106,11 +112,20 @@ public final class KeychainDirectory: Sendable {
         guard fstat(fd, &info) == 0 else { throw ioError("cannot inspect \(path)") }
         let uid = getuid()
         guard info.st_uid == 0 || info.st_uid == uid else {
-            throw KeychainError(.errSecInvalidKeychain, "\(path) belongs to another user (uid \(info.st_uid)), who could replace the keychain inside it; keep the keychain under directories only you or root own (set XDG_DATA_HOME)")
+            throw KeychainError(
+                .errSecInvalidKeychain,
+                "\(path) belongs to another user (uid \(info.st_uid)), who could replace the keychain inside it; "
+                    + "keep the keychain under directories only you or root own (set XDG_DATA_HOME)"
+            )
         }
         let othersCanWrite = info.st_mode & (S_IWGRP | S_IWOTH) != 0
         guard !othersCanWrite || info.st_mode & S_ISVTX != 0 else {
-            throw KeychainError(.errSecInvalidKeychain, "\(path) can be written by other users (mode \(octal(info.st_mode))), who could replace the keychain inside it; remove their write permission (chmod go-w) or keep the keychain elsewhere (set XDG_DATA_HOME)")
+            throw KeychainError(
+                .errSecInvalidKeychain,
+                "\(path) can be written by other users (mode \(octal(info.st_mode))), who could replace the "
+                    + "keychain inside it; remove their write permission (chmod go-w) or keep the keychain elsewhere "
+                    + "(set XDG_DATA_HOME)"
+            )
         }
     }
 
@@ -138,7 +153,11 @@ public final class KeychainDirectory: Sendable {
         let fd = openat(descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
-            if errno == ELOOP { throw KeychainError(.errSecInvalidKeychain, "\(path(name)) is a symbolic link; the keychain never follows links in its directory") }
+            if errno == ELOOP {
+                throw KeychainError(
+                    .errSecInvalidKeychain,
+                    "\(path(name)) is a symbolic link; the keychain never follows links in its directory")
+            }
             throw Self.ioError("cannot open \(path(name))")
         }
         var info = stat()
@@ -173,7 +192,9 @@ public final class KeychainDirectory: Sendable {
             throw Self.ioError("cannot inspect \(path(name))")
         }
         if info.st_mode & S_IFMT == S_IFLNK {
-            throw KeychainError(.errSecInvalidKeychain, "\(path(name)) is a symbolic link; the keychain never follows links in its directory")
+            throw KeychainError(
+                .errSecInvalidKeychain,
+                "\(path(name)) is a symbolic link; the keychain never follows links in its directory")
         }
         try checkFileInfo(info, name)
     }
@@ -199,7 +220,8 @@ public final class KeychainDirectory: Sendable {
             if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])
             guard data.count <= Self.maximumStateFileSize else {
-                throw KeychainError(.errSecDecode, "\(path(name)) is larger than any file the keychain writes; it was replaced")
+                throw KeychainError(
+                    .errSecDecode, "\(path(name)) is larger than any file the keychain writes; it was replaced")
             }
         }
         return data
@@ -244,7 +266,9 @@ public final class KeychainDirectory: Sendable {
             guard errno == EINTR else { throw Self.ioError("cannot lock \(path(name))") }
         }
         let written = data.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
-        guard written == data.count, !durable || fdatasync(fd) == 0 else { throw Self.ioError("cannot write \(path(name))") }
+        guard written == data.count, !durable || fdatasync(fd) == 0 else {
+            throw Self.ioError("cannot write \(path(name))")
+        }
         if durable { syncDirectory() }
     }
 
@@ -256,7 +280,9 @@ public final class KeychainDirectory: Sendable {
 
     /// Removes `name`; a missing file is not an error.
     public func remove(_ name: String) throws(KeychainError) {
-        guard unlinkat(descriptor, name, 0) == 0 || errno == ENOENT else { throw Self.ioError("cannot remove \(path(name))") }
+        guard unlinkat(descriptor, name, 0) == 0 || errno == ENOENT else {
+            throw Self.ioError("cannot remove \(path(name))")
+        }
     }
 
     /// Makes a rename or removal in the directory durable.
@@ -272,7 +298,9 @@ public final class KeychainDirectory: Sendable {
         defer { closedir(stream) }
         var leftovers: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name.hasPrefix("."), name.hasSuffix(".tmp"), name.count > 5 { leftovers.append(name) }
         }
         for name in leftovers { unlinkat(descriptor, name, 0) }
@@ -303,7 +331,11 @@ public final class KeychainDirectory: Sendable {
             guard errno == EWOULDBLOCK || errno == EINTR else { throw Self.ioError("cannot lock the keychain") }
             let waited = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             guard waited < timeout else {
-                throw KeychainError(.errSecIO, "keychain busy: another process has held \(path(name)) for more than \(Int(timeout)) seconds; try again, or find the process that holds it (fuser \(path(name)))")
+                throw KeychainError(
+                    .errSecIO,
+                    "keychain busy: another process has held \(path(name)) for more than \(Int(timeout)) seconds; "
+                        + "try again, or find the process that holds it (fuser \(path(name)))"
+                )
             }
             usleep(pause)
             pause = min(pause * 2, 50_000)

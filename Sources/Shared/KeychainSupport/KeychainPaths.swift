@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// Where the keychain keeps its files (XDG, DESIGN.md "Conventions").
 ///
@@ -45,10 +46,15 @@ public enum KeychainPaths {
     /// home when `home` is not an absolute path).
     public static func fallbackRuntimePath(logind: String, home: String?) -> String {
         var info = stat()
-        if stat(logind, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & (S_IWGRP | S_IWOTH) == 0 {
+        if stat(logind, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
+            info.st_mode & (S_IWGRP | S_IWOTH) == 0
+        {
             return logind + "/keychain"
         }
-        var base = home.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? getpwuid(getuid()).map { String(cString: $0.pointee.pw_dir) } ?? "/"
+        var base =
+            home.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? getpwuid(getuid()).map {
+                String(cString: $0.pointee.pw_dir)
+            } ?? "/"
         while base.count > 1 && base.hasSuffix("/") { base.removeLast() }
         return (base == "/" ? "" : base) + "/.local/state/keychain-runtime"
     }

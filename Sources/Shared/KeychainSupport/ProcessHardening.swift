@@ -1,7 +1,8 @@
+import CKeychainSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKeychainSupport
 
 /// Keeps a process that holds keychain secrets out of core dumps and debuggers
 /// (DESIGN.md, Data protection: "the daemon not dumpable").

@@ -1,7 +1,8 @@
+import CKeychainSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKeychainSupport
 
 /// One client's connected socket as a server reads and writes it (keychaind, the ssh-agent),
 /// blocking, on the connection's own thread: frames in (a 32-bit big-endian length, then that
@@ -92,7 +93,9 @@ public struct ClientSocket: Sendable {
         while filled < bytes.count {
             let wait = deadline.map { Int32(clamping: max(0, $0 - Self.milliseconds())) } ?? firstWait
             var sender: Int32 = 0
-            let count = bytes.withUnsafeMutableBytes { kc_receive_from_process(descriptor, $0.baseAddress! + filled, $0.count - filled, wait, &sender) }
+            let count = bytes.withUnsafeMutableBytes {
+                kc_receive_from_process(descriptor, $0.baseAddress! + filled, $0.count - filled, wait, &sender)
+            }
             if count == -2 { return .stopped(.timedOut) }
             if count < 0 { return .stopped(.failed(errno)) }
             if count == 0 { return .endedAt(filled) }
@@ -111,12 +114,15 @@ public struct ClientSocket: Sendable {
     @discardableResult
     public func send(_ reply: inout [UInt8]) -> Bool {
         let count = UInt32(reply.count)
-        var frame = [UInt8(count >> 24), UInt8((count >> 16) & 0xff), UInt8((count >> 8) & 0xff), UInt8(count & 0xff)] + reply
+        var frame =
+            [UInt8(count >> 24), UInt8((count >> 16) & 0xff), UInt8((count >> 8) & 0xff), UInt8(count & 0xff)] + reply
         wipe(&reply)
         defer { wipe(&frame) }
         var sent = 0
         while sent < frame.count {
-            let count = frame.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = frame.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return false }
             sent += count

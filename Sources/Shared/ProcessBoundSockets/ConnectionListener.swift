@@ -1,8 +1,9 @@
+import CKeychainSupport
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import CKeychainSupport
-import Foundation
 
 /// A server's listening Unix socket and the loop that accepts on it. Accepting never waits on a
 /// client: each connection is handed on at once (to a thread of its own that identifies and
@@ -33,9 +34,13 @@ public final class ConnectionListener: Sendable {
     /// socket inherits as it is accepted: a client that writes at once (as ssh does to an agent)
     /// writes with them, before its connection's thread could ask.
     public init(descriptor: Int32) throws(Failure) {
-        guard kc_pass_credentials(descriptor) == 0 else { throw Failure(description: "cannot ask for the writers' credentials: \(String(cString: strerror(errno)))") }
+        guard kc_pass_credentials(descriptor) == 0 else {
+            throw Failure(description: "cannot ask for the writers' credentials: \(String(cString: strerror(errno)))")
+        }
         var ends: [Int32] = [-1, -1]
-        guard kc_pipe_cloexec(&ends) == 0 else { throw Failure(description: "cannot create a pipe: \(String(cString: strerror(errno)))") }
+        guard kc_pipe_cloexec(&ends) == 0 else {
+            throw Failure(description: "cannot create a pipe: \(String(cString: strerror(errno)))")
+        }
         self.descriptor = descriptor
         wake = (ends[0], ends[1])
     }
@@ -68,7 +73,10 @@ public final class ConnectionListener: Sendable {
     /// Accepts on the calling thread until ``stop()``, handing each connected socket to
     /// `accepted` (which must not wait).
     public func accept(_ accepted: @Sendable (Int32) -> Void) {
-        var entries = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+        var entries = [
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             let ready = poll(&entries, 2, -1)
             if ready < 0 && errno == EINTR { continue }

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// The process on the other end of an agent connection, as the kernel names it: what the sheet
 /// shows (its program's name, pid and full executable path), the terminal the sheet shows on,
@@ -24,7 +25,8 @@ public struct SSHAgentClient: Sendable {
 
     /// The process `pid` of `uid`, read from `/proc/PID`.
     static func of(pid: Int32, uid: uid_t) -> SSHAgentClient {
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? "an unknown program"
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? "an unknown program"
         return SSHAgentClient(pid: pid, executable: executable, terminal: terminal(of: pid, uid: uid))
     }
 
@@ -49,7 +51,9 @@ public struct SSHAgentClient: Sendable {
         let path = "/dev/pts/\((major - 136) * 256 + minor)"
         var status = stat()
         // glibc's makedev, which Swift cannot import (a macro).
-        let device = (UInt64(major & 0xfffff000) << 32) | (UInt64(major & 0xfff) << 8) | (UInt64(minor & 0xffffff00) << 12) | UInt64(minor & 0xff)
+        let device =
+            (UInt64(major & 0xfffff000) << 32) | (UInt64(major & 0xfff) << 8) | (UInt64(minor & 0xffffff00) << 12)
+            | UInt64(minor & 0xff)
         guard stat(path, &status) == 0, status.st_uid == uid, status.st_rdev == device else { return nil }
         return path
     }

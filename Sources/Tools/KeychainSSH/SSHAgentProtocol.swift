@@ -47,7 +47,8 @@ public final class SSHAgentConnection: Sendable {
                 let keys = (try? SSHKeyStore.all()) ?? []
                 var identities = keys.map { SSHEncoding.string($0.blob) + SSHEncoding.string($0.name) }
                 identities += upstreamIdentities()
-                return Data([Message.identitiesAnswer.rawValue]) + SSHEncoding.uint32(UInt32(identities.count)) + identities.reduce(Data(), +)
+                return Data([Message.identitiesAnswer.rawValue]) + SSHEncoding.uint32(UInt32(identities.count))
+                    + identities.reduce(Data(), +)
             case .signRequest?:
                 let blob = Data(try reader.string())
                 let data = Data(try reader.string())
@@ -75,7 +76,9 @@ public final class SSHAgentConnection: Sendable {
     private func upstreamIdentities() -> [Data] {
         guard let answer = upstream?.exchange([Message.requestIdentities.rawValue]) else { return [] }
         var reader = SSHReader(answer)
-        guard (try? reader.byte()) == Message.identitiesAnswer.rawValue, let count = try? reader.uint32() else { return [] }
+        guard (try? reader.byte()) == Message.identitiesAnswer.rawValue, let count = try? reader.uint32() else {
+            return []
+        }
         var identities: [Data] = []
         for _ in 0..<min(count, 1024) {
             guard let blob = try? reader.string(), let comment = try? reader.string() else { return [] }
@@ -90,7 +93,9 @@ public final class SSHAgentConnection: Sendable {
         var reason = "\(client.description) wants to sign with your SSH key \(named.name)"
         var purpose = "any"
         if named.requiresAuthentication {
-            guard let (sheet, reuse) = SSHSignedData(Array(data), keyBlob: blob).purpose(boundTo: binding.withLock { $0 }) else { return Self.failure }
+            guard
+                let (sheet, reuse) = SSHSignedData(Array(data), keyBlob: blob).purpose(boundTo: binding.withLock { $0 })
+            else { return Self.failure }
             reason += " " + sheet
             purpose = reuse
         }
@@ -102,7 +107,9 @@ public final class SSHAgentConnection: Sendable {
     /// `session-bind@openssh.com`: kept once its signature verifies, refused otherwise (and a
     /// connection already bound is not bound again, as OpenSSH's agent does).
     private func handleExtension(_ reader: inout SSHReader) throws -> Data {
-        guard String(decoding: try reader.string(), as: UTF8.self) == "session-bind@openssh.com" else { return Self.failure }
+        guard String(decoding: try reader.string(), as: UTF8.self) == "session-bind@openssh.com" else {
+            return Self.failure
+        }
         guard let verified = try SSHSessionBinding(&reader) else { return Self.failure }
         let bound = binding.withLock { binding in
             guard binding == nil || binding == verified else { return false }

@@ -20,7 +20,9 @@ import ProcessBoundSockets
 /// (``SSHSignedData``).
 public enum SSHAgentServer {
     /// Serves the socket at `path` (created with mode 0600) until the process ends.
-    public static func run(socket path: String, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil) throws -> Never {
+    public static func run(
+        socket path: String, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil
+    ) throws -> Never {
         let listener: ConnectionListener
         do {
             listener = try ConnectionListener(path: path, permissions: 0o600)
@@ -29,7 +31,9 @@ public enum SSHAgentServer {
         }
         listener.accept { descriptor in
             let thread = Thread {
-                serve(ClientSocket(descriptor, maximumFrame: maximumMessage), authentications: authentications, upstream: upstream)
+                serve(
+                    ClientSocket(descriptor, maximumFrame: maximumMessage), authentications: authentications,
+                    upstream: upstream)
             }
             thread.stackSize = 1 << 20
             thread.start()
@@ -41,7 +45,9 @@ public enum SSHAgentServer {
     static let maximumMessage = 256 * 1024
 
     /// Serves one connection until it closes or breaks a rule, then closes it.
-    private static func serve(_ socket: ClientSocket, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream?) {
+    private static func serve(
+        _ socket: ClientSocket, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream?
+    ) {
         defer { socket.close() }
         var pid: Int32 = 0
         var uid: UInt32 = 0
@@ -64,7 +70,10 @@ public enum SSHAgentServer {
                 var answer = [UInt8](connection.answer(message))
                 guard socket.send(&answer) else { return }
             case .foreignWriter(let writer):
-                StandardErrorLine.write("keychainctl ssh-agent: a message written by pid \(writer) on the connection of pid \(pid) (\(client.executable)) was refused")
+                StandardErrorLine.write(
+                    "keychainctl ssh-agent: a message written by pid \(writer) on the connection of pid \(pid) "
+                        + "(\(client.executable)) was refused"
+                )
                 var failure = [SSHAgentConnection.Message.failure.rawValue]
                 socket.send(&failure)
                 return

@@ -21,13 +21,15 @@ public final class SSHAgentUpstream: Sendable {
         let answer = eventLoop.makePromise(of: [UInt8].self)
         let timeout = eventLoop.scheduleTask(in: Self.timeout) { answer.fail(SSHDecodingError()) }
         defer { timeout.cancel() }
-        guard let channel = try? ClientBootstrap(group: eventLoop)
-            .channelInitializer({ channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers(ByteToMessageHandler(SSHAgentMessageDecoder()), AnswerHandler(answer: answer))
-                }
-            })
-            .connect(unixDomainSocketPath: path).wait()
+        guard
+            let channel = try? ClientBootstrap(group: eventLoop)
+                .channelInitializer({ channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers(
+                            ByteToMessageHandler(SSHAgentMessageDecoder()), AnswerHandler(answer: answer))
+                    }
+                })
+                .connect(unixDomainSocketPath: path).wait()
         else { return nil }
         defer { channel.close(promise: nil) }
         var buffer = channel.allocator.buffer(capacity: 4 + message.count)

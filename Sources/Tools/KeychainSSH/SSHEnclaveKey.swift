@@ -25,13 +25,16 @@ public struct SSHEnclaveKey: Sendable {
         self.key = key
         self.publicKey = p256
         let attributes = SecKeyCopyAttributes(key) as? [String: Any]
-        requiresAuthentication = (attributes?[kSecAttrAccessControl as String] as? SecAccessControl)?.accessControl.requiresAuthentication ?? false
+        requiresAuthentication =
+            (attributes?[kSecAttrAccessControl as String] as? SecAccessControl)?.accessControl.requiresAuthentication
+            ?? false
     }
 
     /// The public key blob: `string "ecdsa-sha2-nistp256"`, `string "nistp256"`,
     /// `string Q` (X9.63).
     public var blob: Data {
-        SSHEncoding.string(Self.algorithm) + SSHEncoding.string("nistp256") + SSHEncoding.string(publicKey.x963Representation)
+        SSHEncoding.string(Self.algorithm) + SSHEncoding.string("nistp256")
+            + SSHEncoding.string(publicKey.x963Representation)
     }
 
     /// The key as an `authorized_keys` line: type, base64 blob, name.
@@ -51,7 +54,10 @@ public struct SSHEnclaveKey: Sendable {
     /// - Throws: the keychain's error when the Enclave refuses.
     func signature(for data: Data) throws(KeychainError) -> Data {
         var error: Unmanaged<CFError>?
-        guard let raw = SecKeyCreateSignature(key, .ecdsaSignatureRFC4754, Data(SHA256.hash(data: data)) as CFData, &error) as Data? else {
+        guard
+            let raw = SecKeyCreateSignature(
+                key, .ecdsaSignatureRFC4754, Data(SHA256.hash(data: data)) as CFData, &error) as Data?
+        else {
             throw SSHKeyStore.keychainError(error)
         }
         let half = raw.count / 2

@@ -36,14 +36,23 @@ public enum SSHKeyStore {
     /// - Throws: errSecDuplicateItem when a key has that name; errSecParam for a name that is
     ///   empty or holds spaces or control characters (it ends an `authorized_keys` line).
     public static func create(name: String, protection: Protection) throws -> SSHEnclaveKey {
-        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ !CharacterSet.whitespacesAndNewlines.contains($0) && !CharacterSet.controlCharacters.contains($0) }) else {
-            throw KeychainError(.errSecParam, "a key's name is one word without spaces (it ends the key's authorized_keys line)")
+        guard !name.isEmpty,
+            name.unicodeScalars.allSatisfy({
+                !CharacterSet.whitespacesAndNewlines.contains($0) && !CharacterSet.controlCharacters.contains($0)
+            })
+        else {
+            throw KeychainError(
+                .errSecParam, "a key's name is one word without spaces (it ends the key's authorized_keys line)")
         }
         guard try find(name) == nil else {
-            throw KeychainError(.errSecDuplicateItem, "an SSH key named \(name) exists; delete it first or choose another name")
+            throw KeychainError(
+                .errSecDuplicateItem, "an SSH key named \(name) exists; delete it first or choose another name")
         }
         var error: Unmanaged<CFError>?
-        guard let access = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, protection.flags, &error) else {
+        guard
+            let access = SecAccessControlCreateWithFlags(
+                nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, protection.flags, &error)
+        else {
             throw keychainError(error)
         }
         let parameters: [String: Any] = [
@@ -57,7 +66,9 @@ public enum SSHKeyStore {
                 kSecAttrAccessControl as String: access,
             ] as [String: Any],
         ]
-        guard let key = SecKeyCreateRandomKey(parameters as CFDictionary, &error), let made = SSHEnclaveKey(name: name, key: key) else {
+        guard let key = SecKeyCreateRandomKey(parameters as CFDictionary, &error),
+            let made = SSHEnclaveKey(name: name, key: key)
+        else {
             throw keychainError(error)
         }
         return made
@@ -66,7 +77,9 @@ public enum SSHKeyStore {
     /// A Security function's error as the keychain's: its status and description.
     static func keychainError(_ error: Unmanaged<CFError>?) -> KeychainError {
         guard let error = error?.takeRetainedValue() else { return KeychainError.errSecInternalComponent }
-        return KeychainError(status: Int32(truncatingIfNeeded: CFErrorGetCode(error)), message: CFErrorCopyDescription(error) as String? ?? "the keychain refused")
+        return KeychainError(
+            status: Int32(truncatingIfNeeded: CFErrorGetCode(error)),
+            message: CFErrorCopyDescription(error) as String? ?? "the keychain refused")
     }
 
     /// Every SSH key, by name; each uses `context` (a new one per use when nil) and shows
@@ -84,14 +97,22 @@ public enum SSHKeyStore {
     ///
     /// - Throws: errSecItemNotFound when there is none.
     public static func delete(_ name: String) throws {
-        let status = SecItemDelete([kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tag, kSecAttrLabel as String: name] as CFDictionary)
-        guard status == errSecSuccess else { throw KeychainError(status: status, message: status == errSecItemNotFound ? "no SSH key is named \(name)" : "the key could not be deleted") }
+        let status = SecItemDelete(
+            [kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tag, kSecAttrLabel as String: name]
+                as CFDictionary)
+        guard status == errSecSuccess else {
+            throw KeychainError(
+                status: status,
+                message: status == errSecItemNotFound ? "no SSH key is named \(name)" : "the key could not be deleted")
+        }
     }
 
     private static func matching(name: String?, context: LAContext?, reason: String?) throws -> [SSHEnclaveKey] {
         var query: [String: Any] = [
-            kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tag, kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
-            kSecReturnRef as String: true, kSecReturnAttributes as String: true, kSecMatchLimit as String: kSecMatchLimitAll,
+            kSecClass as String: kSecClassKey, kSecAttrApplicationTag as String: tag,
+            kSecAttrTokenID as String: kSecAttrTokenIDSecureEnclave,
+            kSecReturnRef as String: true, kSecReturnAttributes as String: true,
+            kSecMatchLimit as String: kSecMatchLimitAll,
         ]
         if let name { query[kSecAttrLabel as String] = name }
         if let context { query[kSecUseAuthenticationContext as String] = context }
@@ -103,7 +124,9 @@ public enum SSHKeyStore {
             throw KeychainError(status: status, message: "the SSH keys could not be read")
         }
         return items.compactMap { item in
-            guard let key = item[kSecValueRef as String] as? SecKey, let label = item[kSecAttrLabel as String] as? String else { return nil }
+            guard let key = item[kSecValueRef as String] as? SecKey,
+                let label = item[kSecAttrLabel as String] as? String
+            else { return nil }
             return SSHEnclaveKey(name: label, key: key)
         }.sorted { $0.name < $1.name }
     }

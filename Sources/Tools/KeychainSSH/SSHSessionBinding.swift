@@ -54,24 +54,30 @@ struct SSHSessionBinding: Sendable, Equatable {
             case ("ecdsa-sha2-nistp256", "ecdsa-sha2-nistp256"):
                 let point = try ecdsaPoint(&key, curve: "nistp256")
                 return try P256.Signing.PublicKey(x963Representation: point)
-                    .isValidSignature(P256.Signing.ECDSASignature(rawRepresentation: try ecdsaRaw(blob, size: 32)), for: data)
+                    .isValidSignature(
+                        P256.Signing.ECDSASignature(rawRepresentation: try ecdsaRaw(blob, size: 32)), for: data)
             case ("ecdsa-sha2-nistp384", "ecdsa-sha2-nistp384"):
                 let point = try ecdsaPoint(&key, curve: "nistp384")
                 return try P384.Signing.PublicKey(x963Representation: point)
-                    .isValidSignature(P384.Signing.ECDSASignature(rawRepresentation: try ecdsaRaw(blob, size: 48)), for: data)
+                    .isValidSignature(
+                        P384.Signing.ECDSASignature(rawRepresentation: try ecdsaRaw(blob, size: 48)), for: data)
             case ("ecdsa-sha2-nistp521", "ecdsa-sha2-nistp521"):
                 let point = try ecdsaPoint(&key, curve: "nistp521")
                 return try P521.Signing.PublicKey(x963Representation: point)
-                    .isValidSignature(P521.Signing.ECDSASignature(rawRepresentation: try ecdsaRaw(blob, size: 66)), for: data)
+                    .isValidSignature(
+                        P521.Signing.ECDSASignature(rawRepresentation: try ecdsaRaw(blob, size: 66)), for: data)
             case ("ssh-rsa", "rsa-sha2-256"), ("ssh-rsa", "rsa-sha2-512"):
                 let exponent = try key.string()
                 let modulus = try key.string()
                 guard key.isAtEnd else { return false }
-                let publicKey = try _RSA.Signing.PublicKey(n: Array(modulus.drop { $0 == 0 }), e: Array(exponent.drop { $0 == 0 }))
+                let publicKey = try _RSA.Signing.PublicKey(
+                    n: Array(modulus.drop { $0 == 0 }), e: Array(exponent.drop { $0 == 0 }))
                 let rsaSignature = _RSA.Signing.RSASignature(rawRepresentation: blob)
                 return format == "rsa-sha2-256"
-                    ? publicKey.isValidSignature(rsaSignature, for: SHA256.hash(data: data), padding: .insecurePKCS1v1_5)
-                    : publicKey.isValidSignature(rsaSignature, for: SHA512.hash(data: data), padding: .insecurePKCS1v1_5)
+                    ? publicKey.isValidSignature(
+                        rsaSignature, for: SHA256.hash(data: data), padding: .insecurePKCS1v1_5)
+                    : publicKey.isValidSignature(
+                        rsaSignature, for: SHA512.hash(data: data), padding: .insecurePKCS1v1_5)
             default:
                 return false
             }

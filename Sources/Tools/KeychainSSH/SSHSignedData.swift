@@ -31,7 +31,9 @@ enum SSHSignedData: Equatable {
     init(_ data: [UInt8], keyBlob: Data) {
         if data.starts(with: Self.fileSignaturePreamble) {
             var reader = SSHReader(data.dropFirst(Self.fileSignaturePreamble.count))
-            if let namespace = try? reader.string(), (try? reader.string()) != nil, (try? reader.string()) != nil, (try? reader.string()) != nil, reader.isAtEnd {
+            if let namespace = try? reader.string(), (try? reader.string()) != nil, (try? reader.string()) != nil,
+                (try? reader.string()) != nil, reader.isAtEnd
+            {
                 self = .fileSignature(namespace: String(decoding: namespace, as: UTF8.self))
                 return
             }
@@ -50,10 +52,12 @@ enum SSHSignedData: Equatable {
         switch method {
         case "publickey":
             guard reader.isAtEnd else { return nil }
-            return .userAuthentication(sessionIdentifier: Data(session), user: String(decoding: user, as: UTF8.self), hostKey: nil)
+            return .userAuthentication(
+                sessionIdentifier: Data(session), user: String(decoding: user, as: UTF8.self), hostKey: nil)
         case "publickey-hostbound-v00@openssh.com":
             guard let hostKey = try? reader.string(), reader.isAtEnd else { return nil }
-            return .userAuthentication(sessionIdentifier: Data(session), user: String(decoding: user, as: UTF8.self), hostKey: Data(hostKey))
+            return .userAuthentication(
+                sessionIdentifier: Data(session), user: String(decoding: user, as: UTF8.self), hostKey: Data(hostKey))
         default:
             return nil
         }
@@ -65,8 +69,13 @@ enum SSHSignedData: Equatable {
     func purpose(boundTo binding: SSHSessionBinding?) -> (sheet: String, reuse: String)? {
         switch self {
         case .userAuthentication(let session, let user, let hostKey):
-            guard let binding, binding.sessionIdentifier == session, hostKey == nil || hostKey == binding.hostKey else { return nil }
-            return ("to log in as \(user) to the host with key \(binding.hostFingerprint)", "host \(binding.hostFingerprint)")
+            guard let binding, binding.sessionIdentifier == session, hostKey == nil || hostKey == binding.hostKey else {
+                return nil
+            }
+            return (
+                "to log in as \(user) to the host with key \(binding.hostFingerprint)",
+                "host \(binding.hostFingerprint)"
+            )
         case .fileSignature(let namespace):
             return ("to make a “\(namespace)” signature (ssh-keygen -Y sign)", "namespace \(namespace)")
         case .other:

@@ -21,8 +21,11 @@ struct KeychainProfile {
         var arguments = Array(CommandLine.arguments.dropFirst())
         let throughDaemon = arguments.contains("--daemon")
         arguments.removeAll { $0 == "--daemon" }
-        guard arguments.count == 3, let items = Int(arguments[1]), let rounds = Int(arguments[2]), ["read", "add", "query", "query-bridged"].contains(arguments[0]) else {
-            FileHandle.standardError.write(Data("usage: keychain-profile read|add|query|query-bridged ITEMS ROUNDS [--daemon]\n".utf8))
+        guard arguments.count == 3, let items = Int(arguments[1]), let rounds = Int(arguments[2]),
+            ["read", "add", "query", "query-bridged"].contains(arguments[0])
+        else {
+            FileHandle.standardError.write(
+                Data("usage: keychain-profile read|add|query|query-bridged ITEMS ROUNDS [--daemon]\n".utf8))
             exit(64)
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-profile-\(getpid())")
@@ -30,7 +33,8 @@ struct KeychainProfile {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = scratch.appendingPathComponent("data").path
         environment["XDG_RUNTIME_DIR"] = scratch.appendingPathComponent("run").path
-        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("run"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: scratch.appendingPathComponent("run"), withIntermediateDirectories: true)
         let daemonEnvironment = environment
         defer { if throughDaemon { _ = try? DaemonControl.stop(environment: daemonEnvironment) } }
         KeychainServices.transport = throughDaemon

@@ -18,8 +18,12 @@ extension Apps {
 
         @Argument(help: ArgumentHelp("The app's executable.", valueName: "executable")) var executable: String
         @Option(help: ArgumentHelp("An Apple entitlements file (plist).", valueName: "file")) var entitlements: String?
-        @Option(help: ArgumentHelp("The application identifier (instead of, or over, the file's).", valueName: "identifier")) var identifier: String?
-        @Option(name: .customLong("access-group"), help: ArgumentHelp("A keychain access group, after the file's (repeat for more).", valueName: "group"))
+        @Option(
+            help: ArgumentHelp("The application identifier (instead of, or over, the file's).", valueName: "identifier")
+        ) var identifier: String?
+        @Option(
+            name: .customLong("access-group"),
+            help: ArgumentHelp("A keychain access group, after the file's (repeat for more).", valueName: "group"))
         var accessGroups: [String] = []
 
         func run() throws {
@@ -27,12 +31,18 @@ extension Apps {
                 let app = try Self.resolvedExecutable(executable)
                 var declaration = try entitlements.map(Self.read) ?? AppDeclaration(applicationIdentifier: "")
                 if let identifier { declaration.applicationIdentifier = identifier }
-                declaration.keychainAccessGroups += accessGroups.filter { !declaration.keychainAccessGroups.contains($0) }
+                declaration.keychainAccessGroups += accessGroups.filter {
+                    !declaration.keychainAccessGroups.contains($0)
+                }
                 guard !declaration.applicationIdentifier.isEmpty else {
-                    throw KeychainError(.errSecParam, "give the app's identifier: --identifier, or application-identifier in --entitlements")
+                    throw KeychainError(
+                        .errSecParam,
+                        "give the app's identifier: --identifier, or application-identifier in --entitlements")
                 }
                 _ = try KeychainServices.perform(.declareApp(executable: app, declaration: declaration))
-                Session.note("\(app) is \(declaration.applicationIdentifier); its groups: \(declaration.accessGroups.joined(separator: ", ")) (the first is its default), and its own")
+                Session.note(
+                    "\(app) is \(declaration.applicationIdentifier); its groups: \(declaration.accessGroups.joined(separator: ", ")) (the first is its default), and its own"
+                )
             }
         }
 
@@ -54,20 +64,27 @@ extension Apps {
             } catch {
                 throw KeychainError(.errSecParam, "\(path) cannot be read: \(error.localizedDescription)")
             }
-            guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] else {
-                throw KeychainError(.errSecParam, "\(path) is not an entitlements file (a property list holding a dictionary)")
+            guard let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+            else {
+                throw KeychainError(
+                    .errSecParam, "\(path) is not an entitlements file (a property list holding a dictionary)")
             }
             let identifier = plist["application-identifier"] ?? plist["com.apple.application-identifier"]
-            guard identifier == nil || identifier is String else { throw KeychainError(.errSecParam, "\(path): application-identifier is not a string") }
+            guard identifier == nil || identifier is String else {
+                throw KeychainError(.errSecParam, "\(path): application-identifier is not a string")
+            }
             let groups = plist["keychain-access-groups"] ?? [String]()
-            guard let groups = groups as? [String] else { throw KeychainError(.errSecParam, "\(path): keychain-access-groups is not an array of strings") }
+            guard let groups = groups as? [String] else {
+                throw KeychainError(.errSecParam, "\(path): keychain-access-groups is not an array of strings")
+            }
             return AppDeclaration(applicationIdentifier: identifier as? String ?? "", keychainAccessGroups: groups)
         }
     }
 
     /// `keychainctl apps undeclare EXECUTABLE`: the app is its executable's path again.
     struct Undeclare: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove an app's declaration: it is its executable's path again.")
+        static let configuration = CommandConfiguration(
+            abstract: "Remove an app's declaration: it is its executable's path again.")
         @Argument(help: ArgumentHelp("The app's executable.", valueName: "executable")) var executable: String
 
         func run() throws {

@@ -6,7 +6,9 @@ extension Accessibility: ExpressibleByArgument {
     /// (`WhenUnlocked`, `whenUnlocked`) or its raw value (`ak`), ignoring case.
     public init?(argument: String) {
         let wanted = argument.lowercased().replacingOccurrences(of: "ksecattraccessible", with: "")
-        guard let match = Accessibility.allCases.first(where: { "\($0)".lowercased() == wanted || $0.rawValue == wanted }) else {
+        guard
+            let match = Accessibility.allCases.first(where: { "\($0)".lowercased() == wanted || $0.rawValue == wanted })
+        else {
             return nil
         }
         self = match
@@ -35,7 +37,9 @@ struct ProtocolCode: ExpressibleByArgument {
     init?(argument: String) {
         if let code = Self.byName[argument.lowercased()] {
             self.code = code
-        } else if (1...4).contains(argument.count), Self.byName.values.contains(argument.padding(toLength: 4, withPad: " ", startingAt: 0)) {
+        } else if (1...4).contains(argument.count),
+            Self.byName.values.contains(argument.padding(toLength: 4, withPad: " ", startingAt: 0))
+        {
             self.code = argument.padding(toLength: 4, withPad: " ", startingAt: 0)
         } else {
             return nil

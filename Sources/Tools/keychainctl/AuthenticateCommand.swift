@@ -33,7 +33,8 @@ struct Authenticate: ParsableCommand {
             done.wait()
             guard let (success, error) = outcome.withLock({ $0 }), !success else { return }
             let laError = error as? LAError ?? LAError(.authenticationFailed)
-            StandardError.write("keychainctl: error: LAError.\(laError.code) (\(laError.code.rawValue)): \(laError.message)\n")
+            StandardError.write(
+                "keychainctl: error: LAError.\(laError.code) (\(laError.code.rawValue)): \(laError.message)\n")
             throw ExitCode(1)
         }
     }

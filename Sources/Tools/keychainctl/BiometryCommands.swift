@@ -9,22 +9,27 @@ struct Biometry: ParsableCommand {
 
     static func status() throws -> BiometryStatus {
         guard case .biometry(let status) = try KeychainServices.perform(.biometryStatus) else {
-            throw KeychainError(.errSecInternalComponent, "the keychain answered a biometry request with something else")
+            throw KeychainError(
+                .errSecInternalComponent, "the keychain answered a biometry request with something else")
         }
         return status
     }
 
     struct BiometryStatusCommand: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the sensor, enrolled fingers, failures and lockout.")
+        static let configuration = CommandConfiguration(
+            commandName: "status", abstract: "Show the sensor, enrolled fingers, failures and lockout.")
         func run() throws {
             try Session.run {
                 let status = try Biometry.status()
-                let sensor = switch status.sensor {
-                case .none: "none"
-                case .simulated: "SIMULATED (testing only: anyone who can run `keychainctl biometry touch` as you can touch it)"
-                case .fprintd: "fingerprint reader (fprintd)"
-                }
-                print("""
+                let sensor =
+                    switch status.sensor {
+                    case .none: "none"
+                    case .simulated:
+                        "SIMULATED (testing only: anyone who can run `keychainctl biometry touch` as you can touch it)"
+                    case .fprintd: "fingerprint reader (fprintd)"
+                    }
+                print(
+                    """
                     sensor: \(sensor)
                     enrolled fingers: \(status.enrolledFingers.count)
                     consecutive failed matches: \(status.consecutiveFailures)
@@ -40,7 +45,8 @@ struct Biometry: ParsableCommand {
         @Option(help: "The finger's name.") var finger = "right-index-finger"
         func run() throws {
             try Session.run {
-                _ = try KeychainServices.perform(.enrollFinger(name: finger, passcode: try SecretInput.line(prompt: "Passcode: ")))
+                _ = try KeychainServices.perform(
+                    .enrollFinger(name: finger, passcode: try SecretInput.line(prompt: "Passcode: ")))
             }
         }
     }
@@ -59,18 +65,24 @@ struct Biometry: ParsableCommand {
         @Argument(help: "The finger's name.") var finger: String
         func run() throws {
             try Session.run {
-                _ = try KeychainServices.perform(.removeFinger(name: finger, passcode: try SecretInput.line(prompt: "Passcode: ")))
+                _ = try KeychainServices.perform(
+                    .removeFinger(name: finger, passcode: try SecretInput.line(prompt: "Passcode: ")))
             }
         }
     }
 
     struct Simulate: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Turn the simulated sensor on or off (needs the passcode).")
+        static let configuration = CommandConfiguration(
+            abstract: "Turn the simulated sensor on or off (needs the passcode).")
         @Argument(help: "on or off") var setting: Toggle
         func run() throws {
             try Session.run {
-                _ = try KeychainServices.perform(.setSimulatedSensor(setting == .on, passcode: try SecretInput.line(prompt: "Passcode: ")))
-                if setting == .on { Session.note("WARNING: the simulated sensor is ON; turn it off with `keychainctl biometry simulate off`") }
+                _ = try KeychainServices.perform(
+                    .setSimulatedSensor(setting == .on, passcode: try SecretInput.line(prompt: "Passcode: ")))
+                if setting == .on {
+                    Session.note(
+                        "WARNING: the simulated sensor is ON; turn it off with `keychainctl biometry simulate off`")
+                }
             }
         }
     }
@@ -82,7 +94,9 @@ struct Biometry: ParsableCommand {
         @Option(help: "Which enrolled finger (with --matching).") var finger: String?
 
         func validate() throws {
-            guard matching != nonMatching else { throw ValidationError("give exactly one of --matching and --non-matching") }
+            guard matching != nonMatching else {
+                throw ValidationError("give exactly one of --matching and --non-matching")
+            }
             if finger != nil && nonMatching { throw ValidationError("--finger goes with --matching") }
         }
 

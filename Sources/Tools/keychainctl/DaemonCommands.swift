@@ -5,13 +5,19 @@ import Keychain
 struct Daemon: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Start, stop or look at keychaind, the keychain daemon.",
-        subcommands: [DaemonStart.self, DaemonStop.self, DaemonStatusCommand.self, DaemonInstall.self, DaemonMigrateToSystem.self])
+        subcommands: [
+            DaemonStart.self, DaemonStop.self, DaemonStatusCommand.self, DaemonInstall.self, DaemonMigrateToSystem.self,
+        ])
 }
 
 struct DaemonStart: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "start", abstract: "Start keychaind unless it runs.")
 
-    @Option(name: .customLong("idle-lock"), help: ArgumentHelp("Lock after this many seconds without a request, 0 never (when it starts one; default 300).", valueName: "seconds"))
+    @Option(
+        name: .customLong("idle-lock"),
+        help: ArgumentHelp(
+            "Lock after this many seconds without a request, 0 never (when it starts one; default 300).",
+            valueName: "seconds"))
     var idleLockSeconds: Double?
 
     func run() throws {
@@ -44,13 +50,18 @@ struct DaemonStatusCommand: ParsableCommand {
 
     func run() throws {
         try Session.run(handlesSecrets: false) {
-            let found = try Session.systemDaemonSocket.map { socket throws(KeychainError) in try DaemonControl.systemStatus(socket: socket) }
+            let found = try Session.systemDaemonSocket.map { socket throws(KeychainError) in
+                try DaemonControl.systemStatus(socket: socket)
+            }
             guard let status = try found ?? DaemonControl.status(starting: false) else {
                 print("keychaind is not running (it starts on the first request of a program that uses it)")
                 return
             }
-            let lock = !status.device.passcodeSet ? "unlocked (no passcode is set)" : status.device.isUnlocked ? "unlocked" : "locked"
-            print("""
+            let lock =
+                !status.device.passcodeSet
+                ? "unlocked (no passcode is set)" : status.device.isUnlocked ? "unlocked" : "locked"
+            print(
+                """
                 keychaind: running
                 pid: \(status.pid)
                 uptime: \(Int(status.uptime)) s
@@ -67,5 +78,9 @@ struct DaemonStatusCommand: ParsableCommand {
 /// `keychainctl` neither starts nor stops it.
 private func refuseForSystemDaemon(_ action: String) throws(KeychainError) {
     guard Session.systemDaemonSocket != nil else { return }
-    throw KeychainError(.errSecParam, "the system keychain daemon serves this machine; \(action) it as root with systemd: systemctl \(action) keychaind.socket keychaind.service")
+    throw KeychainError(
+        .errSecParam,
+        "the system keychain daemon serves this machine; \(action) it as root with systemd: systemctl \(action) "
+            + "keychaind.socket keychaind.service"
+    )
 }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import Foundation
 import Keychain
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keychainctl daemon install --user`: systemd user units that start keychaind on the first
 /// connection to its socket (socket activation), as gpg-agent's units do. `--system` (as root):
@@ -11,12 +12,21 @@ import Keychain
 /// with systemd's hardening (``SystemUnits``).
 struct DaemonInstall: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "install", abstract: "Install systemd units for keychaind (keychaind.socket, keychaind.service): --user for this user, --system (as root) for every user of the machine.")
+        commandName: "install",
+        abstract:
+            "Install systemd units for keychaind (keychaind.socket, keychaind.service): --user for this user, "
+                + "--system (as root) for every user of the machine."
+    )
 
     @Flag(name: .customLong("user"), help: "Install for this user (~/.config/systemd/user).")
     var user = false
 
-    @Flag(name: .customLong("system"), help: "Install the system daemon (as root): the keychaind user, /usr/local/libexec/keychaind and units in /etc/systemd/system.")
+    @Flag(
+        name: .customLong("system"),
+        help: ArgumentHelp(
+            "Install the system daemon (as root): the keychaind user, /usr/local/libexec/keychaind and units in "
+                + "/etc/systemd/system.")
+    )
     var system = false
 
     func run() throws {
@@ -24,7 +34,9 @@ struct DaemonInstall: ParsableCommand {
             switch (user, system) {
             case (true, false): try installForUser()
             case (false, true): try SystemUnits.install()
-            default: throw KeychainError(.errSecParam, "say --user (this user's daemon) or --system (the machine's, as root)")
+            default:
+                throw KeychainError(
+                    .errSecParam, "say --user (this user's daemon) or --system (the machine's, as root)")
             }
         }
     }
@@ -43,8 +55,10 @@ struct DaemonInstall: ParsableCommand {
         let directory = Self.userUnitDirectory()
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try Self.socketUnit.write(to: directory.appendingPathComponent("keychaind.socket"), atomically: true, encoding: .utf8)
-            try Self.serviceUnit(daemon).write(to: directory.appendingPathComponent("keychaind.service"), atomically: true, encoding: .utf8)
+            try Self.socketUnit.write(
+                to: directory.appendingPathComponent("keychaind.socket"), atomically: true, encoding: .utf8)
+            try Self.serviceUnit(daemon).write(
+                to: directory.appendingPathComponent("keychaind.service"), atomically: true, encoding: .utf8)
         } catch {
             throw KeychainError(.errSecIO, "cannot write the units in \(directory.path): \(error.localizedDescription)")
         }

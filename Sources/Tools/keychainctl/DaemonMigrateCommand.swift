@@ -19,28 +19,43 @@ struct DaemonMigrateToSystem: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate-to-system",
         abstract: "Move your per-user keychain into the system keychaind, then remove its files.",
-        discussion: "Its passcode, when it has one, is read from standard input or a hidden prompt. Stop the per-user keychaind first (systemctl --user stop keychaind.socket keychaind.service, or keychainctl daemon stop); the system keychaind must be running and must hold no keychain of yours yet.")
+        discussion:
+            "Its passcode, when it has one, is read from standard input or a hidden prompt. Stop the per-user "
+                + "keychaind first (systemctl --user stop keychaind.socket keychaind.service, or keychainctl daemon "
+                + "stop); the system keychaind must be running and must hold no keychain of yours yet."
+    )
 
     func run() throws {
         try Session.run(handlesSecrets: false) {
             guard let socket = Session.systemDaemonSocket else {
-                throw KeychainError(.errSecNotAvailable, "no system keychaind is installed: install it first (as root: keychainctl daemon install --system)")
+                throw KeychainError(
+                    .errSecNotAvailable,
+                    "no system keychaind is installed: install it first (as root: keychainctl daemon install --system)")
             }
             let directory = KeychainPaths.keychainDirectory()
-            let aside = directory.deletingLastPathComponent().appendingPathComponent(directory.lastPathComponent + ".migrated")
+            let aside = directory.deletingLastPathComponent().appendingPathComponent(
+                directory.lastPathComponent + ".migrated")
             // A run killed while removing the old files left them aside: they are in the
             // system keychain already.
             if FileManager.default.fileExists(atPath: aside.path) { try FileManager.default.removeItem(at: aside) }
             guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("keybag").path) else {
-                throw KeychainError(.errSecItemNotFound, "there is no per-user keychain at \(directory.path): nothing to move")
+                throw KeychainError(
+                    .errSecItemNotFound, "there is no per-user keychain at \(directory.path): nothing to move")
             }
             // No per-user daemon may change the files while they are read, nor start meanwhile.
             let runtime = KeychainPaths.runtimeDirectory()
-            let daemonLock = FileManager.default.fileExists(atPath: runtime.path) ? try Self.lock(
-                runtime.appendingPathComponent(KeychainPaths.daemonLockName).path,
-                busy: "a per-user keychaind is running: stop it first (systemctl --user stop keychaind.socket keychaind.service, or keychainctl daemon stop)") : nil
+            let daemonLock =
+                FileManager.default.fileExists(atPath: runtime.path)
+                ? try Self.lock(
+                    runtime.appendingPathComponent(KeychainPaths.daemonLockName).path,
+                    busy:
+                        "a per-user keychaind is running: stop it first (systemctl --user stop keychaind.socket "
+                            + "keychaind.service, or keychainctl daemon stop)"
+                ) : nil
             defer { daemonLock.map { _ = close($0) } }
-            let enclaveLock = try Self.lock(directory.appendingPathComponent(KeychainPaths.enclaveLockName).path, busy: "another program is changing the per-user keychain; try again")
+            let enclaveLock = try Self.lock(
+                directory.appendingPathComponent(KeychainPaths.enclaveLockName).path,
+                busy: "another program is changing the per-user keychain; try again")
             defer { close(enclaveLock) }
 
             let transport = DaemonTransport(systemSocket: socket)
@@ -65,7 +80,8 @@ struct DaemonMigrateToSystem: ParsableCommand {
 
     private static func finish(_ transport: DaemonTransport, passcode: SecretBytes?) throws -> Int {
         guard case .count(let count) = try transport.perform(.finishImport(passcode: passcode)) else {
-            throw KeychainError(.errSecInternalComponent, "the daemon answered the move with something else than a count")
+            throw KeychainError(
+                .errSecInternalComponent, "the daemon answered the move with something else than a count")
         }
         return count
     }
@@ -83,7 +99,9 @@ struct DaemonMigrateToSystem: ParsableCommand {
         var offset = 0
         while true {
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count >= 0 else { throw KeychainError(.errSecIO, "cannot read \(file.path): \(String(cString: strerror(errno)))") }
+            guard count >= 0 else {
+                throw KeychainError(.errSecIO, "cannot read \(file.path): \(String(cString: strerror(errno)))")
+            }
             if count == 0 && offset > 0 { return }
             _ = try transport.perform(.importChunk(file: name, offset: offset, bytes: SecretBytes(buffer[0..<count])))
             offset += count
@@ -98,7 +116,9 @@ struct DaemonMigrateToSystem: ParsableCommand {
     /// Takes `flock` on `path` without waiting; the descriptor holds it.
     private static func lock(_ path: String, busy: String) throws -> Int32 {
         let descriptor = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw KeychainError(.errSecIO, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw KeychainError(.errSecIO, "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             throw KeychainError(.errSecIO, busy)

@@ -4,7 +4,8 @@ import Keychain
 import KeychainEmbedded
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show whether a passcode is set, the lock state, and failed attempts.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show whether a passcode is set, the lock state, and failed attempts.")
 
     func run() throws {
         try Session.run {
@@ -19,11 +20,18 @@ struct Status: ParsableCommand {
             } else {
                 state = "locked (not unlocked since the machine started)"
             }
-            let wait = status.secondsUntilNextAttempt > 0 ? "in \(Int(status.secondsUntilNextAttempt.rounded(.up))) seconds" : "now"
+            let wait =
+                status.secondsUntilNextAttempt > 0
+                ? "in \(Int(status.secondsUntilNextAttempt.rounded(.up))) seconds" : "now"
             var biometryLine = ""
             do {
-                if case .biometry(let biometry) = try KeychainServices.perform(.biometryStatus), biometry.sensor == .simulated {
-                    print("WARNING: THE SIMULATED FINGERPRINT SENSOR IS ON. Anyone who can run `keychainctl biometry touch` as you can pass biometric checks. Turn it off: keychainctl biometry simulate off")
+                if case .biometry(let biometry) = try KeychainServices.perform(.biometryStatus),
+                    biometry.sensor == .simulated
+                {
+                    print(
+                        "WARNING: THE SIMULATED FINGERPRINT SENSOR IS ON. Anyone who can run `keychainctl biometry "
+                            + "touch` as you can pass biometric checks. Turn it off: keychainctl biometry simulate off"
+                    )
                 }
             } catch let error as KeychainError {
                 // A damaged biometry state makes biometry unavailable; it does not hide the rest.
@@ -31,7 +39,8 @@ struct Status: ParsableCommand {
             }
             let directory = EmbeddedTransport.defaultDirectory()
             let exists = FileManager.default.fileExists(atPath: directory.appendingPathComponent("keybag").path)
-            let place = Session.systemDaemonSocket.map { "kept by the system keychain daemon (\($0)), out of your reach" }
+            let place =
+                Session.systemDaemonSocket.map { "kept by the system keychain daemon (\($0)), out of your reach" }
                 ?? "\(directory.path)\(exists ? "" : " (none yet: it is created by the first item or passcode)")"
             print("""
                 passcode: \(status.passcodeSet ? "set" : "not set")
@@ -46,7 +55,8 @@ struct Status: ParsableCommand {
 }
 
 struct Lock: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Lock the keychain: WhenUnlocked items become unavailable.")
+    static let configuration = CommandConfiguration(
+        abstract: "Lock the keychain: WhenUnlocked items become unavailable.")
 
     func run() throws {
         try Session.run {
@@ -60,7 +70,8 @@ struct Lock: ParsableCommand {
 }
 
 struct Unlock: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Unlock the keychain with the passcode (standard input or a hidden prompt).")
+    static let configuration = CommandConfiguration(
+        abstract: "Unlock the keychain with the passcode (standard input or a hidden prompt).")
 
     func run() throws {
         try Session.run {
@@ -72,7 +83,9 @@ struct Unlock: ParsableCommand {
 struct Passcode: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set, change or remove the device passcode.",
-        discussion: "Passcodes come one per line on standard input (current first where needed, then the new one), or from hidden prompts on a terminal.",
+        discussion:
+            "Passcodes come one per line on standard input (current first where needed, then the new one), or from "
+                + "hidden prompts on a terminal.",
         subcommands: [Set.self, Change.self, Remove.self, EraseAfterFailures.self])
 
     struct Set: ParsableCommand {
@@ -95,15 +108,20 @@ struct Passcode: ParsableCommand {
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove the passcode; deletes every WhenPasscodeSetThisDeviceOnly item.",
-            discussion: "Says how many items go first, and asks for confirmation on a terminal; without one, --yes confirms.")
+            discussion:
+                "Says how many items go first, and asks for confirmation on a terminal; without one, --yes confirms.")
         @Flag(help: "Confirm deleting the items that need the passcode, without asking.") var yes = false
 
         func run() throws {
             try Session.run {
                 let doomed = try KeychainDevice.itemCount(accessibility: .whenPasscodeSetThisDeviceOnly)
                 if doomed > 0 {
-                    Session.note("removing the passcode deletes \(doomed) item\(doomed == 1 ? "" : "s") that can exist only while a passcode is set (WhenPasscodeSetThisDeviceOnly)")
-                    try Session.confirm("Delete them and remove the passcode?", yes: yes, refusal: "run again with --yes to delete \(doomed) items and remove the passcode")
+                    Session.note(
+                        "removing the passcode deletes \(doomed) item\(doomed == 1 ? "" : "s") that can exist only while a passcode is set (WhenPasscodeSetThisDeviceOnly)"
+                    )
+                    try Session.confirm(
+                        "Delete them and remove the passcode?", yes: yes,
+                        refusal: "run again with --yes to delete \(doomed) items and remove the passcode")
                 }
                 try KeychainDevice.removePasscode(current: try SecretInput.line(prompt: "Current passcode: "))
                 if doomed > 0 { Session.note("passcode removed; deleted \(doomed) item\(doomed == 1 ? "" : "s")") }
@@ -113,11 +131,13 @@ struct Passcode: ParsableCommand {
 
     struct EraseAfterFailures: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "erase-after-failures", abstract: "Erase every item after 10 consecutive failed passcode attempts (on|off).")
+            commandName: "erase-after-failures",
+            abstract: "Erase every item after 10 consecutive failed passcode attempts (on|off).")
         @Argument(help: "on or off") var setting: Toggle
         func run() throws {
             try Session.run {
-                try KeychainDevice.setEraseAfterFailedAttempts(setting == .on, passcode: try SecretInput.line(prompt: "Passcode: "))
+                try KeychainDevice.setEraseAfterFailedAttempts(
+                    setting == .on, passcode: try SecretInput.line(prompt: "Passcode: "))
             }
         }
     }
@@ -147,12 +167,16 @@ struct Erase: ParsableCommand {
                 try eraseUnopenable(error)
                 return
             }
-            Session.note("erasing the keychain deletes \(count) item\(count == 1 ? "" : "s") and every key; this cannot be undone")
+            Session.note(
+                "erasing the keychain deletes \(count) item\(count == 1 ? "" : "s") and every key; this cannot be undone"
+            )
             var passcode: SecretBytes?
             if passcodeSet {
                 passcode = try SecretInput.line(prompt: "Passcode: ")
             } else {
-                try Session.confirm("Erase the keychain?", yes: yes, refusal: "no passcode is set; run again with --yes to erase \(count) items")
+                try Session.confirm(
+                    "Erase the keychain?", yes: yes,
+                    refusal: "no passcode is set; run again with --yes to erase \(count) items")
             }
             let erased = try KeychainDevice.erase(passcode: passcode)
             Session.note("erased \(erased) item\(erased == 1 ? "" : "s")")
@@ -161,10 +185,17 @@ struct Erase: ParsableCommand {
 
     private func eraseUnopenable(_ error: KeychainError) throws {
         guard yes else {
-            throw KeychainError(status: error.status, message: "\(error.message)\nkeychainctl: the keychain cannot be opened, so erasing cannot ask for its passcode: `keychainctl erase --yes` removes its files")
+            throw KeychainError(
+                status: error.status,
+                message:
+                    "\(error.message)\nkeychainctl: the keychain cannot be opened, so erasing cannot ask for its "
+                        + "passcode: `keychainctl erase --yes` removes its files"
+            )
         }
         Session.note("the keychain cannot be opened: \(error.message)")
         let count = try KeychainDevice.eraseUnopenableKeychain()
-        Session.note("removed the keychain's files\(count.map { " (\($0) item\($0 == 1 ? "" : "s"))" } ?? ""); the next use starts a new keychain")
+        Session.note(
+            "removed the keychain's files\(count.map { " (\($0) item\($0 == 1 ? "" : "s"))" } ?? ""); the next use starts a new keychain"
+        )
     }
 }

@@ -1,8 +1,9 @@
+import ArgumentParser
+import Keychain
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ArgumentParser
-import Keychain
 
 /// A `find-generic-password` lookup, the command a script or `git` runs most.
 ///
@@ -47,7 +48,11 @@ struct GenericPasswordLookup {
     /// Prints the first match's attributes, or with `secretOnly` its secret.
     func run() throws {
         try Session.runIdentifiedByFirstRequest { firstReplyCame in
-            var query = ItemQuery(itemClass: .genericPassword, attributes: ItemCommands.attributes([(kSecAttrService as String, service), (kSecAttrAccount as String, account)]))
+            var query = ItemQuery(
+                itemClass: .genericPassword,
+                attributes: ItemCommands.attributes([
+                    (kSecAttrService as String, service), (kSecAttrAccount as String, account),
+                ]))
             query.accessGroup = accessGroup
             try ItemCommands.find(query, secretOnly: secretOnly, firstReplyCame: firstReplyCame)
         }

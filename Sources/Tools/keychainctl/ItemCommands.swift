@@ -11,15 +11,21 @@ enum ItemCommands {
         } catch {
             guard updateExisting, error.status == KeychainError.errSecDuplicateItem.status else { throw error }
             let query = ItemQuery(itemClass: item.itemClass, attributes: key)
-            var changes = ItemChanges(attributes: item.attributes, accessibility: item.accessibility, secret: item.secret)
+            var changes = ItemChanges(
+                attributes: item.attributes, accessibility: item.accessibility, secret: item.secret)
             changes.accessControl = item.accessControl
             // Updating an item with an access control prompts, as the KeychainTouchID sample does.
-            _ = try KeychainServices.perform(.update(query, changes), authenticating: AuthenticationOptions(reason: "Authenticate to update your password"))
+            _ = try KeychainServices.perform(
+                .update(query, changes),
+                authenticating: AuthenticationOptions(reason: "Authenticate to update your password"))
         }
     }
 
     /// What `-w SECRET` (the habit from macOS's `security`) gets on an add.
-    static let secretsNeverInArguments = "keychainctl never takes a secret from its arguments, where `ps` and your shell history would show it: pipe it in (printf %s \"$SECRET\" | keychainctl add-generic-password -s <service> -a <account>) or type it at the hidden prompt"
+    static let secretsNeverInArguments =
+        "keychainctl never takes a secret from its arguments, where `ps` and your shell history would show it: "
+            + "pipe it in (printf %s \"$SECRET\" | keychainctl add-generic-password -s <service> -a <account>) or type "
+            + "it at the hidden prompt"
 
     /// The line end after a secret. A constant: `Data("\n".utf8)` asked the runtime whether a
     /// string's UTF-8 view is contiguous bytes, a search of every protocol conformance in the
@@ -46,13 +52,18 @@ enum ItemCommands {
         if case .items(let matches) = firstTwo, matches.count > 1 {
             count.limit = .all
             // Should the full count not come back as items, two is what is known to match.
-            let all = if case .items(let everyMatch) = try KeychainServices.perform(.copyMatching(count)) { everyMatch.count } else { matches.count }
+            let all =
+                if case .items(let everyMatch) = try KeychainServices.perform(.copyMatching(count)) {
+                    everyMatch.count
+                } else { matches.count }
             Session.note("\(all) items match; showing the first (narrow the search with -s and -a)")
         }
         var query = query
         query.returns = secretOnly ? .data : .attributes
         let options = AuthenticationOptions(reason: "Authenticate to access service password")
-        guard case .items(let items) = try KeychainServices.perform(.copyMatching(query), authenticating: options), let item = items.first else { return }
+        guard case .items(let items) = try KeychainServices.perform(.copyMatching(query), authenticating: options),
+            let item = items.first
+        else { return }
         if secretOnly {
             var data = item.secret?.copyData() ?? Data()
             defer { data.resetBytes(in: 0..<data.count) }
@@ -71,7 +82,11 @@ enum ItemCommands {
             count.limit = .all
             count.returns = .persistentRef
             if case .items(let matches) = try KeychainServices.perform(.copyMatching(count)), matches.count > 1 {
-                throw KeychainError(.errSecParam, "\(matches.count) items match; nothing was deleted. Narrow the search with -s and -a, or add --all to delete all \(matches.count)")
+                throw KeychainError(
+                    .errSecParam,
+                    "\(matches.count) items match; nothing was deleted. Narrow the search with -s and -a, or add "
+                        + "--all to delete all \(matches.count)"
+                )
             }
         }
         guard case .count(let deleted) = try KeychainServices.perform(.delete(query)) else { return }
@@ -96,11 +111,18 @@ struct AddGenericPassword: ParsableCommand {
     @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment as String).", valueName: "comment")) var comment: String?
     @Option(help: ArgumentHelp("Access group (kSecAttrAccessGroup as String): a shared group this program is entitled to; default its own.", valueName: "group"))
     var accessGroup: String?
-    @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock, WhenPasscodeSetThisDeviceOnly.") var accessible: Accessibility?
-    @Option(help: "Require the device owner to read it: userPresence, biometryAny, biometryCurrentSet, devicePasscode, or combinations like biometryAny,or,devicePasscode (with --accessible, default WhenPasscodeSetThisDeviceOnly).")
+    @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock, WhenPasscodeSetThisDeviceOnly.") var accessible:
+        Accessibility?
+    @Option(
+        help: ArgumentHelp(
+            "Require the device owner to read it: userPresence, biometryAny, biometryCurrentSet, devicePasscode, "
+                + "or combinations like biometryAny,or,devicePasscode (with --accessible, default "
+                + "WhenPasscodeSetThisDeviceOnly).")
+    )
     var accessControl: AccessControlArgument?
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false
-    @Flag(help: "Accept an empty secret (refused otherwise, as an empty standard input is nearly always a mistake).") var allowEmpty = false
+    @Flag(help: "Accept an empty secret (refused otherwise, as an empty standard input is nearly always a mistake).")
+    var allowEmpty = false
     @Option(name: .customShort("w"), help: .hidden) var secretInArguments: String?
 
     func validate() throws {
@@ -109,14 +131,19 @@ struct AddGenericPassword: ParsableCommand {
 
     func run() throws {
         try Session.run {
-            let key = ItemCommands.attributes([(kSecAttrService as String, service), (kSecAttrAccount as String, account)])
+            let key = ItemCommands.attributes([
+                (kSecAttrService as String, service), (kSecAttrAccount as String, account),
+            ])
             var item = NewItem(
                 itemClass: .genericPassword,
-                attributes: key.merging(ItemCommands.attributes([(kSecAttrLabel as String, label), (kSecAttrComment as String, comment)])) { a, _ in a },
+                attributes: key.merging(
+                    ItemCommands.attributes([(kSecAttrLabel as String, label), (kSecAttrComment as String, comment)])
+                ) { a, _ in a },
                 accessibility: accessible, secret: try SecretInput.itemSecret(allowEmpty: allowEmpty))
             item.accessGroup = accessGroup
             if let accessControl {
-                item.accessControl = try AccessControl(protection: accessible ?? .whenPasscodeSetThisDeviceOnly, flags: accessControl.flags)
+                item.accessControl = try AccessControl(
+                    protection: accessible ?? .whenPasscodeSetThisDeviceOnly, flags: accessControl.flags)
                 item.accessibility = nil
             }
             try ItemCommands.add(item, updateExisting: update, key: key)
@@ -133,19 +160,25 @@ struct FindGenericPassword: ParsableCommand {
     @Flag(name: .customShort("w"), help: "Print only the secret.") var secretOnly = false
 
     func run() throws {
-        try GenericPasswordLookup(service: service, account: account, accessGroup: accessGroup, secretOnly: secretOnly).run()
+        try GenericPasswordLookup(service: service, account: account, accessGroup: accessGroup, secretOnly: secretOnly)
+            .run()
     }
 }
 
 struct DeleteGenericPassword: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Delete the generic password that matches; several only with --all.")
-    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService as String).", valueName: "service")) var service: String?
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account")) var account: String?
+    static let configuration = CommandConfiguration(
+        abstract: "Delete the generic password that matches; several only with --all.")
+    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService as String).", valueName: "service"))
+    var service: String?
+    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account"))
+    var account: String?
     @Flag(help: "Delete every match, and say how many.") var all = false
 
     func run() throws {
         try Session.run {
-            let attributes = ItemCommands.attributes([(kSecAttrService as String, service), (kSecAttrAccount as String, account)])
+            let attributes = ItemCommands.attributes([
+                (kSecAttrService as String, service), (kSecAttrAccount as String, account),
+            ])
             try ItemCommands.delete(ItemQuery(itemClass: .genericPassword, attributes: attributes), all: all)
         }
     }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import Foundation
 import Keychain
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keychainctl`: the device owner's command-line tool for the keychain, in the manner of
 /// Apple's `security`.
@@ -12,13 +13,15 @@ struct KeychainCtl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keychainctl",
         abstract: "Manage the keychain: passwords, passcode, lock state.",
-        discussion: "Secrets are read from standard input, or from a hidden prompt on a terminal; never from arguments. Exit status: 0 on success, 44 when an item is not found, 64 for a usage error, 1 for other failures. Before the command, `--system-socket PATH` talks to a system keychaind listening there instead of /run/keychain/socket (the socket and its process must belong to the keychaind user).",
+        discussion:
+            "Secrets are read from standard input, or from a hidden prompt on a terminal; never from arguments. Exit status: 0 on success, 44 when an item is not found, 64 for a usage error, 1 for other failures. Before the command, `--system-socket PATH` talks to a system keychaind listening there instead of /run/keychain/socket (the socket and its process must belong to the keychaind user).",
         version: "keychainctl 0.1.0 (swift-keychain; keybag format 2, database schema 1)",
         subcommands: [
             Status.self, Lock.self, Unlock.self, Passcode.self,
             AddGenericPassword.self, FindGenericPassword.self, DeleteGenericPassword.self,
             AddInternetPassword.self, FindInternetPassword.self, DeleteInternetPassword.self,
-            DumpKeychain.self, Biometry.self, Authenticate.self, Erase.self, Daemon.self, Owner.self, Apps.self, SSH.self, SSHAgentCommand.self,
+            DumpKeychain.self, Biometry.self, Authenticate.self, Erase.self, Daemon.self, Owner.self, Apps.self,
+            SSH.self, SSHAgentCommand.self,
         ])
 
     /// Refuses arguments that are not UTF-8 before parsing: Swift would replace the bad bytes
@@ -26,7 +29,10 @@ struct KeychainCtl: ParsableCommand {
     static func main() {
         for index in 1..<Int(CommandLine.argc) {
             guard let argument = CommandLine.unsafeArgv[index], String(validatingCString: argument) != nil else {
-                StandardError.write("keychainctl: error: argument \(index) is not valid UTF-8; attributes are UTF-8 text, and a damaged one could match another item\n")
+                StandardError.write(
+                    "keychainctl: error: argument \(index) is not valid UTF-8; attributes are UTF-8 text, and a "
+                        + "damaged one could match another item\n"
+                )
                 Glibc.exit(64)
             }
         }
@@ -40,7 +46,10 @@ struct KeychainCtl: ParsableCommand {
         }
         if let lookup = GenericPasswordLookup(plainArguments: arguments) { lookup.runAndExit() }
         if let first = arguments.first, !first.hasPrefix("-"), let hint = unknownCommandHint(first) {
-            StandardError.write("keychainctl: error: unknown command '\(first)'\(hint)\nkeychainctl: hint: `keychainctl --help` lists the commands\n")
+            StandardError.write(
+                "keychainctl: error: unknown command '\(first)'\(hint)\nkeychainctl: hint: `keychainctl --help` "
+                    + "lists the commands\n"
+            )
             Glibc.exit(64)
         }
         main(arguments)

@@ -7,12 +7,14 @@ import Keychain
 /// session, it sees every access group.
 struct Owner: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Open or close an owner session: every app's items, for 5 minutes, in this login session (keychaind).",
+        abstract:
+            "Open or close an owner session: every app's items, for 5 minutes, in this login session (keychaind).",
         subcommands: [Login.self, Logout.self])
 
     struct Login: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Open an owner session with the passcode (standard input or a hidden prompt), or with a fingerprint.")
+            abstract:
+                "Open an owner session with the passcode (standard input or a hidden prompt), or with a fingerprint.")
 
         @Flag(help: "Touch the fingerprint reader (fprintd) instead of typing the passcode.")
         var fingerprint = false
@@ -26,7 +28,8 @@ struct Owner: ParsableCommand {
                 if fingerprint {
                     try loginWithFingerprint()
                 } else {
-                    _ = try KeychainServices.perform(.openOwnerSession(passcode: try SecretInput.line(prompt: "Passcode: ")))
+                    _ = try KeychainServices.perform(
+                        .openOwnerSession(passcode: try SecretInput.line(prompt: "Passcode: ")))
                 }
                 Session.note("owner session open for 5 minutes in this login session")
             }
@@ -39,7 +42,8 @@ struct Owner: ParsableCommand {
             let deadline = Date().addingTimeInterval(Self.touchSeconds)
             var misses = 0
             while Date() < deadline {
-                guard case .match(let match) = try KeychainServices.perform(.openOwnerSessionByBiometry(timeout: 0.5)) else {
+                guard case .match(let match) = try KeychainServices.perform(.openOwnerSessionByBiometry(timeout: 0.5))
+                else {
                     throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
                 }
                 switch match {
@@ -49,7 +53,9 @@ struct Owner: ParsableCommand {
                     return
                 case .notMatched:
                     misses += 1
-                    guard misses < Self.missesAllowed else { throw KeychainError(.errSecAuthFailed, "the fingerprint was not recognized") }
+                    guard misses < Self.missesAllowed else {
+                        throw KeychainError(.errSecAuthFailed, "the fingerprint was not recognized")
+                    }
                     Session.note("Not recognized. Try again.")
                 }
             }
@@ -71,7 +77,9 @@ struct Owner: ParsableCommand {
 struct Apps: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Let apps share access groups, or declare an app's identifier and groups (needs an owner session).",
-        discussion: "An app is named by the absolute path of its executable; a shared group by a name such as com.example.shared.",
+        discussion:
+            "An app is named by the absolute path of its executable; a shared group by a name such as "
+                + "com.example.shared.",
         subcommands: [Grant.self, Revoke.self, Declare.self, Undeclare.self, List.self])
 
     /// The app and the group a grant or a revocation is about.
@@ -80,7 +88,9 @@ struct Apps: ParsableCommand {
         @Argument(help: ArgumentHelp("The shared group.", valueName: "group")) var group: String
 
         func set(granted: Bool) throws {
-            try Session.run { _ = try KeychainServices.perform(.setEntitlement(app: app, group: group, granted: granted)) }
+            try Session.run {
+                _ = try KeychainServices.perform(.setEntitlement(app: app, group: group, granted: granted))
+            }
         }
     }
 
@@ -109,9 +119,13 @@ struct Apps: ParsableCommand {
                 guard case .declaredApps(let declared) = try KeychainServices.perform(.listDeclaredApps) else {
                     throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
                 }
-                if entitlements.isEmpty && declared.isEmpty { Session.note("no app has a shared access group or a declaration") }
+                if entitlements.isEmpty && declared.isEmpty {
+                    Session.note("no app has a shared access group or a declaration")
+                }
                 for (app, declaration) in declared.sorted(by: { $0.key < $1.key }) {
-                    print("\(app): declared \(declaration.applicationIdentifier); groups \(declaration.accessGroups.joined(separator: ", "))")
+                    print(
+                        "\(app): declared \(declaration.applicationIdentifier); groups \(declaration.accessGroups.joined(separator: ", "))"
+                    )
                 }
                 for (app, groups) in entitlements.sorted(by: { $0.key < $1.key }) {
                     print("\(app): \(groups.joined(separator: ", "))")

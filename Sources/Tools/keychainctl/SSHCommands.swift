@@ -13,12 +13,17 @@ struct SSH: ParsableCommand {
         subcommands: [Create.self, List.self, PublicKey.self, Delete.self, InstallAgent.self])
 
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make a key inside the Enclave and print its authorized_keys line.")
+        static let configuration = CommandConfiguration(
+            abstract: "Make a key inside the Enclave and print its authorized_keys line.")
 
         @Argument(help: "The key's name (one word).")
         var name: String
 
-        @Option(name: .customLong("access-control"), help: "What each signature asks for: \(SSHKeyStore.Protection.allCases.map(\.rawValue).joined(separator: ", ")).")
+        @Option(
+            name: .customLong("access-control"),
+            help:
+                "What each signature asks for: \(SSHKeyStore.Protection.allCases.map(\.rawValue).joined(separator: ", "))."
+        )
         var protection: SSHKeyStore.Protection = .none
 
         func run() throws {
@@ -39,14 +44,17 @@ struct SSH: ParsableCommand {
     }
 
     struct PublicKey: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "public-key", abstract: "Print a key's authorized_keys line.")
+        static let configuration = CommandConfiguration(
+            commandName: "public-key", abstract: "Print a key's authorized_keys line.")
 
         @Argument(help: "The key's name.")
         var name: String
 
         func run() throws {
             try Session.run {
-                guard let key = try SSHKeyStore.find(name) else { throw KeychainError(.errSecItemNotFound, "no SSH key is named \(name)") }
+                guard let key = try SSHKeyStore.find(name) else {
+                    throw KeychainError(.errSecItemNotFound, "no SSH key is named \(name)")
+                }
                 print(key.authorizedKeysLine)
             }
         }
@@ -68,17 +76,23 @@ extension SSH {
     /// `keychainctl ssh install-agent`: a systemd user unit that runs the agent for the session.
     struct InstallAgent: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "install-agent", abstract: "Install a systemd user unit that runs `keychainctl ssh-agent` (keychain-ssh-agent.service).")
+            commandName: "install-agent",
+            abstract: "Install a systemd user unit that runs `keychainctl ssh-agent` (keychain-ssh-agent.service).")
 
         func run() throws {
             try Session.run(handlesSecrets: false) {
-                let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+                let executable =
+                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                    ?? CommandLine.arguments[0]
                 let directory = DaemonInstall.userUnitDirectory()
                 do {
                     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                    try Self.unit(executable).write(to: directory.appendingPathComponent("keychain-ssh-agent.service"), atomically: true, encoding: .utf8)
+                    try Self.unit(executable).write(
+                        to: directory.appendingPathComponent("keychain-ssh-agent.service"), atomically: true,
+                        encoding: .utf8)
                 } catch {
-                    throw KeychainError(.errSecIO, "cannot write the unit in \(directory.path): \(error.localizedDescription)")
+                    throw KeychainError(
+                        .errSecIO, "cannot write the unit in \(directory.path): \(error.localizedDescription)")
                 }
                 print("""
                     installed \(directory.path)/keychain-ssh-agent.service (ExecStart=\(executable) ssh-agent)
@@ -112,27 +126,44 @@ struct SSHAgentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ssh-agent",
         abstract: "Serve the SSH keys to ssh, git and ssh-add as an agent; each signature is made in the Enclave.",
-        discussion: "Prints SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK; as `ssh-agent -s` does, then serves until stopped. A key made with an access control prompts on this command's terminal at each signature (or once per --reuse-window); with no terminal such a signature fails and ssh tries its next key.")
+        discussion:
+            "Prints SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK; as `ssh-agent -s` does, then serves until stopped. A "
+                + "key made with an access control prompts on this command's terminal at each signature (or once per "
+                + "--reuse-window); with no terminal such a signature fails and ssh tries its next key."
+    )
 
     @Option(help: "The socket's path (default: $XDG_RUNTIME_DIR/keychain/ssh-agent.socket).")
     var socket: String?
 
-    @Option(name: .customLong("reuse-window"), help: "Seconds one authentication serves a key's signatures (0: ask every time).")
+    @Option(
+        name: .customLong("reuse-window"),
+        help: "Seconds one authentication serves a key's signatures (0: ask every time).")
     var reuseWindow: Double = 0
 
-    @Option(help: "Another agent's socket (for example the $SSH_AUTH_SOCK you had): its keys are offered after the Enclave's, and it signs with them.")
+    @Option(
+        help: ArgumentHelp(
+            "Another agent's socket (for example the $SSH_AUTH_SOCK you had): its keys are offered after the "
+                + "Enclave's, and it signs with them.")
+    )
     var proxy: String?
 
     func run() throws {
         try Session.run {
             let directory = KeychainPaths.runtimeDirectory()
             let path = socket ?? directory.appendingPathComponent("ssh-agent.socket").path
-            if socket == nil { try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) }
-            guard reuseWindow >= 0 else { throw KeychainError(.errSecParam, "--reuse-window takes a number of seconds, 0 or more") }
+            if socket == nil {
+                try? FileManager.default.createDirectory(
+                    at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            guard reuseWindow >= 0 else {
+                throw KeychainError(.errSecParam, "--reuse-window takes a number of seconds, 0 or more")
+            }
             FileHandle.standardOutput.write(Data("SSH_AUTH_SOCK=\(path); export SSH_AUTH_SOCK;\n".utf8))
             do {
                 guard proxy != path else { throw KeychainError(.errSecParam, "--proxy names this agent's own socket") }
-                try SSHAgentServer.run(socket: path, authentications: SSHAgentAuthentications(reuseWindow: reuseWindow), upstream: proxy.map(SSHAgentUpstream.init(socket:)))
+                try SSHAgentServer.run(
+                    socket: path, authentications: SSHAgentAuthentications(reuseWindow: reuseWindow),
+                    upstream: proxy.map(SSHAgentUpstream.init(socket:)))
             } catch let error as KeychainError {
                 throw error
             } catch {

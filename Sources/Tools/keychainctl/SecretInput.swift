@@ -30,7 +30,10 @@ enum SecretInput {
             return try hiddenLine(prompt: prompt)
         }
         guard let line = try readLine() else {
-            throw KeychainError(.errSecParam, "standard input ended before the \(prompt.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ": "))) was given")
+            throw KeychainError(
+                .errSecParam,
+                "standard input ended before the \(prompt.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ": "))) was given"
+            )
         }
         return line
     }
@@ -63,13 +66,21 @@ enum SecretInput {
                 defer { wipe(&bytes); wipe(&pending.bytes) }
                 if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
                 guard bytes.count <= limit else {
-                    throw KeychainError(.errSecDataTooLarge, "the secret on standard input is larger than \(limit / 1024) KiB, the most an item holds; keep large data in a file encrypted with a key stored here")
+                    throw KeychainError(
+                        .errSecDataTooLarge,
+                        "the secret on standard input is larger than \(limit / 1024) KiB, the most an item holds; "
+                            + "keep large data in a file encrypted with a key stored here"
+                    )
                 }
                 return SecretBytes(bytes)
             }
         }
         guard allowEmpty || secret.count > 0 else {
-            throw KeychainError(.errSecParam, "the secret is empty (standard input gave nothing); pipe the secret in, or pass --allow-empty to store an empty one")
+            throw KeychainError(
+                .errSecParam,
+                "the secret is empty (standard input gave nothing); pipe the secret in, or pass --allow-empty to "
+                    + "store an empty one"
+            )
         }
         return secret
     }
@@ -81,13 +92,16 @@ enum SecretInput {
         defer { wipe(&block) }
         while true {
             let done = pending.withLock { pending in
-                pending.ended || pending.bytes.count >= count || (stopAtNewline && pending.bytes.contains(UInt8(ascii: "\n")))
+                pending.ended || pending.bytes.count >= count
+                    || (stopAtNewline && pending.bytes.contains(UInt8(ascii: "\n")))
             }
             if done { return }
             let wanted = min(block.count, count - pending.withLock { $0.bytes.count })
             let got = read(STDIN_FILENO, &block, wanted)
             if got < 0 && errno == EINTR { continue }
-            guard got >= 0 else { throw KeychainError(.errSecIO, "cannot read standard input: \(String(cString: strerror(errno)))") }
+            guard got >= 0 else {
+                throw KeychainError(.errSecIO, "cannot read standard input: \(String(cString: strerror(errno)))")
+            }
             pending.withLock { pending in
                 if got == 0 { pending.ended = true } else { pending.bytes.append(contentsOf: block[0..<got]) }
             }
@@ -102,7 +116,9 @@ enum SecretInput {
             let newline = pending.bytes.firstIndex(of: UInt8(ascii: "\n"))
             guard let end = newline ?? (pending.ended ? pending.bytes.endIndex : nil), end <= maximumLineLength else {
                 wipe(&pending.bytes)
-                throw KeychainError(.errSecDataTooLarge, "a line on standard input is longer than \(maximumLineLength) bytes; a passcode is shorter")
+                throw KeychainError(
+                    .errSecDataTooLarge,
+                    "a line on standard input is longer than \(maximumLineLength) bytes; a passcode is shorter")
             }
             var line = Array(pending.bytes[..<end])
             defer { wipe(&line) }

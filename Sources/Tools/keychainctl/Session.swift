@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import Keychain
-import KeychainSupport
 import KeychainEmbedded
+import KeychainSupport
 
 /// Runs a command body against the keychain and turns a ``KeychainError`` into the tool's
 /// contract: `keychainctl: error: …` and `keychainctl: hint: …` on stderr, exit 44 for
@@ -70,7 +70,8 @@ enum Session {
     }
 
     static func printError(_ error: KeychainError) {
-        var line = "keychainctl: error: \(error.message) (\(KeychainError.name(of: error.status)), OSStatus \(error.status))\n"
+        var line =
+            "keychainctl: error: \(error.message) (\(KeychainError.name(of: error.status)), OSStatus \(error.status))\n"
         if let hint = hint(for: error) { line += "keychainctl: hint: \(hint)\n" }
         StandardError.write(line)
     }
@@ -78,14 +79,21 @@ enum Session {
     private static func hint(for error: KeychainError) -> String? {
         if error.requiredAuthentication != nil && error.status == KeychainError.errSecInteractionNotAllowed.status {
             // Not the lock state: the item needs the owner, and there was no terminal to ask on.
-            return "the item needs the device owner to authenticate, and the sheet is drawn on the controlling terminal (/dev/tty); run the command from a terminal (its output may still go to a pipe)"
+            return
+                "the item needs the device owner to authenticate, and the sheet is drawn on the controlling "
+                    + "terminal (/dev/tty); run the command from a terminal (its output may still go to a pipe)"
         }
         return switch error.status {
-        case KeychainError.errSecInteractionNotAllowed.status: "run `keychainctl status` to see the lock state and any passcode delay"
+        case KeychainError.errSecInteractionNotAllowed.status:
+            "run `keychainctl status` to see the lock state and any passcode delay"
         case KeychainError.errSecDuplicateItem.status: "add -U to update the existing item instead"
-        case KeychainError.errSecAuthFailed.status: "failed attempts are counted; after 5 the keychain imposes growing delays"
-        case KeychainError.errSecMissingEntitlement.status: "through keychaind this needs an owner session: `keychainctl owner login` (the passcode), then run it again"
-        case KeychainError.errSecDecode.status: "the keychain's files were altered, damaged or mixed up; restore them as they were together, or start over with `keychainctl erase`"
+        case KeychainError.errSecAuthFailed.status:
+            "failed attempts are counted; after 5 the keychain imposes growing delays"
+        case KeychainError.errSecMissingEntitlement.status:
+            "through keychaind this needs an owner session: `keychainctl owner login` (the passcode), then run it again"
+        case KeychainError.errSecDecode.status:
+            "the keychain's files were altered, damaged or mixed up; restore them as they were together, or start "
+                + "over with `keychainctl erase`"
         default: nil
         }
     }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Keychain
 import KeychainSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keychainctl daemon install --system`: the system daemon put in place, as root.
 ///
@@ -28,7 +29,9 @@ enum SystemUnits {
 
     static func install() throws {
         guard geteuid() == 0 else {
-            throw KeychainError(.errSecParam, "installing the system daemon creates a system user and writes to /etc and /usr/local: run it as root")
+            throw KeychainError(
+                .errSecParam,
+                "installing the system daemon creates a system user and writes to /etc and /usr/local: run it as root")
         }
         let source = try DaemonLocation.keychaind()
         try createUser()
@@ -39,7 +42,9 @@ enum SystemUnits {
             throw KeychainError(.errSecIO, "the \(KeychainPaths.systemUserName) user was created but cannot be found")
         }
         guard chown(state, user.pw_uid, user.pw_gid) == 0, chmod(state, 0o700) == 0 else {
-            throw KeychainError(.errSecIO, "cannot give \(state) to \(KeychainPaths.systemUserName): \(String(cString: strerror(errno)))")
+            throw KeychainError(
+                .errSecIO,
+                "cannot give \(state) to \(KeychainPaths.systemUserName): \(String(cString: strerror(errno)))")
         }
         do {
             try socketUnit.write(toFile: "\(unitDirectory)/keychaind.socket", atomically: true, encoding: .utf8)
@@ -153,7 +158,9 @@ enum SystemUnits {
         }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw KeychainError(.errSecIO, "useradd could not create the \(KeychainPaths.systemUserName) user (exit \(process.terminationStatus))")
+            throw KeychainError(
+                .errSecIO,
+                "useradd could not create the \(KeychainPaths.systemUserName) user (exit \(process.terminationStatus))")
         }
     }
 

@@ -28,8 +28,10 @@ enum WireFuzzer {
 /// takes libFuzzer's options from the command line.
 @_silgen_name("LLVMFuzzerRunDriver")
 private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32) -> Int32
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+) -> Int32
 #endif
 
 /// With libFuzzer (built with `-DFUZZING`): libFuzzer's driver, with its options
@@ -70,14 +72,20 @@ struct WireFuzzerMain {
     static func writeSeeds(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let context = AuthenticationContextID.random()
-        let item = NewItem(itemClass: .genericPassword, attributes: ["svce": .string("s"), "acct": .string("a")], secret: SecretBytes(utf8: "x"))
-        let query = ItemQuery(itemClass: .genericPassword, attributes: ["svce": .string("s")], returns: [.data, .attributes])
+        let item = NewItem(
+            itemClass: .genericPassword, attributes: ["svce": .string("s"), "acct": .string("a")],
+            secret: SecretBytes(utf8: "x"))
+        let query = ItemQuery(
+            itemClass: .genericPassword, attributes: ["svce": .string("s")], returns: [.data, .attributes])
         let requests: [KeychainRequest] = [
-            .add(item), .copyMatching(query), .update(query, ItemChanges(attributes: ["labl": .string("l")])), .delete(query),
-            .verifyPasscode(SecretBytes(utf8: "1234"), context: context), .awaitBiometricMatch(timeout: 1, context: context), .deviceStatus, .lock,
+            .add(item), .copyMatching(query), .update(query, ItemChanges(attributes: ["labl": .string("l")])),
+            .delete(query),
+            .verifyPasscode(SecretBytes(utf8: "1234"), context: context),
+            .awaitBiometricMatch(timeout: 1, context: context), .deviceStatus, .lock,
         ]
         let replies: [Result<KeychainReply, KeychainError>] = [
-            .success(.done), .success(.count(3)), .failure(KeychainError(.errSecItemNotFound, "not found")), .failure(KeychainError.errSecDecode),
+            .success(.done), .success(.count(3)), .failure(KeychainError(.errSecItemNotFound, "not found")),
+            .failure(KeychainError.errSecDecode),
         ]
         for (index, body) in (requests.map(RequestCoder.encode) + replies.map(ReplyCoder.encode)).enumerated() {
             try Data(body).write(to: directory.appendingPathComponent("seed-\(index)"))

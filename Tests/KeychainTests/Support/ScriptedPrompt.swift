@@ -53,7 +53,11 @@ final class ScriptedPrompt: AuthenticationPrompt {
         func show(_ message: String) { prompt.messages.withLock { $0.append(message) } }
 
         func readPasscode(shouldStop: () -> Bool) -> SecretBytes? {
-            guard case .passcode(let passcode)? = prompt.next({ if case .passcode = $0 { return true } else { return false } }) else { return nil }
+            guard
+                case .passcode(let passcode)? = prompt.next({
+                    if case .passcode = $0 { return true } else { return false }
+                })
+            else { return nil }
             return passcode.map { SecretBytes(utf8: $0) }
         }
 

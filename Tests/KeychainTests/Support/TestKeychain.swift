@@ -1,10 +1,10 @@
 import Enclave
 import Foundation
 import Keychain
+import KeychainEmbedded
 import KeychainServer
 import KeychainStore
 import Synchronization
-import KeychainEmbedded
 
 /// A boot clock the tests move by hand.
 final class StubClock: EnclaveClock {
@@ -30,12 +30,14 @@ struct TestKeychain {
     static let fastLimits = PasscodeKDF.Limits(minimumLogN: 10, minimumBlockSize: 8, maximumMemory: 256 << 20)
 
     static func make() throws -> TestKeychain {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-tests-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "keychain-tests-\(UUID().uuidString)")
         return try open(directory, clock: StubClock(), cache: ProcessClassKeyCache())
     }
 
     static func open(_ directory: URL, clock: StubClock, cache: ProcessClassKeyCache) throws -> TestKeychain {
-        let server = try KeychainServer(directory: directory, cache: cache, clock: clock, passcodeKDF: fastKDF, passcodeLimits: fastLimits)
+        let server = try KeychainServer(
+            directory: directory, cache: cache, clock: clock, passcodeKDF: fastKDF, passcodeLimits: fastLimits)
         return TestKeychain(directory: directory, clock: clock, cache: cache, server: server)
     }
 
@@ -57,8 +59,11 @@ struct TestKeychain {
         return self
     }
 
-    func perform(_ request: KeychainRequest, groups: [String] = ["com.example.app"], owner: Bool = false, connection: UInt64 = 0) throws(KeychainError) -> KeychainReply {
-        try server.handle(request, caller: CallerIdentity(accessGroups: groups, actsForOwner: owner, connection: connection))
+    func perform(
+        _ request: KeychainRequest, groups: [String] = ["com.example.app"], owner: Bool = false, connection: UInt64 = 0
+    ) throws(KeychainError) -> KeychainReply {
+        try server.handle(
+            request, caller: CallerIdentity(accessGroups: groups, actsForOwner: owner, connection: connection))
     }
 
     func setPasscode(_ passcode: String) throws {
@@ -92,7 +97,9 @@ func copyMatching(_ query: [String: Any]) -> (OSStatus, CFTypeRef?) {
 
 /// Adds a generic password with `secret`.
 @discardableResult
-func addPassword(service: String = "svc", account: String, secret: String = "s3cr3t", extra: [String: Any] = [:]) -> OSStatus {
+func addPassword(
+    service: String = "svc", account: String, secret: String = "s3cr3t", extra: [String: Any] = [:]
+) -> OSStatus {
     var attributes: [String: Any] = [
         kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
         kSecAttrAccount as String: account, kSecValueData as String: Data(secret.utf8),

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CKeychainSupport
 import Foundation
 import KeychainProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One connection to `keychaind`: frames out, frames in (``WireFrame``), blocking.
 ///
@@ -49,9 +50,13 @@ final class DaemonConnection {
         }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw KeychainError(.errSecIO, "cannot create a socket: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw KeychainError(.errSecIO, "cannot create a socket: \(String(cString: strerror(errno)))")
+        }
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard connected == 0 else {
             close(descriptor)
@@ -61,7 +66,9 @@ final class DaemonConnection {
         var uid: UInt32 = 0
         guard kc_peer_credentials(descriptor, &pid, &uid) == 0, uid == listener else {
             close(descriptor)
-            throw KeychainError(.errSecInvalidKeychain, "the process listening on \(path) runs as uid \(uid), not \(listener); not trusting it")
+            throw KeychainError(
+                .errSecInvalidKeychain,
+                "the process listening on \(path) runs as uid \(uid), not \(listener); not trusting it")
         }
         self.descriptor = descriptor
         try awaitGreeting()
@@ -89,7 +96,9 @@ final class DaemonConnection {
             }
             throw KeychainError(
                 .errSecIO,
-                "keychaind sent this process no greeting (\(reason)); a keychaind older than this program sends none: stop it (keychainctl daemon stop) and try again")
+                "keychaind sent this process no greeting (\(reason)); a keychaind older than this program sends "
+                    + "none: stop it (keychainctl daemon stop) and try again"
+            )
         }
         let greeting: Result<KeychainReply, KeychainError>
         do throws(WireError) {
@@ -122,7 +131,9 @@ final class DaemonConnection {
     private func send(_ bytes: [UInt8]) throws(Failure) {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
+            let count = bytes.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+            }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { throw .notSent(errno) }
             sent += count
@@ -133,9 +144,13 @@ final class DaemonConnection {
         var bytes = [UInt8](repeating: 0, count: count)
         var received = 0
         while received < count {
-            let read = bytes.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + received, count - received, 0) }
+            let read = bytes.withUnsafeMutableBytes {
+                recv(descriptor, $0.baseAddress! + received, count - received, 0)
+            }
             if read < 0 && errno == EINTR { continue }
-            guard read > 0 else { throw .noReply(read == 0 ? "the daemon closed the connection" : String(cString: strerror(errno))) }
+            guard read > 0 else {
+                throw .noReply(read == 0 ? "the daemon closed the connection" : String(cString: strerror(errno)))
+            }
             received += read
         }
         return bytes

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import KeychainProtocol
 import KeychainSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keychainctl daemon start|stop|status`: the daemon seen from outside.
 public enum DaemonControl {
@@ -11,10 +12,15 @@ public enum DaemonControl {
     ///
     /// - Parameter daemonArguments: `keychaind`'s arguments, should it be started.
     /// - Throws: `errSecIO` when a daemon cannot be started or does not answer.
-    public static func status(starting: Bool, daemonArguments: [String] = [], environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeychainError) -> DaemonStatus? {
+    public static func status(
+        starting: Bool, daemonArguments: [String] = [],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(KeychainError) -> DaemonStatus? {
         var transport = DaemonTransport(environment: environment, daemonArguments: daemonArguments)
         if !starting {
-            let socket = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(KeychainPaths.socketName).path
+            let socket = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(
+                KeychainPaths.socketName
+            ).path
             guard let running = try DaemonConnection(path: socket) else { return nil }
             transport = DaemonTransport(connection: running, environment: environment)
         }
@@ -40,9 +46,13 @@ public enum DaemonControl {
     /// process has ended. Returns the pid it stopped, or nil when none ran.
     ///
     /// - Throws: `errSecIO` when it does not stop in time.
-    public static func stop(environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeychainError) -> Int32? {
+    public static func stop(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(KeychainError) -> Int32? {
         guard let running = try status(starting: false, environment: environment) else { return nil }
-        let lockPath = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(KeychainPaths.daemonLockName).path
+        let lockPath = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(
+            KeychainPaths.daemonLockName
+        ).path
         let lock = open(lockPath, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         guard lock >= 0 else { throw KeychainError(.errSecIO, "cannot open \(lockPath)") }
         defer { close(lock) }

@@ -26,7 +26,9 @@ enum DaemonLauncher {
         let socket = runtime + "/" + KeychainPaths.socketName
         if let connection = try DaemonConnection(path: socket) { return connection }
         let directory = try KeychainDirectory(URL(fileURLWithPath: runtime), creating: true)
-        let lock = open(directory.url.appendingPathComponent(KeychainPaths.startLockName).path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let lock = open(
+            directory.url.appendingPathComponent(KeychainPaths.startLockName).path,
+            O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard lock >= 0 else { throw KeychainError(.errSecIO, "cannot open the daemon's start lock in \(runtime)") }
         defer { close(lock) }
         flock(lock, LOCK_EX)
@@ -45,7 +47,9 @@ enum DaemonLauncher {
     /// reach it), with the default signal mask and dispositions, no descriptor of ours, and its
     /// log appended to `log`. A shell in between exits at once, so the daemon is nobody's child
     /// here and this program is not left with a zombie when it stops.
-    private static func start(_ daemon: String, arguments daemonArguments: [String], environment: [String: String]?, log: String) throws(KeychainError) {
+    private static func start(
+        _ daemon: String, arguments daemonArguments: [String], environment: [String: String]?, log: String
+    ) throws(KeychainError) {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -55,19 +59,25 @@ enum DaemonLauncher {
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &none)
         posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) | kc_spawn_setsid_flag())
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF) | kc_spawn_setsid_flag())
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         _ = kc_spawn_file_actions_closefrom(&actions, 3)
-        let arguments = ["/bin/sh", "-c", "log=$1; shift; \"$0\" \"$@\" </dev/null >/dev/null 2>>\"$log\" &", daemon, log] + daemonArguments
+        let arguments =
+            ["/bin/sh", "-c", "log=$1; shift; \"$0\" \"$@\" </dev/null >/dev/null 2>>\"$log\" &", daemon, log]
+            + daemonArguments
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         // The daemon gets the environment its paths were computed from.
-        var envp: [UnsafeMutablePointer<CChar>?] = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        var envp: [UnsafeMutablePointer<CChar>?] =
+            (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for argument in argv + envp { free(argument) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, &envp)
-        guard spawned == 0 else { throw KeychainError(.errSecIO, "cannot start keychaind: \(String(cString: strerror(spawned)))") }
+        guard spawned == 0 else {
+            throw KeychainError(.errSecIO, "cannot start keychaind: \(String(cString: strerror(spawned)))")
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }

@@ -1,8 +1,9 @@
+import Foundation
+import KeychainProtocol
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import KeychainProtocol
 
 /// Where the `keychaind` executable is.
 public enum DaemonLocation {
@@ -11,12 +12,15 @@ public enum DaemonLocation {
     ///
     /// - Throws: `errSecIO` when there is none.
     public static func keychaind() throws(KeychainError) -> String {
-        let beside = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("keychaind").path
+        let beside = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("keychaind").path
         if access(beside, X_OK) == 0 { return beside }
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") where directory.hasPrefix("/") {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+        where directory.hasPrefix("/") {
             let candidate = "\(directory)/keychaind"
             if access(candidate, X_OK) == 0 { return candidate }
         }
-        throw KeychainError(.errSecIO, "keychaind was not found beside this program or on PATH: install it beside keychainctl")
+        throw KeychainError(
+            .errSecIO, "keychaind was not found beside this program or on PATH: install it beside keychainctl")
     }
 }

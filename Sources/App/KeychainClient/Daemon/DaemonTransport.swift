@@ -1,7 +1,7 @@
 import Foundation
 import KeychainProtocol
-import Synchronization
 import KeychainSupport
+import Synchronization
 
 /// The keychain served by `keychaind`, which holds the keys, checks the passcode, matches
 /// fingerprints and keeps what authentications earned; this process sends requests and gets
@@ -111,11 +111,16 @@ public final class DaemonTransport: KeychainTransport {
                     connection = nil
                     switch error {
                     case .notSent(let code) where attempt == 1:
-                        return .failure(KeychainError(.errSecIO, "cannot send to keychaind: \(String(cString: strerror(code)))"))
+                        return .failure(
+                            KeychainError(.errSecIO, "cannot send to keychaind: \(String(cString: strerror(code)))"))
                     case .notSent:
                         continue
                     case .noReply(let reason):
-                        return .failure(KeychainError(.errSecIO, "keychaind did not answer (\(reason)); the request may or may not have been carried out"))
+                        return .failure(
+                            KeychainError(
+                                .errSecIO,
+                                "keychaind did not answer (\(reason)); the request may or may not have been carried out"
+                            ))
                     }
                 }
             }
@@ -126,7 +131,8 @@ public final class DaemonTransport: KeychainTransport {
 
     private func connect() throws(KeychainError) -> DaemonConnection {
         switch endpoint {
-        case .perUser(let environment, let arguments): try DaemonLauncher.connect(environment: environment, arguments: arguments)
+        case .perUser(let environment, let arguments):
+            try DaemonLauncher.connect(environment: environment, arguments: arguments)
         case .system(let socket): try SystemDaemon.connect(socket)
         }
     }

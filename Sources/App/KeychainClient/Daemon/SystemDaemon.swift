@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import KeychainProtocol
 import KeychainSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The system daemon (`keychaind --system`) as a client finds and trusts it.
 ///
@@ -32,8 +33,13 @@ public enum SystemDaemon {
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
-        guard getpwnam_r(KeychainPaths.systemUserName, &entry, &buffer, buffer.count, &result) == 0, result != nil else {
-            throw KeychainError(.errSecInvalidKeychain, "there is no \(KeychainPaths.systemUserName) user, so no system keychain daemon can be trusted; install it with `keychainctl daemon install --system` (as root)")
+        guard getpwnam_r(KeychainPaths.systemUserName, &entry, &buffer, buffer.count, &result) == 0, result != nil
+        else {
+            throw KeychainError(
+                .errSecInvalidKeychain,
+                "there is no \(KeychainPaths.systemUserName) user, so no system keychain daemon can be trusted; "
+                    + "install it with `keychainctl daemon install --system` (as root)"
+            )
         }
         return entry.pw_uid
     }
@@ -47,7 +53,9 @@ public enum SystemDaemon {
         try checkOwner(of: socket, isSocket: true, daemon)
         try checkOwner(of: URL(fileURLWithPath: socket).deletingLastPathComponent().path, isSocket: false, daemon)
         guard let connection = try DaemonConnection(path: socket, listener: daemon) else {
-            throw KeychainError(.errSecNotAvailable, "the system keychain daemon does not answer on \(socket); start it (systemctl start keychaind.socket)")
+            throw KeychainError(
+                .errSecNotAvailable,
+                "the system keychain daemon does not answer on \(socket); start it (systemctl start keychaind.socket)")
         }
         return connection
     }
@@ -55,16 +63,27 @@ public enum SystemDaemon {
     private static func checkOwner(of path: String, isSocket: Bool, _ daemon: uid_t) throws(KeychainError) {
         var info = stat()
         guard lstat(path, &info) == 0 else {
-            throw KeychainError(.errSecNotAvailable, "no system keychain daemon socket at \(path): \(String(cString: strerror(errno)))")
+            throw KeychainError(
+                .errSecNotAvailable, "no system keychain daemon socket at \(path): \(String(cString: strerror(errno)))")
         }
         let kind = info.st_mode & S_IFMT
         if isSocket {
             guard kind == S_IFSOCK, info.st_uid == daemon else {
-                throw KeychainError(.errSecInvalidKeychain, "\(path) is not a socket of the \(KeychainPaths.systemUserName) user (owner uid \(info.st_uid)); not trusting it")
+                throw KeychainError(
+                    .errSecInvalidKeychain,
+                    "\(path) is not a socket of the \(KeychainPaths.systemUserName) user (owner uid "
+                        + "\(info.st_uid)); not trusting it"
+                )
             }
         } else {
-            guard kind == S_IFDIR, info.st_uid == daemon || info.st_uid == 0, info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-                throw KeychainError(.errSecInvalidKeychain, "\(path) could be changed by someone other than root and the \(KeychainPaths.systemUserName) user (owner uid \(info.st_uid), mode \(String(info.st_mode & 0o7777, radix: 8))); not trusting the socket inside")
+            guard kind == S_IFDIR, info.st_uid == daemon || info.st_uid == 0, info.st_mode & (S_IWGRP | S_IWOTH) == 0
+            else {
+                throw KeychainError(
+                    .errSecInvalidKeychain,
+                    "\(path) could be changed by someone other than root and the \(KeychainPaths.systemUserName) "
+                        + "user (owner uid \(info.st_uid), mode \(String(info.st_mode & 0o7777, radix: 8))); not "
+                        + "trusting the socket inside"
+                )
             }
         }
     }

@@ -28,7 +28,9 @@ extension KeychainServices {
     ///
     /// - Throws: errSecUserCanceled, errSecAuthFailed, errSecInteractionNotAllowed as
     ///   `LAContext` authentication ends, or the request's own errors.
-    package static func perform(_ request: KeychainRequest, authenticating options: AuthenticationOptions) throws(KeychainError) -> KeychainReply {
+    package static func perform(
+        _ request: KeychainRequest, authenticating options: AuthenticationOptions
+    ) throws(KeychainError) -> KeychainReply {
         try AuthenticatedCall.perform(options) { request.with($0) }
     }
 }
@@ -63,9 +65,12 @@ struct AuthenticationMaterial {
 /// as on iOS) and retries naming that context. The server and the Enclave, not this code, decide
 /// whether what it earned suffices.
 enum AuthenticatedCall {
-    static func perform(_ options: AuthenticationOptions, _ request: (AuthenticationMaterial) -> KeychainRequest) throws(KeychainError) -> KeychainReply {
+    static func perform(
+        _ options: AuthenticationOptions, _ request: (AuthenticationMaterial) -> KeychainRequest
+    ) throws(KeychainError) -> KeychainReply {
         var material = AuthenticationMaterial(
-            context: options.context?.identifier, applicationPassword: options.context?.credential(.applicationPassword))
+            context: options.context?.identifier, applicationPassword: options.context?.credential(.applicationPassword)
+        )
         var context = options.context
         // Two rounds cover `.and` items whose factors come from separate evaluations.
         for _ in 0..<3 {
@@ -74,10 +79,18 @@ enum AuthenticatedCall {
             } catch {
                 guard let required = error.requiredAuthentication else { throw error }
                 guard options.interface == .allow else {
-                    throw KeychainError(.errSecInteractionNotAllowed, "the item needs the device owner to authenticate and this call may not prompt (kSecUseAuthenticationUIFail, kSecUseNoAuthenticationUI or interactionNotAllowed)")
+                    throw KeychainError(
+                        .errSecInteractionNotAllowed,
+                        "the item needs the device owner to authenticate and this call may not prompt "
+                            + "(kSecUseAuthenticationUIFail, kSecUseNoAuthenticationUI or interactionNotAllowed)"
+                    )
                 }
                 if required.flags.contains(.applicationPassword) && material.applicationPassword == nil {
-                    throw KeychainError(.errSecInteractionNotAllowed, "the item is protected by an application password; give it with LAContext.setCredential(_:type: .applicationPassword) and kSecUseAuthenticationContext")
+                    throw KeychainError(
+                        .errSecInteractionNotAllowed,
+                        "the item is protected by an application password; give it with "
+                            + "LAContext.setCredential(_:type: .applicationPassword) and kSecUseAuthenticationContext"
+                    )
                 }
                 let authenticating = context ?? LAContext()
                 context = authenticating

@@ -53,5 +53,7 @@ public func CFErrorCopyFailureReason(_ error: CFError!) -> CFString! {
 /// The `CFError` for `error`: domain `NSOSStatusErrorDomain`, its status as the code and its
 /// message as the description, as the Security functions with an error out-parameter give.
 func osStatusError(_ error: KeychainError) -> CFError {
-    NSError(domain: kCFErrorDomainOSStatus as String, code: Int(error.status), userInfo: [NSLocalizedDescriptionKey: error.message])
+    NSError(
+        domain: kCFErrorDomainOSStatus as String, code: Int(error.status),
+        userInfo: [NSLocalizedDescriptionKey: error.message])
 }

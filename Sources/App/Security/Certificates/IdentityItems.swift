@@ -42,21 +42,33 @@ enum IdentityItems {
         let matches = try find(entries, limit: limit)
         guard returns.count > 0 else { return nil }
         let shaped = matches.map { returns.shape($0) }
-        let returnsArray = (limit as? String) == (kSecMatchLimitAll as String) || ((limit as? NSNumber)?.intValue ?? 1) > 1
+        let returnsArray =
+            (limit as? String) == (kSecMatchLimitAll as String) || ((limit as? NSNumber)?.intValue ?? 1) > 1
         return returnsArray ? NSArray(array: shaped) : shaped.first
     }
 
     /// `SecItemUpdate` of identities: their certificates' attributes.
     static func update(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) throws(KeychainError) {
         let matches = try find(try dictionary(query), limit: kSecMatchLimitAll)
-        try check(SecItemUpdate([kSecClass as String: kSecClassCertificate, kSecMatchItemList as String: matches.map(\.certificateReference)] as NSDictionary, attributesToUpdate))
+        try check(
+            SecItemUpdate(
+                [
+                    kSecClass as String: kSecClassCertificate,
+                    kSecMatchItemList as String: matches.map(\.certificateReference),
+                ] as NSDictionary, attributesToUpdate))
     }
 
     /// `SecItemDelete` of identities: each certificate and its private key.
     static func delete(_ query: CFDictionary) throws(KeychainError) {
         for match in try find(try dictionary(query), limit: kSecMatchLimitAll) {
-            try check(SecItemDelete([kSecClass as String: kSecClassCertificate, kSecValuePersistentRef as String: match.certificateReference] as NSDictionary))
-            let keyStatus = SecItemDelete([kSecClass as String: kSecClassKey, kSecValueRef as String: match.identity.privateKey] as NSDictionary)
+            try check(
+                SecItemDelete(
+                    [
+                        kSecClass as String: kSecClassCertificate,
+                        kSecValuePersistentRef as String: match.certificateReference,
+                    ] as NSDictionary))
+            let keyStatus = SecItemDelete(
+                [kSecClass as String: kSecClassKey, kSecValueRef as String: match.identity.privateKey] as NSDictionary)
             if keyStatus != errSecItemNotFound { try check(keyStatus) }
         }
     }
@@ -71,10 +83,14 @@ enum IdentityItems {
     }
 
     /// The keys that go to the key half of a query; the rest go to the certificate's.
-    private static let keyOnly: Set<String> = Set(ItemClass.key.attributes.keys).subtracting(ItemClass.certificate.attributes.keys)
+    private static let keyOnly: Set<String> = Set(ItemClass.key.attributes.keys).subtracting(
+        ItemClass.certificate.attributes.keys)
     /// The keys both halves take: where they live and how a call authenticates.
     private static let shared: Set<String> = Set(
-        [kSecAttrAccessGroup, kSecAttrAccessible, kSecAttrSynchronizable, kSecUseAuthenticationContext, kSecUseOperationPrompt, kSecUseAuthenticationUI, kSecUseNoAuthenticationUI, kSecUseDataProtectionKeychain].map { $0 as String })
+        [
+            kSecAttrAccessGroup, kSecAttrAccessible, kSecAttrSynchronizable, kSecUseAuthenticationContext,
+            kSecUseOperationPrompt, kSecUseAuthenticationUI, kSecUseNoAuthenticationUI, kSecUseDataProtectionKeychain,
+        ].map { $0 as String })
 
     private static func find(_ query: [String: Any], limit: Any?) throws(KeychainError) -> [Match] {
         var certificateQuery = query.filter { !keyOnly.contains($0.key) }
@@ -88,7 +104,8 @@ enum IdentityItems {
         certificateQuery[kSecMatchLimit as String] = kSecMatchLimitAll
         var found: CFTypeRef?
         try check(SecItemCopyMatching(certificateQuery as NSDictionary, &found))
-        let maximum = (limit as? String) == (kSecMatchLimitAll as String) ? Int.max : max((limit as? NSNumber)?.intValue ?? 1, 1)
+        let maximum =
+            (limit as? String) == (kSecMatchLimitAll as String) ? Int.max : max((limit as? NSNumber)?.intValue ?? 1, 1)
 
         var keyQuery = query.filter { keyOnly.contains($0.key) || shared.contains($0.key) }
         keyQuery[kSecClass as String] = kSecClassKey
@@ -105,9 +122,14 @@ enum IdentityItems {
             if status == errSecItemNotFound { continue }
             try check(status)
             guard let privateKey = key as? SecKey else { continue }
-            matches.append(Match(identity: SecIdentity(certificate: certificate, privateKey: privateKey), certificateAttributes: certificateItem, certificateReference: reference))
+            matches.append(
+                Match(
+                    identity: SecIdentity(certificate: certificate, privateKey: privateKey),
+                    certificateAttributes: certificateItem, certificateReference: reference))
         }
-        guard !matches.isEmpty else { throw KeychainError(.errSecItemNotFound, "no certificate in the keychain has its private key there too") }
+        guard !matches.isEmpty else {
+            throw KeychainError(.errSecItemNotFound, "no certificate in the keychain has its private key there too")
+        }
         return matches
     }
 
@@ -119,7 +141,9 @@ enum IdentityItems {
         var persistentReference = false
 
         init(taking entries: inout [String: Any]) {
-            func take(_ key: CFString) -> Bool { (entries.removeValue(forKey: key as String) as? NSNumber)?.boolValue ?? false }
+            func take(_ key: CFString) -> Bool {
+                (entries.removeValue(forKey: key as String) as? NSNumber)?.boolValue ?? false
+            }
             reference = take(kSecReturnRef)
             attributes = take(kSecReturnAttributes)
             data = take(kSecReturnData)
@@ -138,7 +162,8 @@ enum IdentityItems {
             }
             var entries: [String: AnyObject] = [:]
             if attributes {
-                for (name, value) in match.certificateAttributes where name != kSecValueRef as String && name != kSecValuePersistentRef as String {
+                for (name, value) in match.certificateAttributes
+                where name != kSecValueRef as String && name != kSecValuePersistentRef as String {
                     entries[name] = value as AnyObject
                 }
                 entries[kSecClass as String] = kSecClassIdentity
@@ -153,7 +178,9 @@ enum IdentityItems {
     // MARK: Helpers
 
     private static func dictionary(_ dictionary: CFDictionary) throws(KeychainError) -> [String: Any] {
-        guard let entries = dictionary as? [String: Any] else { throw KeychainError(.errSecParam, "a dictionary key is not a string; keys are kSec… constants") }
+        guard let entries = dictionary as? [String: Any] else {
+            throw KeychainError(.errSecParam, "a dictionary key is not a string; keys are kSec… constants")
+        }
         return entries
     }
 

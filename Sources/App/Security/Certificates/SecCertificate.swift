@@ -139,8 +139,12 @@ public func SecCertificateCopySubjectSummary(_ certificate: SecCertificate) -> C
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1394366-seccertificatecopycommonname>
 @discardableResult
-public func SecCertificateCopyCommonName(_ certificate: SecCertificate, _ commonName: UnsafeMutablePointer<CFString?>) -> OSStatus {
-    commonName.pointee = SecCertificate.values(certificate.certificate.subject, .RDNAttributeType.commonName).last.map { $0 as NSString }
+public func SecCertificateCopyCommonName(
+    _ certificate: SecCertificate, _ commonName: UnsafeMutablePointer<CFString?>
+) -> OSStatus {
+    commonName.pointee = SecCertificate.values(certificate.certificate.subject, .RDNAttributeType.commonName).last.map {
+        $0 as NSString
+    }
     return errSecSuccess
 }
 
@@ -148,7 +152,9 @@ public func SecCertificateCopyCommonName(_ certificate: SecCertificate, _ common
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1396115-seccertificatecopyemailaddresses>
 @discardableResult
-public func SecCertificateCopyEmailAddresses(_ certificate: SecCertificate, _ emailAddresses: UnsafeMutablePointer<CFArray?>) -> OSStatus {
+public func SecCertificateCopyEmailAddresses(
+    _ certificate: SecCertificate, _ emailAddresses: UnsafeMutablePointer<CFArray?>
+) -> OSStatus {
     emailAddresses.pointee = NSArray(array: certificate.emailAddresses.map { $0 as NSString })
     return errSecSuccess
 }
@@ -157,6 +163,8 @@ public func SecCertificateCopyEmailAddresses(_ certificate: SecCertificate, _ em
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/2867915-seccertificatecopyserialnumberdata>
 @discardableResult
-public func SecCertificateCopySerialNumberData(_ certificate: SecCertificate, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
+public func SecCertificateCopySerialNumberData(
+    _ certificate: SecCertificate, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
     NSData(data: Data(certificate.certificate.serialNumber.bytes))
 }

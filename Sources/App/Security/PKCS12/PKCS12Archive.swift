@@ -65,11 +65,17 @@ struct PKCS12Archive {
 
     private mutating func read(_ root: ASN1Node) throws {
         let (authenticatedSafe, macData) = try DER.sequence(root, identifier: .sequence) { nodes in
-            guard try Int(derEncoded: &nodes) == 3 else { throw KeychainError(.errSecDecode, "the file is not a version 3 PKCS #12 file") }
+            guard try Int(derEncoded: &nodes) == 3 else {
+                throw KeychainError(.errSecDecode, "the file is not a version 3 PKCS #12 file")
+            }
             guard let contentInfo = nodes.next() else { throw KeychainError(.errSecDecode, "the file has no contents") }
             let (type, content) = try Self.contentInfo(contentInfo)
             guard type == Self.data, let content else {
-                throw KeychainError(.errSecUnimplemented, "the file's contents are protected by public-key integrity, which this keychain does not support; passphrase integrity is")
+                throw KeychainError(
+                    .errSecUnimplemented,
+                    "the file's contents are protected by public-key integrity, which this keychain does not "
+                        + "support; passphrase integrity is"
+                )
             }
             return (try ASN1OctetString(derEncoded: content).bytes, nodes.next())
         }
@@ -88,7 +94,11 @@ struct PKCS12Archive {
                     defer { plaintext.resetBytes(in: 0..<plaintext.count) }
                     try readSafeContents(ArraySlice(plaintext))
                 } else {
-                    throw KeychainError(.errSecUnimplemented, "the file has contents encrypted to a public key, which this keychain does not support; passphrase encryption is")
+                    throw KeychainError(
+                        .errSecUnimplemented,
+                        "the file has contents encrypted to a public key, which this keychain does not support; "
+                            + "passphrase encryption is"
+                    )
                 }
             }
         }
@@ -104,23 +114,37 @@ struct PKCS12Archive {
     private func verifyMAC(_ node: ASN1Node, of content: ArraySlice<UInt8>) throws {
         let (algorithm, mac, salt, iterations) = try DER.sequence(node, identifier: .sequence) { nodes in
             let (algorithm, mac) = try DER.sequence(try Self.next(&nodes), identifier: .sequence) { digestInfo in
-                (try Self.algorithmIdentifier(try Self.next(&digestInfo)).0, try ASN1OctetString(derEncoded: &digestInfo).bytes)
+                (
+                    try Self.algorithmIdentifier(try Self.next(&digestInfo)).0,
+                    try ASN1OctetString(derEncoded: &digestInfo).bytes
+                )
             }
             let salt = try ASN1OctetString(derEncoded: &nodes).bytes
-            let iterations = try DER.decodeDefault(&nodes, identifier: .integer, defaultValue: 1) { try Int(derEncoded: $0) }
+            let iterations = try DER.decodeDefault(&nodes, identifier: .integer, defaultValue: 1) {
+                try Int(derEncoded: $0)
+            }
             return (algorithm, Array(mac), Array(salt), iterations)
         }
         guard let hash = Self.macHashes[algorithm] else {
-            throw KeychainError(.errSecUnimplemented, "the file's integrity MAC uses a hash this keychain does not support (\(algorithm))")
+            throw KeychainError(
+                .errSecUnimplemented,
+                "the file's integrity MAC uses a hash this keychain does not support (\(algorithm))")
         }
         guard (1...PKCS12KeyDerivation.maximumIterations).contains(iterations) else {
-            throw KeychainError(.errSecDecode, "the file asks for \(iterations) MAC iterations; at most \(PKCS12KeyDerivation.maximumIterations) are accepted")
+            throw KeychainError(
+                .errSecDecode,
+                "the file asks for \(iterations) MAC iterations; at most \(PKCS12KeyDerivation.maximumIterations) "
+                    + "are accepted"
+            )
         }
         func isValid<Hash: HashFunction>(_ hash: Hash.Type) -> Bool {
-            PKCS12KeyDerivation.isValidMAC(hash, mac, of: Array(content), salt: salt, iterations: iterations, passphrase: passphrase)
+            PKCS12KeyDerivation.isValidMAC(
+                hash, mac, of: Array(content), salt: salt, iterations: iterations, passphrase: passphrase)
         }
         guard isValid(hash) else {
-            throw KeychainError(.errSecAuthFailed, "the passphrase is wrong, or the file was changed: its integrity MAC does not check out")
+            throw KeychainError(
+                .errSecAuthFailed,
+                "the passphrase is wrong, or the file was changed: its integrity MAC does not check out")
         }
     }
 
@@ -128,7 +152,8 @@ struct PKCS12Archive {
 
     private var wrongPassphrase: KeychainError {
         macVerified
-            ? KeychainError(.errSecDecode, "a part of the file does not decrypt although its MAC checks out: the file is damaged")
+            ? KeychainError(
+                .errSecDecode, "a part of the file does not decrypt although its MAC checks out: the file is damaged")
             : KeychainError(.errSecAuthFailed, "the passphrase is wrong: the file does not decrypt")
     }
 
@@ -138,8 +163,11 @@ struct PKCS12Archive {
             return try DER.sequence(try Self.next(&nodes), identifier: .sequence) { info in
                 _ = try ASN1ObjectIdentifier(derEncoded: &info)
                 let algorithm = try Self.next(&info)
-                let ciphertext: ASN1OctetString? = try DER.optionalImplicitlyTagged(&info, tag: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific))
-                return try PKCS12Encryption.decrypt(ciphertext?.bytes ?? [], algorithm: algorithm, passphrase: passphrase, wrongPassphrase: wrongPassphrase)
+                let ciphertext: ASN1OctetString? = try DER.optionalImplicitlyTagged(
+                    &info, tag: ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific))
+                return try PKCS12Encryption.decrypt(
+                    ciphertext?.bytes ?? [], algorithm: algorithm, passphrase: passphrase,
+                    wrongPassphrase: wrongPassphrase)
             }
         }
     }
@@ -162,7 +190,9 @@ struct PKCS12Archive {
             } else if type == Self.shroudedKeyBag {
                 var pkcs8 = try DER.sequence(value, identifier: .sequence) { nodes in
                     let algorithm = try Self.next(&nodes)
-                    return try PKCS12Encryption.decrypt(try ASN1OctetString(derEncoded: &nodes).bytes, algorithm: algorithm, passphrase: passphrase, wrongPassphrase: wrongPassphrase)
+                    return try PKCS12Encryption.decrypt(
+                        try ASN1OctetString(derEncoded: &nodes).bytes, algorithm: algorithm, passphrase: passphrase,
+                        wrongPassphrase: wrongPassphrase)
                 }
                 defer { pkcs8.resetBytes(in: 0..<pkcs8.count) }
                 keys.append(KeyBag(key: try Self.privateKey(pkcs8: ArraySlice(pkcs8)), attributes: attributes))
@@ -172,10 +202,14 @@ struct PKCS12Archive {
                         _ = nodes.next()
                         return nil
                     }
-                    return try DER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { try ASN1OctetString(derEncoded: $0).bytes }
+                    return try DER.explicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) {
+                        try ASN1OctetString(derEncoded: $0).bytes
+                    }
                 }
                 guard let der else { continue }
-                guard let certificate = SecCertificate(der: Data(der)) else { throw KeychainError(.errSecDecode, "a certificate in the file is not an X.509 certificate") }
+                guard let certificate = SecCertificate(der: Data(der)) else {
+                    throw KeychainError(.errSecDecode, "a certificate in the file is not an X.509 certificate")
+                }
                 certificates.append(CertificateBag(certificate: certificate, attributes: attributes))
             }
         }
@@ -190,7 +224,9 @@ struct PKCS12Archive {
                     try DER.set(try next(&parts), identifier: .set) { values in
                         if type == friendlyName {
                             let name = try ASN1BMPString(derEncoded: &values).bytes
-                            let units = stride(from: name.startIndex, to: name.endIndex - 1, by: 2).map { UInt16(name[$0]) << 8 | UInt16(name[$0 + 1]) }
+                            let units = stride(from: name.startIndex, to: name.endIndex - 1, by: 2).map {
+                                UInt16(name[$0]) << 8 | UInt16(name[$0 + 1])
+                            }
                             attributes.friendlyName = String(decoding: units, as: UTF16.self)
                         } else if type == localKeyID {
                             attributes.localKeyID = Data(try ASN1OctetString(derEncoded: &values).bytes)
@@ -209,7 +245,9 @@ struct PKCS12Archive {
         if let key = try? P384.Signing.PrivateKey(derRepresentation: der) { return SecKey(.p384(key)) }
         if let key = try? P521.Signing.PrivateKey(derRepresentation: der) { return SecKey(.p521(key)) }
         if let key = try? _RSA.Signing.PrivateKey(derRepresentation: der) { return SecKey(.rsa(key)) }
-        throw KeychainError(.errSecUnimplemented, "a private key in the file is of a type this keychain does not support; P-256, P-384, P-521 and RSA are")
+        throw KeychainError(
+            .errSecUnimplemented,
+            "a private key in the file is of a type this keychain does not support; P-256, P-384, P-521 and RSA are")
     }
 
     // MARK: ASN.1 helpers
@@ -217,7 +255,10 @@ struct PKCS12Archive {
     /// A ContentInfo: its type and its `[0] EXPLICIT` content.
     private static func contentInfo(_ node: ASN1Node) throws -> (ASN1ObjectIdentifier, ASN1Node?) {
         try DER.sequence(node, identifier: .sequence) { nodes in
-            (try ASN1ObjectIdentifier(derEncoded: &nodes), try DER.optionalExplicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { $0 })
+            (
+                try ASN1ObjectIdentifier(derEncoded: &nodes),
+                try DER.optionalExplicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { $0 }
+            )
         }
     }
 

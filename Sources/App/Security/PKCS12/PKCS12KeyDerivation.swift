@@ -26,7 +26,9 @@ enum PKCS12KeyDerivation {
 
     /// `byteCount` bytes derived from `password` (already in ``bmpPassword(_:)`` form) and
     /// `salt` with `iterations` rounds of `hash`.
-    static func derive<Hash: HashFunction>(_ hash: Hash.Type, password: [UInt8], salt: [UInt8], iterations: Int, purpose: Purpose, byteCount: Int) -> [UInt8] {
+    static func derive<Hash: HashFunction>(
+        _ hash: Hash.Type, password: [UInt8], salt: [UInt8], iterations: Int, purpose: Purpose, byteCount: Int
+    ) -> [UInt8] {
         let blockSize = Hash.blockByteCount
         let diversifier = [UInt8](repeating: purpose.rawValue, count: blockSize)
         func stretched(_ bytes: [UInt8]) -> [UInt8] {
@@ -59,13 +61,22 @@ enum PKCS12KeyDerivation {
     ///
     /// An empty passphrase is tried both as the empty string's encoding and as no bytes at all,
     /// as OpenSSL does (files differ in which they used).
-    static func isValidMAC<Hash: HashFunction>(_ hash: Hash.Type, _ mac: [UInt8], of content: [UInt8], salt: [UInt8], iterations: Int, passphrase: String) -> Bool {
+    static func isValidMAC<Hash: HashFunction>(
+        _ hash: Hash.Type, _ mac: [UInt8], of content: [UInt8], salt: [UInt8], iterations: Int, passphrase: String
+    ) -> Bool {
         var passwords = passphrase.isEmpty ? [bmpPassword(""), []] : [bmpPassword(passphrase)]
-        defer { for index in passwords.indices { passwords[index].withUnsafeMutableBufferPointer { $0.update(repeating: 0) } } }
+        defer {
+            for index in passwords.indices {
+                passwords[index].withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+            }
+        }
         return passwords.contains { password in
-            var keyBytes = derive(hash, password: password, salt: salt, iterations: iterations, purpose: .macKey, byteCount: Hash.Digest.byteCount)
+            var keyBytes = derive(
+                hash, password: password, salt: salt, iterations: iterations, purpose: .macKey,
+                byteCount: Hash.Digest.byteCount)
             defer { keyBytes.withUnsafeMutableBufferPointer { $0.update(repeating: 0) } }
-            return HMAC<Hash>.isValidAuthenticationCode(mac, authenticating: content, using: SymmetricKey(data: keyBytes))
+            return HMAC<Hash>.isValidAuthenticationCode(
+                mac, authenticating: content, using: SymmetricKey(data: keyBytes))
         }
     }
 }

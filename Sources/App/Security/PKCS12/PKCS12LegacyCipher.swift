@@ -12,7 +12,10 @@ enum PKCS12LegacyCipher {
     ///
     /// - Throws: `wrongPassphrase` when it does not decrypt; errSecDecode for a malformed
     ///   scheme; errSecUnimplemented when OpenSSL's legacy provider is not installed.
-    static func decrypt(_ ciphertext: ArraySlice<UInt8>, algorithm: ArraySlice<UInt8>, passphrase: String, wrongPassphrase: KeychainError) throws(KeychainError) -> Data {
+    static func decrypt(
+        _ ciphertext: ArraySlice<UInt8>, algorithm: ArraySlice<UInt8>, passphrase: String,
+        wrongPassphrase: KeychainError
+    ) throws(KeychainError) -> Data {
         var plaintext: UnsafeMutablePointer<UInt8>?
         var length = 0
         // NUL-terminated, so never empty: an empty passphrase is still a pointer.
@@ -21,8 +24,9 @@ enum PKCS12LegacyCipher {
         let status = algorithm.withUnsafeBufferPointer { algorithm in
             ciphertext.withUnsafeBufferPointer { ciphertext in
                 password.withUnsafeBufferPointer { password in
-                    kc_pkcs12_legacy_decrypt(algorithm.baseAddress, algorithm.count, password.baseAddress, password.count - 1,
-                                             ciphertext.baseAddress, ciphertext.count, &plaintext, &length)
+                    kc_pkcs12_legacy_decrypt(
+                        algorithm.baseAddress, algorithm.count, password.baseAddress, password.count - 1,
+                        ciphertext.baseAddress, ciphertext.count, &plaintext, &length)
                 }
             }
         }
@@ -32,7 +36,11 @@ enum PKCS12LegacyCipher {
             defer { kc_pkcs12_legacy_free(plaintext, length) }
             return Data(bytes: plaintext, count: length)
         case -2: throw wrongPassphrase
-        case -3: throw KeychainError(.errSecUnimplemented, "the file uses PKCS #12's legacy encryption (3DES or RC2), and OpenSSL 3's libcrypto with its legacy provider (libcrypto.so.3 and ossl-modules/legacy.so, in Debian's libssl3) is not installed")
+        case -3:
+            throw KeychainError(
+                .errSecUnimplemented,
+                "the file uses PKCS #12's legacy encryption (3DES or RC2), and OpenSSL 3's libcrypto with its legacy provider (libcrypto.so.3 and ossl-modules/legacy.so, in Debian's libssl3) is not installed"
+            )
         default: throw KeychainError(.errSecDecode, "the file's legacy PKCS #12 encryption parameters are malformed")
         }
     }

@@ -44,7 +44,9 @@ nonisolated(unsafe) public let kSecImportItemIdentity: CFString = "identity"
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1396915-secpkcs12import>
 @discardableResult
-public func SecPKCS12Import(_ pkcs12_data: CFData, _ options: CFDictionary, _ items: UnsafeMutablePointer<CFArray?>) -> OSStatus {
+public func SecPKCS12Import(
+    _ pkcs12_data: CFData, _ options: CFDictionary, _ items: UnsafeMutablePointer<CFArray?>
+) -> OSStatus {
     items.pointee = nil
     do throws(KeychainError) {
         let passphrase = options[kSecImportExportPassphrase as String]
@@ -66,7 +68,9 @@ private func importedIdentity(_ keyBag: PKCS12Archive.KeyBag, in archive: PKCS12
     else { return nil }
     var chain = [own.certificate]
     while let last = chain.last, last.certificate.issuer != last.certificate.subject,
-        let issuer = archive.certificates.first(where: { $0.certificate.certificate.subject == last.certificate.issuer && !chain.contains($0.certificate) })
+        let issuer = archive.certificates.first(where: {
+            $0.certificate.certificate.subject == last.certificate.issuer && !chain.contains($0.certificate)
+        })
     {
         chain.append(issuer.certificate)
     }

@@ -52,8 +52,12 @@ enum ResultShape {
         var entries = FoundationDictionary(capacity: (item.attributes?.count ?? 0) + 4)
         if request.returns.contains(.attributes) { addAttributes(of: item, to: &entries) }
         if request.returns.contains(.data) { entries.add(kSecValueData, secret(item)) }
-        if request.returns.contains(.persistentRef) { entries.add(kSecValuePersistentRef, NSData(data: item.persistentRef ?? Data())) }
-        if request.reference == .certificate || request.reference == .key { entries.add(kSecValueRef, reference(item, request)) }
+        if request.returns.contains(.persistentRef) {
+            entries.add(kSecValuePersistentRef, NSData(data: item.persistentRef ?? Data()))
+        }
+        if request.reference == .certificate || request.reference == .key {
+            entries.add(kSecValueRef, reference(item, request))
+        }
         return entries.dictionary
     }
 
@@ -83,7 +87,9 @@ enum ResultShape {
         for (name, value) in item.attributes ?? [:] {
             entries.add(name as NSString, foundationObject(value))
         }
-        if let accessControl = item.accessControl { entries.add(kSecAttrAccessControl, SecAccessControl(accessControl)) }
+        if let accessControl = item.accessControl {
+            entries.add(kSecAttrAccessControl, SecAccessControl(accessControl))
+        }
     }
 
     /// Keys and objects gathered for one `NSDictionary(objects:forKeys:count:)`, the cheapest
@@ -105,7 +111,9 @@ enum ResultShape {
 
         var dictionary: NSDictionary {
             objects.withUnsafeBufferPointer { objects in
-                keys.withUnsafeBufferPointer { keys in NSDictionary(objects: objects.baseAddress, forKeys: keys.baseAddress, count: keys.count) }
+                keys.withUnsafeBufferPointer { keys in
+                    NSDictionary(objects: objects.baseAddress, forKeys: keys.baseAddress, count: keys.count)
+                }
             }
         }
     }

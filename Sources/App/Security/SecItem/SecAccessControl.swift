@@ -43,7 +43,8 @@ public final class SecAccessControl: Sendable, Hashable {
 ///
 /// ```swift
 /// var error: Unmanaged<CFError>?
-/// let access = SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .userPresence, &error)
+/// let access = SecAccessControlCreateWithFlags(kCFAllocatorDefault,
+/// kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .userPresence, &error)
 /// ```
 ///
 /// - Returns: nil with `error` set (domain `NSOSStatusErrorDomain`, code errSecParam) for an

@@ -1,6 +1,6 @@
 import Foundation
-import LocalAuthentication
 import KeychainProtocol
+import LocalAuthentication
 
 /// Parses the dictionaries of the SecItem functions into typed requests, in one place, before
 /// anything acts on them. Wrong types, unknown keys, unknown classes and keys that do not
@@ -44,7 +44,8 @@ struct SecItemDictionary {
             }
         }
         if let keyNotAString {
-            throw KeychainError(.errSecParam, "a dictionary key is not a string (\(type(of: keyNotAString))); keys are kSec… constants")
+            throw KeychainError(
+                .errSecParam, "a dictionary key is not a string (\(type(of: keyNotAString))); keys are kSec… constants")
         }
         self.entries = entries
         self.optionsLeft = optionsLeft
@@ -70,7 +71,11 @@ struct SecItemDictionary {
         item.secret = try takeData(.valueData).map { SecretBytes($0) }
         let reference = try takeReference(of: itemClass, data: item.secret)
         if itemClass == .certificate && reference == nil {
-            throw KeychainError(.errSecParam, "a certificate item holds a certificate: give kSecValueRef (a SecCertificate) or kSecValueData (its DER)")
+            throw KeychainError(
+                .errSecParam,
+                "a certificate item holds a certificate: give kSecValueRef (a SecCertificate) or kSecValueData "
+                    + "(its DER)"
+            )
         }
         item.accessControl = try takeAccessControl()
         authentication = try takeAuthenticationOptions()
@@ -81,14 +86,18 @@ struct SecItemDictionary {
         case .certificate(let certificate):
             // The certificate's data and what it says; only the label is the caller's to choose.
             item.secret = SecretBytes(certificate.der)
-            for (name, value) in certificate.itemAttributes where name != kSecAttrLabel as String || item.attributes[name] == nil {
+            for (name, value) in certificate.itemAttributes
+            where name != kSecAttrLabel as String || item.attributes[name] == nil {
                 item.attributes[name] = value
             }
         case .key(let key):
             // The key's external representation and what it is; its class, type and size are
             // the key's, the rest (label, tag, application label, uses) the caller's to choose.
             item.secret = SecretBytes(key.itemData)
-            let derived = Set([kSecAttrKeyClass, kSecAttrKeyType, kSecAttrKeySizeInBits, kSecAttrEffectiveKeySize].map { $0 as String })
+            let derived = Set(
+                [kSecAttrKeyClass, kSecAttrKeyType, kSecAttrKeySizeInBits, kSecAttrEffectiveKeySize].map {
+                    $0 as String
+                })
             for (name, value) in key.itemAttributes where derived.contains(name) || item.attributes[name] == nil {
                 item.attributes[name] = value
             }
@@ -122,20 +131,28 @@ struct SecItemDictionary {
         try refuse(SecItemOptionKey.unsupportedSearch, in: "a query", code: .errSecUnimplemented)
         query.attributes = try takeAttributes(of: itemClass)
         // kSecValueRef: the item that holds this certificate or key, named by what identifies it.
-        if let reference { query.attributes.merge(reference.identifyingAttributes) { _, fromReference in fromReference } }
+        if let reference {
+            query.attributes.merge(reference.identifyingAttributes) { _, fromReference in fromReference }
+        }
         return query
     }
 
     /// A `SecItemUpdate` attributes-to-update dictionary (Apple: real item attributes only).
     mutating func changes(for itemClass: ItemClass) throws(KeychainError) -> ItemChanges {
-        try refuse(SecItemOptionKey.search + SecItemOptionKey.returns + [.itemClass, .valuePersistentRef, .valueRef] + SecItemOptionKey.uses, in: "the attributes to update")
+        try refuse(
+            SecItemOptionKey.search + SecItemOptionKey.returns + [.itemClass, .valuePersistentRef, .valueRef]
+                + SecItemOptionKey.uses, in: "the attributes to update")
         var changes = ItemChanges()
         changes.accessGroup = try takeString(.accessGroup)
         changes.accessibility = try takeAccessibility()
         changes.synchronizable = try takeBool(.synchronizable)
         changes.secret = try takeData(.valueData).map { SecretBytes($0) }
         if itemClass == .certificate && changes.secret != nil {
-            throw KeychainError(.errSecParam, "a certificate item's certificate does not change (its attributes come from it): delete the item and add the new certificate")
+            throw KeychainError(
+                .errSecParam,
+                "a certificate item's certificate does not change (its attributes come from it): delete the item "
+                    + "and add the new certificate"
+            )
         }
         changes.accessControl = try takeAccessControl()
         changes.attributes = try takeAttributes(of: itemClass)
@@ -166,18 +183,27 @@ struct SecItemDictionary {
             if self[.valueRef] is SecKey { return .key }
             if orFromReference, let reference = self[.valuePersistentRef] as? Data {
                 guard let itemClass = PersistentReference.itemClass(of: reference), itemClass.isImplemented else {
-                    throw KeychainError(.errSecParam, "kSecValuePersistentRef is not a persistent reference to an item of this keychain")
+                    throw KeychainError(
+                        .errSecParam, "kSecValuePersistentRef is not a persistent reference to an item of this keychain"
+                    )
                 }
                 return itemClass
             }
-            throw KeychainError(.errSecParam, "the dictionary has no kSecClass; every SecItem call names the item class")
+            throw KeychainError(
+                .errSecParam, "the dictionary has no kSecClass; every SecItem call names the item class")
         }
-        guard let raw = value as? String else { throw KeychainError(.errSecParam, "kSecClass takes a kSecClass… constant") }
+        guard let raw = value as? String else {
+            throw KeychainError(.errSecParam, "kSecClass takes a kSecClass… constant")
+        }
         guard let itemClass = ItemClass(rawValue: raw) else {
             throw KeychainError(.errSecNoSuchClass, "kSecClass is not one of the kSecClass… constants")
         }
         if !itemClass.isImplemented {
-            throw KeychainError(.errSecUnimplemented, "items of class \(raw) are not supported yet; generic passwords, internet passwords, keys and certificates are")
+            throw KeychainError(
+                .errSecUnimplemented,
+                "items of class \(raw) are not supported yet; generic passwords, internet passwords, keys and "
+                    + "certificates are"
+            )
         }
         return itemClass
     }
@@ -206,14 +232,20 @@ struct SecItemDictionary {
             requested.reference = .leftOut
             return returns
         default:
-            throw KeychainError(.errSecUnimplemented, "kSecReturnRef is not supported yet for this class; ask for kSecReturnPersistentRef, kSecReturnAttributes or kSecReturnData")
+            throw KeychainError(
+                .errSecUnimplemented,
+                "kSecReturnRef is not supported yet for this class; ask for kSecReturnPersistentRef, "
+                    + "kSecReturnAttributes or kSecReturnData"
+            )
         }
     }
 
     /// `kSecValueRef`: a `SecCertificate` for a certificate item, a `SecKey` for a key item (a
     /// `SecIdentity` is two items, which ``IdentityItems`` handles before). For a certificate added without one,
     /// `kSecValueData` must be the certificate's DER.
-    private mutating func takeReference(of itemClass: ItemClass, data: SecretBytes?) throws(KeychainError) -> ItemReference? {
+    private mutating func takeReference(
+        of itemClass: ItemClass, data: SecretBytes?
+    ) throws(KeychainError) -> ItemReference? {
         let value = take(.valueRef)
         let reference: ItemReference?
         switch value {
@@ -224,15 +256,23 @@ struct SecItemDictionary {
         }
         if let reference {
             guard reference.itemClass == itemClass else {
-                throw KeychainError(.errSecParam, "kSecValueRef holds a \(reference.typeName), which only a \(reference.itemClass.rawValue) item holds")
+                throw KeychainError(
+                    .errSecParam,
+                    "kSecValueRef holds a \(reference.typeName), which only a \(reference.itemClass.rawValue) item "
+                        + "holds"
+                )
             }
-            guard data == nil else { throw KeychainError(.errSecParam, "give the item's \(reference.typeName) once: kSecValueRef or kSecValueData, not both") }
+            guard data == nil else {
+                throw KeychainError(
+                    .errSecParam, "give the item's \(reference.typeName) once: kSecValueRef or kSecValueData, not both")
+            }
             return reference
         }
         guard itemClass == .certificate, let data else { return nil }
         // UNCONFIRMED whether iOS parses kSecValueData for a certificate; here it must be one.
         guard let certificate = data.withUnsafeBytes({ SecCertificate(der: Data($0)) }) else {
-            throw KeychainError(.errSecParam, "kSecValueData of a certificate item is not a DER-encoded X.509 certificate")
+            throw KeychainError(
+                .errSecParam, "kSecValueData of a certificate item is not a DER-encoded X.509 certificate")
         }
         return .certificate(certificate)
     }
@@ -241,14 +281,21 @@ struct SecItemDictionary {
     /// must be among. Item objects in the list (a `SecCertificate`) are not supported yet.
     private mutating func takeItemList() throws(KeychainError) -> [Data]? {
         guard let value = take(.matchItemList) else { return nil }
-        guard let list = value as? [Any] else { throw KeychainError(.errSecParam, "kSecMatchItemList takes an array of persistent references") }
+        guard let list = value as? [Any] else {
+            throw KeychainError(.errSecParam, "kSecMatchItemList takes an array of persistent references")
+        }
         guard list.count <= KeychainLimits.maximumItemList else {
-            throw KeychainError(.errSecParam, "kSecMatchItemList holds \(list.count) items; at most \(KeychainLimits.maximumItemList)")
+            throw KeychainError(
+                .errSecParam, "kSecMatchItemList holds \(list.count) items; at most \(KeychainLimits.maximumItemList)")
         }
         var references: [Data] = []
         for element in list {
             guard let reference = element as? Data else {
-                throw KeychainError(.errSecUnimplemented, "kSecMatchItemList holds persistent references (Data) here; item objects are not supported in it yet")
+                throw KeychainError(
+                    .errSecUnimplemented,
+                    "kSecMatchItemList holds persistent references (Data) here; item objects are not supported in "
+                        + "it yet"
+                )
             }
             references.append(reference)
         }
@@ -266,7 +313,8 @@ struct SecItemDictionary {
         } else if let number = Self.integer(value), number > 0 {
             return number == 1 ? .one : .count(Int(clamping: number))
         }
-        throw KeychainError(.errSecParam, "kSecMatchLimit takes kSecMatchLimitOne, kSecMatchLimitAll or a positive number")
+        throw KeychainError(
+            .errSecParam, "kSecMatchLimit takes kSecMatchLimitOne, kSecMatchLimitAll or a positive number")
     }
 
     private mutating func takeAccessibility() throws(KeychainError) -> Accessibility? {
@@ -289,7 +337,8 @@ struct SecItemDictionary {
     private mutating func takeAccessControl() throws(KeychainError) -> AccessControl? {
         guard let value = take(.accessControl) else { return nil }
         guard let accessControl = value as? SecAccessControl else {
-            throw KeychainError(.errSecParam, "kSecAttrAccessControl takes a SecAccessControl from SecAccessControlCreateWithFlags")
+            throw KeychainError(
+                .errSecParam, "kSecAttrAccessControl takes a SecAccessControl from SecAccessControlCreateWithFlags")
         }
         return accessControl.accessControl
     }
@@ -298,12 +347,16 @@ struct SecItemDictionary {
     private mutating func takeAuthenticationOptions() throws(KeychainError) -> AuthenticationOptions {
         var options = AuthenticationOptions()
         if let value = take(.useAuthenticationContext) {
-            guard let context = value as? LAContext else { throw KeychainError(.errSecParam, "kSecUseAuthenticationContext takes an LAContext") }
+            guard let context = value as? LAContext else {
+                throw KeychainError(.errSecParam, "kSecUseAuthenticationContext takes an LAContext")
+            }
             options.context = context
             if context.interactionNotAllowed { options.interface = .fail }
         }
         if let value = take(.useOperationPrompt) {
-            guard let prompt = value as? String else { throw KeychainError(.errSecParam, "kSecUseOperationPrompt takes a string") }
+            guard let prompt = value as? String else {
+                throw KeychainError(.errSecParam, "kSecUseOperationPrompt takes a string")
+            }
             options.reason = prompt
         }
         if try takeBool(.useNoAuthenticationUI) == true { options.interface = .fail }
@@ -313,13 +366,17 @@ struct SecItemDictionary {
             case kSecUseAuthenticationUIAllow?: break
             case kSecUseAuthenticationUIFail?: options.interface = .fail
             case kSecUseAuthenticationUISkip?: options.interface = .skip
-            default: throw KeychainError(.errSecParam, "kSecUseAuthenticationUI takes kSecUseAuthenticationUIAllow, …Fail or …Skip")
+            default:
+                throw KeychainError(
+                    .errSecParam, "kSecUseAuthenticationUI takes kSecUseAuthenticationUIAllow, …Fail or …Skip")
             }
         }
         return options
     }
 
-    private func refuse(_ keys: [SecItemOptionKey], in context: String, code: KeychainError = .errSecParam) throws(KeychainError) {
+    private func refuse(
+        _ keys: [SecItemOptionKey], in context: String, code: KeychainError = .errSecParam
+    ) throws(KeychainError) {
         if let key = keys.first(where: { self[$0] != nil }) {
             let reason = code == .errSecUnimplemented ? "is not supported yet" : "does not belong in \(context)"
             throw KeychainError(code, "\(key.name) \(reason)")
@@ -344,7 +401,8 @@ struct SecItemDictionary {
                 throw KeychainError(.errSecNoSuchAttr, "\(key) is not an attribute of \(itemClass.rawValue) items")
             }
             guard let typed = Self.attributeValue(value, type) else {
-                throw KeychainError(.errSecParam, "attribute \(key) of a \(itemClass.rawValue) item takes \(type.takes)")
+                throw KeychainError(
+                    .errSecParam, "attribute \(key) of a \(itemClass.rawValue) item takes \(type.takes)")
             }
             attributes[key] = typed
         }

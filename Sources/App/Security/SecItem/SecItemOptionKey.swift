@@ -12,7 +12,8 @@ enum SecItemOptionKey: Int, CaseIterable {
     case matchLimit, matchPolicy, matchItemList, matchSearchList, matchIssuers, matchEmailAddressIfPresent
     case matchSubjectContains, matchCaseInsensitive, matchTrustedOnly, matchValidOnDate
     case accessGroup, accessible, synchronizable, accessControl
-    case useOperationPrompt, useNoAuthenticationUI, useAuthenticationUI, useAuthenticationContext, useDataProtectionKeychain
+    case useOperationPrompt, useNoAuthenticationUI, useAuthenticationUI, useAuthenticationContext,
+        useDataProtectionKeychain
 
     /// The `kSec…` constant.
     var constant: CFString {
@@ -60,13 +61,15 @@ enum SecItemOptionKey: Int, CaseIterable {
     ]
     /// The search keys this keychain does not implement.
     static let unsupportedSearch: [SecItemOptionKey] = [
-        .matchPolicy, .matchSearchList, .matchIssuers, .matchEmailAddressIfPresent, .matchSubjectContains, .matchTrustedOnly, .matchValidOnDate,
+        .matchPolicy, .matchSearchList, .matchIssuers, .matchEmailAddressIfPresent, .matchSubjectContains,
+        .matchTrustedOnly, .matchValidOnDate,
     ]
     /// The return keys (`kSecReturn…`).
     static let returns: [SecItemOptionKey] = [.returnData, .returnAttributes, .returnRef, .returnPersistentRef]
     /// The use keys (`kSecUse…`).
     static let uses: [SecItemOptionKey] = [
-        .useOperationPrompt, .useNoAuthenticationUI, .useAuthenticationUI, .useAuthenticationContext, .useDataProtectionKeychain,
+        .useOperationPrompt, .useNoAuthenticationUI, .useAuthenticationUI, .useAuthenticationContext,
+        .useDataProtectionKeychain,
     ]
 
     /// Whether this is a search, return or use key: one that is never an attribute.

@@ -17,7 +17,9 @@ nonisolated(unsafe) public let kSecSharedPassword: CFString = "spwd"
 /// runs; iOS calls it later on another queue, this calls it before returning.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/secaddsharedwebcredential(_:_:_:_:)>
-public func SecAddSharedWebCredential(_ fqdn: CFString, _ account: CFString, _ password: CFString?, _ completionHandler: (CFError?) -> Void) {
+public func SecAddSharedWebCredential(
+    _ fqdn: CFString, _ account: CFString, _ password: CFString?, _ completionHandler: (CFError?) -> Void
+) {
     completionHandler(osStatusError(missingAssociatedDomain(fqdn)))
 }
 
@@ -27,7 +29,9 @@ public func SecAddSharedWebCredential(_ fqdn: CFString, _ account: CFString, _ p
 /// `errSecMissingEntitlement` error, before returning.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/secrequestsharedwebcredential(_:_:_:)>
-public func SecRequestSharedWebCredential(_ fqdn: CFString?, _ account: CFString?, _ completionHandler: (CFArray?, CFError?) -> Void) {
+public func SecRequestSharedWebCredential(
+    _ fqdn: CFString?, _ account: CFString?, _ completionHandler: (CFArray?, CFError?) -> Void
+) {
     completionHandler(NSArray(), osStatusError(missingAssociatedDomain(fqdn)))
 }
 
@@ -51,5 +55,9 @@ public func SecCreateSharedWebCredentialPassword() -> CFString? {
 
 private func missingAssociatedDomain(_ fqdn: CFString?) -> KeychainError {
     let domain = fqdn.map { " for \($0)" } ?? ""
-    return KeychainError(.errSecMissingEntitlement, "shared web credentials\(domain) need the com.apple.developer.associated-domains entitlement, which no app has on Linux")
+    return KeychainError(
+        .errSecMissingEntitlement,
+        "shared web credentials\(domain) need the com.apple.developer.associated-domains entitlement, which no app "
+            + "has on Linux"
+    )
 }

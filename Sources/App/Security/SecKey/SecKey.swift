@@ -86,7 +86,9 @@ public final class SecKey: Sendable, Hashable {
         case .privateKey(.p521(let key)): key.x963Representation
         case .privateKey(.rsa(let key)): key.derRepresentation
         case .privateKey(.enclave):
-            throw KeychainError(.errSecUnimplemented, "export not implemented for an Enclave key: its private key never leaves the Enclave")
+            throw KeychainError(
+                .errSecUnimplemented,
+                "export not implemented for an Enclave key: its private key never leaves the Enclave")
         }
     }
 
@@ -157,7 +159,9 @@ public final class SecKey: Sendable, Hashable {
         guard isPrivate || keyClass == kSecAttrKeyClassPublic as String else { return nil }
         if type == kSecAttrKeyTypeRSA as String {
             // Apple takes RSA keys from 1024 bits; swift-crypto calls those "unsafe".
-            if isPrivate { return (try? _RSA.Signing.PrivateKey(unsafeDERRepresentation: data)).map { SecKey(.rsa($0)) } }
+            if isPrivate {
+                return (try? _RSA.Signing.PrivateKey(unsafeDERRepresentation: data)).map { SecKey(.rsa($0)) }
+            }
             return (try? _RSA.Signing.PublicKey(unsafeDERRepresentation: data)).map { SecKey(.rsa($0)) }
         }
         guard type == kSecAttrKeyTypeECSECPrimeRandom as String else { return nil }
@@ -175,7 +179,8 @@ public final class SecKey: Sendable, Hashable {
 
     /// Two keys are equal when they are the same key: same class, type and bytes.
     public static func == (lhs: SecKey, rhs: SecKey) -> Bool {
-        lhs.keyClass == rhs.keyClass && lhs.keyType == rhs.keyType && lhs.publicKeyRepresentation == rhs.publicKeyRepresentation
+        lhs.keyClass == rhs.keyClass && lhs.keyType == rhs.keyType
+            && lhs.publicKeyRepresentation == rhs.publicKeyRepresentation
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -22,15 +22,20 @@ public struct SecKeyAlgorithm: Hashable, RawRepresentable, @unchecked Sendable {
     public static let rsaSignatureRaw = SecKeyAlgorithm("algid:sign:RSA:raw")
     /// RSA PKCS #1 v1.5 over a digest with no DigestInfo; not supported here.
     public static let rsaSignatureDigestPKCS1v15Raw = SecKeyAlgorithm("algid:sign:RSA:digest-PKCS1v15")
-    /// RSA PKCS #1 v1.5 over a SHA1-sized digest the caller computed; not supported here (swift-crypto signs its own digests only).
+    /// RSA PKCS #1 v1.5 over a SHA1-sized digest the caller computed; not supported here
+    /// (swift-crypto signs its own digests only).
     public static let rsaSignatureDigestPKCS1v15SHA1 = SecKeyAlgorithm("algid:sign:RSA:digest-PKCS1v15:SHA1")
-    /// RSA PKCS #1 v1.5 over a SHA224-sized digest the caller computed; not supported here (swift-crypto signs its own digests only).
+    /// RSA PKCS #1 v1.5 over a SHA224-sized digest the caller computed; not supported here
+    /// (swift-crypto signs its own digests only).
     public static let rsaSignatureDigestPKCS1v15SHA224 = SecKeyAlgorithm("algid:sign:RSA:digest-PKCS1v15:SHA224")
-    /// RSA PKCS #1 v1.5 over a SHA256-sized digest the caller computed; not supported here (swift-crypto signs its own digests only).
+    /// RSA PKCS #1 v1.5 over a SHA256-sized digest the caller computed; not supported here
+    /// (swift-crypto signs its own digests only).
     public static let rsaSignatureDigestPKCS1v15SHA256 = SecKeyAlgorithm("algid:sign:RSA:digest-PKCS1v15:SHA256")
-    /// RSA PKCS #1 v1.5 over a SHA384-sized digest the caller computed; not supported here (swift-crypto signs its own digests only).
+    /// RSA PKCS #1 v1.5 over a SHA384-sized digest the caller computed; not supported here
+    /// (swift-crypto signs its own digests only).
     public static let rsaSignatureDigestPKCS1v15SHA384 = SecKeyAlgorithm("algid:sign:RSA:digest-PKCS1v15:SHA384")
-    /// RSA PKCS #1 v1.5 over a SHA512-sized digest the caller computed; not supported here (swift-crypto signs its own digests only).
+    /// RSA PKCS #1 v1.5 over a SHA512-sized digest the caller computed; not supported here
+    /// (swift-crypto signs its own digests only).
     public static let rsaSignatureDigestPKCS1v15SHA512 = SecKeyAlgorithm("algid:sign:RSA:digest-PKCS1v15:SHA512")
     /// RSA PSS over a SHA1-sized digest the caller computed; not supported here.
     public static let rsaSignatureDigestPSSSHA1 = SecKeyAlgorithm("algid:sign:RSA:digest-PSS:SHA1:SHA1:20")
@@ -110,65 +115,111 @@ public struct SecKeyAlgorithm: Hashable, RawRepresentable, @unchecked Sendable {
     public static let rsaEncryptionOAEPSHA384AESGCM = SecKeyAlgorithm("algid:encrypt:RSA:OAEP:SHA384:AESGCM")
     /// An AES-GCM session key wrapped with RSA OAEP SHA512; not supported here.
     public static let rsaEncryptionOAEPSHA512AESGCM = SecKeyAlgorithm("algid:encrypt:RSA:OAEP:SHA512:AESGCM")
-    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA1 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionStandardX963SHA1AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDH:KDFX963:SHA1:AESGCM")
-    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA224 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionStandardX963SHA224AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM")
-    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA256 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionStandardX963SHA256AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM")
-    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA384 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionStandardX963SHA384AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM")
-    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA512 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionStandardX963SHA512AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM")
-    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA1 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionCofactorX963SHA1AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDHC:KDFX963:SHA1:AESGCM")
-    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA224 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionCofactorX963SHA224AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM")
-    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA256 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionCofactorX963SHA256AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM")
-    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA384 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionCofactorX963SHA384AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM")
-    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA512 over the ephemeral public key, AES-GCM with an all-zero 16-byte IV.
-    public static let eciesEncryptionCofactorX963SHA512AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM")
-    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA224 giving the AES-GCM key and its 16-byte IV.
-    public static let eciesEncryptionStandardVariableIVX963SHA224AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM-KDFIV")
-    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA256 giving the AES-GCM key and its 16-byte IV.
-    public static let eciesEncryptionStandardVariableIVX963SHA256AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM-KDFIV")
-    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA384 giving the AES-GCM key and its 16-byte IV.
-    public static let eciesEncryptionStandardVariableIVX963SHA384AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM-KDFIV")
-    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA512 giving the AES-GCM key and its 16-byte IV.
-    public static let eciesEncryptionStandardVariableIVX963SHA512AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM-KDFIV")
-    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA224 giving the AES-GCM key and its 16-byte IV.
-    public static let eciesEncryptionCofactorVariableIVX963SHA224AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM-KDFIV")
-    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA256 giving the AES-GCM key and its 16-byte IV.
-    public static let eciesEncryptionCofactorVariableIVX963SHA256AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV")
-    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA384 giving the AES-GCM key and its 16-byte IV.
-    public static let eciesEncryptionCofactorVariableIVX963SHA384AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM-KDFIV")
-    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA512 giving the AES-GCM key and its 16-byte IV.
-    public static let eciesEncryptionCofactorVariableIVX963SHA512AESGCM = SecKeyAlgorithm("algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM-KDFIV")
+    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA1 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionStandardX963SHA1AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDH:KDFX963:SHA1:AESGCM")
+    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA224 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionStandardX963SHA224AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM")
+    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA256 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionStandardX963SHA256AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM")
+    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA384 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionStandardX963SHA384AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM")
+    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA512 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionStandardX963SHA512AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM")
+    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA1 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionCofactorX963SHA1AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDHC:KDFX963:SHA1:AESGCM")
+    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA224 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionCofactorX963SHA224AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM")
+    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA256 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionCofactorX963SHA256AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM")
+    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA384 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionCofactorX963SHA384AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM")
+    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA512 over the ephemeral
+    /// public key, AES-GCM with an all-zero 16-byte IV.
+    public static let eciesEncryptionCofactorX963SHA512AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM")
+    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA224 giving the AES-GCM
+    /// key and its 16-byte IV.
+    public static let eciesEncryptionStandardVariableIVX963SHA224AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDH:KDFX963:SHA224:AESGCM-KDFIV")
+    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA256 giving the AES-GCM
+    /// key and its 16-byte IV.
+    public static let eciesEncryptionStandardVariableIVX963SHA256AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDH:KDFX963:SHA256:AESGCM-KDFIV")
+    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA384 giving the AES-GCM
+    /// key and its 16-byte IV.
+    public static let eciesEncryptionStandardVariableIVX963SHA384AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDH:KDFX963:SHA384:AESGCM-KDFIV")
+    /// ECIES: standard ECDH with an ephemeral key, ANSI X9.63 KDF with SHA512 giving the AES-GCM
+    /// key and its 16-byte IV.
+    public static let eciesEncryptionStandardVariableIVX963SHA512AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDH:KDFX963:SHA512:AESGCM-KDFIV")
+    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA224 giving the AES-GCM
+    /// key and its 16-byte IV.
+    public static let eciesEncryptionCofactorVariableIVX963SHA224AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDHC:KDFX963:SHA224:AESGCM-KDFIV")
+    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA256 giving the AES-GCM
+    /// key and its 16-byte IV.
+    public static let eciesEncryptionCofactorVariableIVX963SHA256AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV")
+    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA384 giving the AES-GCM
+    /// key and its 16-byte IV.
+    public static let eciesEncryptionCofactorVariableIVX963SHA384AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDHC:KDFX963:SHA384:AESGCM-KDFIV")
+    /// ECIES: cofactor ECDH with an ephemeral key, ANSI X9.63 KDF with SHA512 giving the AES-GCM
+    /// key and its 16-byte IV.
+    public static let eciesEncryptionCofactorVariableIVX963SHA512AESGCM = SecKeyAlgorithm(
+        "algid:encrypt:ECIES:ECDHC:KDFX963:SHA512:AESGCM-KDFIV")
     /// Standard ECDH: the shared secret's X coordinate as is.
     public static let ecdhKeyExchangeStandard = SecKeyAlgorithm("algid:keyexchange:ECDH")
-    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA1 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA1
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeStandardX963SHA1 = SecKeyAlgorithm("algid:keyexchange:ECDH:KDFX963:SHA1")
-    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA224 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA224
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeStandardX963SHA224 = SecKeyAlgorithm("algid:keyexchange:ECDH:KDFX963:SHA224")
-    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA256 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA256
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeStandardX963SHA256 = SecKeyAlgorithm("algid:keyexchange:ECDH:KDFX963:SHA256")
-    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA384 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA384
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeStandardX963SHA384 = SecKeyAlgorithm("algid:keyexchange:ECDH:KDFX963:SHA384")
-    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA512 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Standard ECDH, the shared secret run through the ANSI X9.63 KDF with SHA512
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeStandardX963SHA512 = SecKeyAlgorithm("algid:keyexchange:ECDH:KDFX963:SHA512")
     /// Cofactor ECDH: the shared secret's X coordinate as is.
     public static let ecdhKeyExchangeCofactor = SecKeyAlgorithm("algid:keyexchange:ECDHC")
-    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA1 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA1
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeCofactorX963SHA1 = SecKeyAlgorithm("algid:keyexchange:ECDHC:KDFX963:SHA1")
-    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA224 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA224
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeCofactorX963SHA224 = SecKeyAlgorithm("algid:keyexchange:ECDHC:KDFX963:SHA224")
-    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA256 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA256
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeCofactorX963SHA256 = SecKeyAlgorithm("algid:keyexchange:ECDHC:KDFX963:SHA256")
-    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA384 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA384
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeCofactorX963SHA384 = SecKeyAlgorithm("algid:keyexchange:ECDHC:KDFX963:SHA384")
-    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA512 (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
+    /// Cofactor ECDH, the shared secret run through the ANSI X9.63 KDF with SHA512
+    /// (`kSecKeyKeyExchangeParameterRequestedSize`, `…SharedInfo`).
     public static let ecdhKeyExchangeCofactorX963SHA512 = SecKeyAlgorithm("algid:keyexchange:ECDHC:KDFX963:SHA512")
 }
 

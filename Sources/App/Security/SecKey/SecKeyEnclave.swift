@@ -25,16 +25,26 @@ struct EnclavePrivateKey: Sendable {
     ///
     /// - Throws: errSecInteractionNotAllowed when the keychain is locked; errSecNotAvailable
     ///   for an access control of `WhenPasscodeSet` with no passcode.
-    static func create(accessibility: Accessibility, accessControl: AccessControl?, authentication: AuthenticationOptions) throws(KeychainError) -> EnclavePrivateKey {
-        guard case .enclaveKey(let sealedKey, let publicKey) = try KeychainServices.perform(.createEnclaveKey(accessibility: accessibility, accessControl: accessControl)),
+    static func create(
+        accessibility: Accessibility, accessControl: AccessControl?, authentication: AuthenticationOptions
+    ) throws(KeychainError) -> EnclavePrivateKey {
+        guard
+            case .enclaveKey(let sealedKey, let publicKey) = try KeychainServices.perform(
+                .createEnclaveKey(accessibility: accessibility, accessControl: accessControl)),
             let key = try? P256.Signing.PublicKey(x963Representation: publicKey)
-        else { throw KeychainError(.errSecInternalComponent, "the keychain's answer to making an Enclave key is not one") }
+        else {
+            throw KeychainError(.errSecInternalComponent, "the keychain's answer to making an Enclave key is not one")
+        }
         return EnclavePrivateKey(sealedKey: sealedKey, publicKey: key, authentication: authentication)
     }
 
     /// The key a sealed form holds; nil for bytes that are not one.
     init?(sealedKey: Data, authentication: AuthenticationOptions = AuthenticationOptions()) {
-        guard let publicKey = (try? SealedEnclaveKey(decoding: sealedKey)).flatMap({ try? P256.Signing.PublicKey(x963Representation: $0.publicKey) }) else { return nil }
+        guard
+            let publicKey = (try? SealedEnclaveKey(decoding: sealedKey)).flatMap({
+                try? P256.Signing.PublicKey(x963Representation: $0.publicKey)
+            })
+        else { return nil }
         self.init(sealedKey: sealedKey, publicKey: publicKey, authentication: authentication)
     }
 
@@ -71,13 +81,17 @@ struct EnclavePrivateKey: Sendable {
     }
 
     /// The key whose scalar is 1: its agreement with a point is that point's X coordinate.
-    private static let identityScalar = try! P256.KeyAgreement.PrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 31) + [1])
+    private static let identityScalar = try! P256.KeyAgreement.PrivateKey(
+        rawRepresentation: [UInt8](repeating: 0, count: 31) + [1])
 
     private func perform(_ operation: EnclaveKeyOperation) throws(KeychainError) -> SecretBytes {
         let reply = try AuthenticatedCall.perform(authentication) { material in
-            .useEnclaveKey(EnclaveKeyUse(sealedKey: sealedKey, operation: operation, authenticationContext: material.context))
+            .useEnclaveKey(
+                EnclaveKeyUse(sealedKey: sealedKey, operation: operation, authenticationContext: material.context))
         }
-        guard case .keyOutput(let bytes) = reply else { throw KeychainError(.errSecInternalComponent, "the keychain's answer to using an Enclave key is not one") }
+        guard case .keyOutput(let bytes) = reply else {
+            throw KeychainError(.errSecInternalComponent, "the keychain's answer to using an Enclave key is not one")
+        }
         return bytes
     }
 }

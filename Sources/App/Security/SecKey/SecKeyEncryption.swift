@@ -55,7 +55,9 @@ extension SecKey {
     /// - Throws: `errSecParam` for a private key, a scheme of another kind of key or a
     ///   plaintext too long for RSA padding.
     func encrypt(_ plaintext: Data, _ scheme: EncryptionScheme) throws(KeychainError) -> Data {
-        guard privateKey == nil, scheme.fits(publicKey) else { throw KeychainError(.errSecParam, "algorithm not supported by the key") }
+        guard privateKey == nil, scheme.fits(publicKey) else {
+            throw KeychainError(.errSecParam, "algorithm not supported by the key")
+        }
         do {
             switch (scheme, publicKey) {
             case (.rsa(let padding), .rsa(let key)):
@@ -69,7 +71,8 @@ extension SecKey {
         } catch let error as KeychainError {
             throw error
         } catch {
-            throw KeychainError(.errSecParam, "the data could not be encrypted with this key and algorithm (too long for the key?)")
+            throw KeychainError(
+                .errSecParam, "the data could not be encrypted with this key and algorithm (too long for the key?)")
         }
     }
 
@@ -78,7 +81,9 @@ extension SecKey {
     /// - Throws: `errSecParam` for a public key, a scheme of another kind of key or a
     ///   ciphertext that does not decrypt (a wrong key, damaged data), as Apple's adaptors do.
     func decrypt(_ ciphertext: Data, _ scheme: EncryptionScheme) throws(KeychainError) -> Data {
-        guard let privateKey, scheme.fits(publicKey) else { throw KeychainError(.errSecParam, "algorithm not supported by the key") }
+        guard let privateKey, scheme.fits(publicKey) else {
+            throw KeychainError(.errSecParam, "algorithm not supported by the key")
+        }
         do {
             switch (scheme, privateKey) {
             case (.rsa(let padding), .rsa(let key)):
@@ -107,7 +112,8 @@ private struct ECIES {
 
     func seal(_ plaintext: Data, to recipient: SecKey.PublicKey) throws -> Data {
         let (ephemeralPublicKey, secret) = try KeyAgreementKey.ephemeralAgreement(with: recipient)
-        let (key, iv) = try keyAndIV(secret, ephemeralPublicKey: ephemeralPublicKey, fieldBytes: recipient.fieldByteCount)
+        let (key, iv) = try keyAndIV(
+            secret, ephemeralPublicKey: ephemeralPublicKey, fieldBytes: recipient.fieldByteCount)
         let box = try AES.GCM.seal(plaintext, using: key, nonce: iv)
         return ephemeralPublicKey + box.ciphertext + box.tag
     }
@@ -122,13 +128,18 @@ private struct ECIES {
         let ephemeralPublicKey = bytes.prefix(publicKeyLength)
         let secret = try KeyAgreementKey.agreement(of: recipient, with: ephemeralPublicKey)
         let (key, iv) = try keyAndIV(secret, ephemeralPublicKey: ephemeralPublicKey, fieldBytes: fieldBytes)
-        let box = try AES.GCM.SealedBox(nonce: iv, ciphertext: bytes.dropFirst(publicKeyLength).dropLast(Self.tagByteCount), tag: bytes.suffix(Self.tagByteCount))
+        let box = try AES.GCM.SealedBox(
+            nonce: iv, ciphertext: bytes.dropFirst(publicKeyLength).dropLast(Self.tagByteCount),
+            tag: bytes.suffix(Self.tagByteCount))
         return try AES.GCM.open(box, using: key)
     }
 
-    private func keyAndIV(_ secret: SharedSecret, ephemeralPublicKey: Data, fieldBytes: Int) throws -> (SymmetricKey, AES.GCM.Nonce) {
+    private func keyAndIV(
+        _ secret: SharedSecret, ephemeralPublicKey: Data, fieldBytes: Int
+    ) throws -> (SymmetricKey, AES.GCM.Nonce) {
         let keyByteCount = fieldBytes * 8 > 256 ? 32 : 16
-        let derived = hash.x963Derived(from: secret, sharedInfo: ephemeralPublicKey, byteCount: keyByteCount + (variableIV ? Self.ivByteCount : 0))
+        let derived = hash.x963Derived(
+            from: secret, sharedInfo: ephemeralPublicKey, byteCount: keyByteCount + (variableIV ? Self.ivByteCount : 0))
         return try derived.withUnsafeBytes { bytes in
             let key = SymmetricKey(data: bytes.prefix(keyByteCount))
             let iv = variableIV ? Data(bytes.suffix(Self.ivByteCount)) : Data(repeating: 0, count: Self.ivByteCount)

@@ -27,16 +27,22 @@ public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? {
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643701-seckeycreatewithdata>
 @discardableResult
-public func SecKeyCreateWithData(_ keyData: CFData, _ attributes: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecKey? {
+public func SecKeyCreateWithData(
+    _ keyData: CFData, _ attributes: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> SecKey? {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let type = attributes[kSecAttrKeyType as String] as? String else {
-            throw KeychainError(.errSecParam, "kSecAttrKeyType is required: kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
+            throw KeychainError(
+                .errSecParam, "kSecAttrKeyType is required: kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
         }
         guard let keyClass = attributes[kSecAttrKeyClass as String] as? String else {
-            throw KeychainError(.errSecParam, "kSecAttrKeyClass is required: kSecAttrKeyClassPublic or kSecAttrKeyClassPrivate")
+            throw KeychainError(
+                .errSecParam, "kSecAttrKeyClass is required: kSecAttrKeyClassPublic or kSecAttrKeyClassPrivate")
         }
         guard let key = SecKey.make(keyData as Data, type: type, keyClass: keyClass) else {
-            throw KeychainError(.errSecDecode, "the data is not a key of that type and class (X9.63 for an elliptic-curve key, PKCS #1 for RSA)")
+            throw KeychainError(
+                .errSecDecode,
+                "the data is not a key of that type and class (X9.63 for an elliptic-curve key, PKCS #1 for RSA)")
         }
         return key
     }
@@ -47,7 +53,9 @@ public func SecKeyCreateWithData(_ keyData: CFData, _ attributes: CFDictionary, 
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643698-seckeycopyexternalrepresentation>
 @discardableResult
-public func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
+public func SecKeyCopyExternalRepresentation(
+    _ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
     reportingFailure(to: error) { () throws(KeychainError) in NSData(data: try key.externalRepresentation()) }
 }
 
@@ -88,7 +96,9 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
     for (name, flag) in key.capabilities { attributes[name as NSString] = NSNumber(value: flag) }
     if let enclaveKey = key.enclaveKey {
         attributes[kSecAttrTokenID] = kSecAttrTokenIDSecureEnclave
-        if let control = (try? SealedEnclaveKey(decoding: enclaveKey.sealedKey))?.accessControl?.control { attributes[kSecAttrAccessControl] = SecAccessControl(control) }
+        if let control = (try? SealedEnclaveKey(decoding: enclaveKey.sealedKey))?.accessControl?.control {
+            attributes[kSecAttrAccessControl] = SecAccessControl(control)
+        }
     }
     return NSDictionary(dictionary: attributes)
 }
@@ -99,7 +109,9 @@ public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? {
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1644057-seckeyisalgorithmsupported>
 @discardableResult
-public func SecKeyIsAlgorithmSupported(_ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm) -> Bool {
+public func SecKeyIsAlgorithmSupported(
+    _ key: SecKey, _ operation: SecKeyOperationType, _ algorithm: SecKeyAlgorithm
+) -> Bool {
     let isPrivate = key.privateKey != nil
     switch operation {
     case .sign, .verify:
@@ -124,7 +136,10 @@ public func SecKeyIsAlgorithmSupported(_ key: SecKey, _ operation: SecKeyOperati
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643916-seckeycreatesignature>
 @discardableResult
-public func SecKeyCreateSignature(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
+public func SecKeyCreateSignature(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ dataToSign: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let scheme = SignatureScheme(algorithm) else { throw unsupported(algorithm) }
         return NSData(data: try key.sign(dataToSign as Data, scheme))
@@ -139,7 +154,8 @@ public func SecKeyCreateSignature(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643715-seckeyverifysignature>
 @discardableResult
 public func SecKeyVerifySignature(
-    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ signedData: CFData, _ signature: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ signedData: CFData, _ signature: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> Bool {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let scheme = SignatureScheme(algorithm) else { throw unsupported(algorithm) }
@@ -154,7 +170,10 @@ public func SecKeyVerifySignature(
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1643957-seckeycreateencrypteddata>
 @discardableResult
-public func SecKeyCreateEncryptedData(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
+public func SecKeyCreateEncryptedData(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ plaintext: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let scheme = EncryptionScheme(algorithm) else { throw unsupported(algorithm) }
         return NSData(data: try key.encrypt(plaintext as Data, scheme))
@@ -168,7 +187,10 @@ public func SecKeyCreateEncryptedData(_ key: SecKey, _ algorithm: SecKeyAlgorith
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1644043-seckeycreatedecrypteddata>
 @discardableResult
-public func SecKeyCreateDecryptedData(_ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> CFData? {
+public func SecKeyCreateDecryptedData(
+    _ key: SecKey, _ algorithm: SecKeyAlgorithm, _ ciphertext: CFData,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> CFData? {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let scheme = EncryptionScheme(algorithm) else { throw unsupported(algorithm) }
         return NSData(data: try key.decrypt(ciphertext as Data, scheme))
@@ -183,17 +205,23 @@ public func SecKeyCreateDecryptedData(_ key: SecKey, _ algorithm: SecKeyAlgorith
 /// Apple documentation: <https://developer.apple.com/documentation/security/1644033-seckeycopykeyexchangeresult>
 @discardableResult
 public func SecKeyCopyKeyExchangeResult(
-    _ privateKey: SecKey, _ algorithm: SecKeyAlgorithm, _ publicKey: SecKey, _ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+    _ privateKey: SecKey, _ algorithm: SecKeyAlgorithm, _ publicKey: SecKey, _ parameters: CFDictionary,
+    _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> CFData? {
     reportingFailure(to: error) { () throws(KeychainError) in
         guard let scheme = KeyExchangeScheme(algorithm) else { throw unsupported(algorithm) }
         let requested = parameters[kSecKeyKeyExchangeParameterRequestedSize as String]
         let sharedInfo = parameters[kSecKeyKeyExchangeParameterSharedInfo as String]
         if requested != nil && !(requested is NSNumber) || sharedInfo != nil && !(sharedInfo is Data) {
-            throw KeychainError(.errSecParam, "kSecKeyKeyExchangeParameterRequestedSize takes a number and kSecKeyKeyExchangeParameterSharedInfo data")
+            throw KeychainError(
+                .errSecParam,
+                "kSecKeyKeyExchangeParameterRequestedSize takes a number and kSecKeyKeyExchangeParameterSharedInfo data"
+            )
         }
         let size = (requested as? NSNumber)?.intValue
-        return NSData(data: try privateKey.exchange(with: publicKey, scheme, requestedSize: size, sharedInfo: sharedInfo as? Data ?? Data()))
+        return NSData(
+            data: try privateKey.exchange(
+                with: publicKey, scheme, requestedSize: size, sharedInfo: sharedInfo as? Data ?? Data()))
     }
 }
 
@@ -203,7 +231,9 @@ private func unsupported(_ algorithm: SecKeyAlgorithm) -> KeychainError {
 }
 
 /// `body`'s value, or nil with `error` set to the `CFError` of what it threw.
-func reportingFailure<Value>(to errorOut: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ body: () throws(KeychainError) -> Value) -> Value? {
+func reportingFailure<Value>(
+    to errorOut: UnsafeMutablePointer<Unmanaged<CFError>?>?, _ body: () throws(KeychainError) -> Value
+) -> Value? {
     do {
         return try body()
     } catch {

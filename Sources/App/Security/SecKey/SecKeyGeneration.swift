@@ -32,7 +32,9 @@ nonisolated(unsafe) public let kSecPublicKeyAttrs: CFString = "public"
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1823694-seckeycreaterandomkey>
 @discardableResult
-public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?) -> SecKey? {
+public func SecKeyCreateRandomKey(
+    _ parameters: CFDictionary, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
+) -> SecKey? {
     reportingFailure(to: error) { () throws(KeychainError) in
         let request = try KeyGenerationRequest(parameters)
         let privateKey = try request.generate()
@@ -45,7 +47,10 @@ public func SecKeyCreateRandomKey(_ parameters: CFDictionary, _ error: UnsafeMut
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1395339-seckeygeneratepair>
 @discardableResult
-public func SecKeyGeneratePair(_ parameters: CFDictionary, _ publicKey: UnsafeMutablePointer<SecKey?>?, _ privateKey: UnsafeMutablePointer<SecKey?>?) -> OSStatus {
+public func SecKeyGeneratePair(
+    _ parameters: CFDictionary, _ publicKey: UnsafeMutablePointer<SecKey?>?,
+    _ privateKey: UnsafeMutablePointer<SecKey?>?
+) -> OSStatus {
     do {
         let request = try KeyGenerationRequest(parameters)
         let generated = try request.generate()
@@ -75,51 +80,80 @@ private struct KeyGenerationRequest {
     let publicKeyItem: [String: Any]?
 
     /// Keys that describe the generation itself and go to no item.
-    private static let generationKeys = Set([kSecAttrKeyType, kSecAttrKeySizeInBits, kSecAttrTokenID, kSecPrivateKeyAttrs, kSecPublicKeyAttrs, kSecAttrIsPermanent, kSecClass].map { $0 as String })
+    private static let generationKeys = Set(
+        [
+            kSecAttrKeyType, kSecAttrKeySizeInBits, kSecAttrTokenID, kSecPrivateKeyAttrs, kSecPublicKeyAttrs,
+            kSecAttrIsPermanent, kSecClass,
+        ].map { $0 as String })
 
     init(_ parameters: CFDictionary) throws(KeychainError) {
-        guard let entries = parameters as? [String: Any] else { throw KeychainError(.errSecParam, "the parameters' keys are kSec… constants") }
+        guard let entries = parameters as? [String: Any] else {
+            throw KeychainError(.errSecParam, "the parameters' keys are kSec… constants")
+        }
         let context = entries[kSecUseAuthenticationContext as String]
-        guard context == nil || context is LAContext else { throw KeychainError(.errSecParam, "kSecUseAuthenticationContext takes an LAContext") }
+        guard context == nil || context is LAContext else {
+            throw KeychainError(.errSecParam, "kSecUseAuthenticationContext takes an LAContext")
+        }
         authentication = AuthenticationOptions(context: context as? LAContext)
         let inEnclave = entries[kSecAttrTokenID as String] != nil
         if inEnclave, entries[kSecAttrTokenID as String] as? String != kSecAttrTokenIDSecureEnclave as String {
             throw KeychainError(.errSecParam, "kSecAttrTokenID takes kSecAttrTokenIDSecureEnclave")
         }
         guard let type = entries[kSecAttrKeyType as String] as? String else {
-            throw KeychainError(.errSecParam, "kSecAttrKeyType is required: kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
+            throw KeychainError(
+                .errSecParam, "kSecAttrKeyType is required: kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
         }
         let bits = try Self.size(entries[kSecAttrKeySizeInBits as String])
         let privateKeyAttributes = entries[kSecPrivateKeyAttrs as String] as? [String: Any]
         if inEnclave {
-            guard type == kSecAttrKeyTypeECSECPrimeRandom as String || type == kSecAttrKeyTypeEC as String, bits ?? 256 == 256 else {
-                throw KeychainError(.errSecParam, "the Enclave makes 256-bit elliptic-curve keys only (kSecAttrKeyTypeECSECPrimeRandom), as Apple's does")
+            guard type == kSecAttrKeyTypeECSECPrimeRandom as String || type == kSecAttrKeyTypeEC as String,
+                bits ?? 256 == 256
+            else {
+                throw KeychainError(
+                    .errSecParam,
+                    "the Enclave makes 256-bit elliptic-curve keys only (kSecAttrKeyTypeECSECPrimeRandom), as "
+                        + "Apple's does"
+                )
             }
-            let accessControl = privateKeyAttributes?[kSecAttrAccessControl as String] ?? entries[kSecAttrAccessControl as String]
-            guard accessControl == nil || accessControl is SecAccessControl else { throw KeychainError(.errSecParam, "kSecAttrAccessControl takes a SecAccessControl") }
+            let accessControl =
+                privateKeyAttributes?[kSecAttrAccessControl as String] ?? entries[kSecAttrAccessControl as String]
+            guard accessControl == nil || accessControl is SecAccessControl else {
+                throw KeychainError(.errSecParam, "kSecAttrAccessControl takes a SecAccessControl")
+            }
             kind = .enclave(accessControl: (accessControl as? SecAccessControl)?.accessControl)
         } else if type == kSecAttrKeyTypeECSECPrimeRandom as String {
             let bits = bits ?? 256
-            guard [256, 384, 521].contains(bits) else { throw KeychainError(.errSecParam, "an elliptic-curve key has 256, 384 or 521 bits, not \(bits)") }
+            guard [256, 384, 521].contains(bits) else {
+                throw KeychainError(.errSecParam, "an elliptic-curve key has 256, 384 or 521 bits, not \(bits)")
+            }
             kind = .ellipticCurve(bits: bits)
         } else if type == kSecAttrKeyTypeRSA as String {
             let bits = bits ?? 2048
-            guard (1024...4096).contains(bits), bits % 8 == 0 else { throw KeychainError(.errSecParam, "an RSA key has 1,024 to 4,096 bits in steps of 8, not \(bits)") }
+            guard (1024...4096).contains(bits), bits % 8 == 0 else {
+                throw KeychainError(.errSecParam, "an RSA key has 1,024 to 4,096 bits in steps of 8, not \(bits)")
+            }
             kind = .rsa(bits: bits)
         } else {
-            throw KeychainError(.errSecParam, "kSecAttrKeyType \(type) is not generated here: kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
+            throw KeychainError(
+                .errSecParam,
+                "kSecAttrKeyType \(type) is not generated here: kSecAttrKeyTypeECSECPrimeRandom or kSecAttrKeyTypeRSA")
         }
         let shared = entries.filter { !Self.generationKeys.contains($0.key) }
         let permanent = try Self.flag(entries[kSecAttrIsPermanent as String]) ?? false
-        var privateKeyItem = try Self.item(entries[kSecPrivateKeyAttrs as String], shared: shared, permanentByDefault: permanent, name: "kSecPrivateKeyAttrs")
+        var privateKeyItem = try Self.item(
+            entries[kSecPrivateKeyAttrs as String], shared: shared, permanentByDefault: permanent,
+            name: "kSecPrivateKeyAttrs")
         if case .enclave(let accessControl) = kind, privateKeyItem != nil {
             // The access control is sealed into the key and checked at each use, as on Apple's
             // hardware: reading the item (its reference) asks for nothing.
             privateKeyItem?.removeValue(forKey: kSecAttrAccessControl as String)
-            privateKeyItem?[kSecAttrAccessible as String] = (accessControl?.protection ?? Self.enclaveDefaultAccessibility).rawValue
+            privateKeyItem?[kSecAttrAccessible as String] =
+                (accessControl?.protection ?? Self.enclaveDefaultAccessibility).rawValue
         }
         self.privateKeyItem = privateKeyItem
-        publicKeyItem = try Self.item(entries[kSecPublicKeyAttrs as String], shared: shared, permanentByDefault: permanent, name: "kSecPublicKeyAttrs")
+        publicKeyItem = try Self.item(
+            entries[kSecPublicKeyAttrs as String], shared: shared, permanentByDefault: permanent,
+            name: "kSecPublicKeyAttrs")
     }
 
     /// An Enclave key's accessibility without an access control: CryptoKit's default.
@@ -129,7 +163,10 @@ private struct KeyGenerationRequest {
         switch kind {
         case .enclave(let accessControl):
             let accessibility = accessControl?.protection ?? Self.enclaveDefaultAccessibility
-            return SecKey(.enclave(try EnclavePrivateKey.create(accessibility: accessibility, accessControl: accessControl, authentication: authentication)))
+            return SecKey(
+                .enclave(
+                    try EnclavePrivateKey.create(
+                        accessibility: accessibility, accessControl: accessControl, authentication: authentication)))
         case .ellipticCurve(256): return SecKey(.p256(P256.Signing.PrivateKey()))
         case .ellipticCurve(384): return SecKey(.p384(P384.Signing.PrivateKey()))
         case .ellipticCurve: return SecKey(.p521(P521.Signing.PrivateKey()))
@@ -167,10 +204,14 @@ private struct KeyGenerationRequest {
 
     /// The item attributes of one key of the pair: the shared ones overridden by its own
     /// dictionary; nil when it is not kept.
-    private static func item(_ value: Any?, shared: [String: Any], permanentByDefault: Bool, name: String) throws(KeychainError) -> [String: Any]? {
+    private static func item(
+        _ value: Any?, shared: [String: Any], permanentByDefault: Bool, name: String
+    ) throws(KeychainError) -> [String: Any]? {
         var own: [String: Any] = [:]
         if let value {
-            guard let dictionary = value as? [String: Any] else { throw KeychainError(.errSecParam, "\(name) takes a dictionary of attributes") }
+            guard let dictionary = value as? [String: Any] else {
+                throw KeychainError(.errSecParam, "\(name) takes a dictionary of attributes")
+            }
             own = dictionary
         }
         guard try flag(own.removeValue(forKey: kSecAttrIsPermanent as String)) ?? permanentByDefault else { return nil }

@@ -41,10 +41,15 @@ enum SecKeyHash: Sendable {
     /// The ANSI X9.63 KDF with this hash over `secret`.
     func x963Derived(from secret: SharedSecret, sharedInfo: Data, byteCount: Int) -> SymmetricKey {
         switch self {
-        case .sha1: secret.x963DerivedSymmetricKey(using: Insecure.SHA1.self, sharedInfo: sharedInfo, outputByteCount: byteCount)
-        case .sha256: secret.x963DerivedSymmetricKey(using: SHA256.self, sharedInfo: sharedInfo, outputByteCount: byteCount)
-        case .sha384: secret.x963DerivedSymmetricKey(using: SHA384.self, sharedInfo: sharedInfo, outputByteCount: byteCount)
-        case .sha512: secret.x963DerivedSymmetricKey(using: SHA512.self, sharedInfo: sharedInfo, outputByteCount: byteCount)
+        case .sha1:
+            secret.x963DerivedSymmetricKey(
+                using: Insecure.SHA1.self, sharedInfo: sharedInfo, outputByteCount: byteCount)
+        case .sha256:
+            secret.x963DerivedSymmetricKey(using: SHA256.self, sharedInfo: sharedInfo, outputByteCount: byteCount)
+        case .sha384:
+            secret.x963DerivedSymmetricKey(using: SHA384.self, sharedInfo: sharedInfo, outputByteCount: byteCount)
+        case .sha512:
+            secret.x963DerivedSymmetricKey(using: SHA512.self, sharedInfo: sharedInfo, outputByteCount: byteCount)
         }
     }
 }

@@ -32,11 +32,16 @@ extension SecKey {
     /// The key a `kSecClassKey` item holds, made from its data, class and type; nil for an
     /// item that holds no key of this version's kinds (a symmetric key, other bytes). An Enclave
     /// key's uses authenticate with `authentication`, the query's.
-    static func stored(_ data: Data, attributes: [String: AttributeValue], authentication: AuthenticationOptions = AuthenticationOptions()) -> SecKey? {
+    static func stored(
+        _ data: Data, attributes: [String: AttributeValue],
+        authentication: AuthenticationOptions = AuthenticationOptions()
+    ) -> SecKey? {
         guard case .string(let keyClass)? = attributes[kSecAttrKeyClass as String],
             case .string(let type)? = attributes[kSecAttrKeyType as String]
         else { return nil }
-        if case .string(let token)? = attributes[kSecAttrTokenID as String], token == kSecAttrTokenIDSecureEnclave as String {
+        if case .string(let token)? = attributes[kSecAttrTokenID as String],
+            token == kSecAttrTokenIDSecureEnclave as String
+        {
             return EnclavePrivateKey(sealedKey: data, authentication: authentication).map { SecKey(.enclave($0)) }
         }
         return make(data, type: type, keyClass: keyClass)

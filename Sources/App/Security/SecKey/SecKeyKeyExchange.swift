@@ -11,7 +11,9 @@ struct KeyExchangeScheme {
 
     init?(_ algorithm: SecKeyAlgorithm) {
         let parts = (algorithm.rawValue as String).split(separator: ":")
-        guard parts.count >= 3, parts[0] == "algid", parts[1] == "keyexchange", parts[2] == "ECDH" || parts[2] == "ECDHC" else { return nil }
+        guard parts.count >= 3, parts[0] == "algid", parts[1] == "keyexchange",
+            parts[2] == "ECDH" || parts[2] == "ECDHC"
+        else { return nil }
         switch parts.count {
         case 3:
             kdfHash = nil
@@ -33,13 +35,22 @@ enum KeyAgreementKey {
         switch recipient {
         case .p256(let key):
             let ephemeral = P256.KeyAgreement.PrivateKey()
-            return (ephemeral.publicKey.x963Representation, try ephemeral.sharedSecretFromKeyAgreement(with: .init(x963Representation: key.x963Representation)))
+            return (
+                ephemeral.publicKey.x963Representation,
+                try ephemeral.sharedSecretFromKeyAgreement(with: .init(x963Representation: key.x963Representation))
+            )
         case .p384(let key):
             let ephemeral = P384.KeyAgreement.PrivateKey()
-            return (ephemeral.publicKey.x963Representation, try ephemeral.sharedSecretFromKeyAgreement(with: .init(x963Representation: key.x963Representation)))
+            return (
+                ephemeral.publicKey.x963Representation,
+                try ephemeral.sharedSecretFromKeyAgreement(with: .init(x963Representation: key.x963Representation))
+            )
         case .p521(let key):
             let ephemeral = P521.KeyAgreement.PrivateKey()
-            return (ephemeral.publicKey.x963Representation, try ephemeral.sharedSecretFromKeyAgreement(with: .init(x963Representation: key.x963Representation)))
+            return (
+                ephemeral.publicKey.x963Representation,
+                try ephemeral.sharedSecretFromKeyAgreement(with: .init(x963Representation: key.x963Representation))
+            )
         case .rsa:
             throw KeychainError(.errSecParam, "algorithm not supported by the key")
         }
@@ -53,11 +64,14 @@ enum KeyAgreementKey {
         do {
             switch privateKey {
             case .p256(let key):
-                return try P256.KeyAgreement.PrivateKey(rawRepresentation: key.rawRepresentation).sharedSecretFromKeyAgreement(with: .init(x963Representation: peer))
+                return try P256.KeyAgreement.PrivateKey(rawRepresentation: key.rawRepresentation)
+                    .sharedSecretFromKeyAgreement(with: .init(x963Representation: peer))
             case .p384(let key):
-                return try P384.KeyAgreement.PrivateKey(rawRepresentation: key.rawRepresentation).sharedSecretFromKeyAgreement(with: .init(x963Representation: peer))
+                return try P384.KeyAgreement.PrivateKey(rawRepresentation: key.rawRepresentation)
+                    .sharedSecretFromKeyAgreement(with: .init(x963Representation: peer))
             case .p521(let key):
-                return try P521.KeyAgreement.PrivateKey(rawRepresentation: key.rawRepresentation).sharedSecretFromKeyAgreement(with: .init(x963Representation: peer))
+                return try P521.KeyAgreement.PrivateKey(rawRepresentation: key.rawRepresentation)
+                    .sharedSecretFromKeyAgreement(with: .init(x963Representation: peer))
             case .enclave(let key):
                 return try key.sharedSecret(with: peer)
             case .rsa:
@@ -80,8 +94,14 @@ extension SecKey {
     ///   - sharedInfo: the KDF's shared info (`kSecKeyKeyExchangeParameterSharedInfo`).
     /// - Throws: `errSecParam` for a public key, an RSA key, a peer on another curve or a
     ///   missing requested size.
-    func exchange(with peer: SecKey, _ scheme: KeyExchangeScheme, requestedSize: Int?, sharedInfo: Data) throws(KeychainError) -> Data {
-        guard let privateKey, case .none = peer.privateKey else { throw KeychainError(.errSecParam, "algorithm not supported by the key: ECDH takes a private key and the other party's public key") }
+    func exchange(
+        with peer: SecKey, _ scheme: KeyExchangeScheme, requestedSize: Int?, sharedInfo: Data
+    ) throws(KeychainError) -> Data {
+        guard let privateKey, case .none = peer.privateKey else {
+            throw KeychainError(
+                .errSecParam,
+                "algorithm not supported by the key: ECDH takes a private key and the other party's public key")
+        }
         let secret: SharedSecret
         do {
             secret = try KeyAgreementKey.agreement(of: privateKey, with: peer.publicKeyRepresentation)
@@ -92,8 +112,14 @@ extension SecKey {
         }
         guard let hash = scheme.kdfHash else { return secret.withUnsafeBytes { Data($0) } }
         guard let requestedSize, requestedSize > 0, requestedSize <= 1 << 16 else {
-            throw KeychainError(.errSecParam, "kSecKeyKeyExchangeParameterRequestedSize is required with an X9.63 KDF: the number of bytes to derive (1 to 65,536)")
+            throw KeychainError(
+                .errSecParam,
+                "kSecKeyKeyExchangeParameterRequestedSize is required with an X9.63 KDF: the number of bytes to "
+                    + "derive (1 to 65,536)"
+            )
         }
-        return hash.x963Derived(from: secret, sharedInfo: sharedInfo, byteCount: requestedSize).withUnsafeBytes { Data($0) }
+        return hash.x963Derived(from: secret, sharedInfo: sharedInfo, byteCount: requestedSize).withUnsafeBytes {
+            Data($0)
+        }
     }
 }

@@ -1,7 +1,7 @@
 import Crypto
-import KeychainSupport
 import Foundation
 import KeychainProtocol
+import KeychainSupport
 import _CryptoExtras
 
 /// A signature algorithm this version makes and checks, read from Apple's name.
@@ -69,7 +69,9 @@ struct SignatureScheme {
         case .message(let hash):
             return hash.withDigest(of: data) { PrecomputedDigest(bytes: Data($0)) }
         case .digest(let hash?) where data.count != hash.byteCount:
-            throw KeychainError(.errSecParam, "bad digest size for signing: \(data.count) bytes where the algorithm's hash gives \(hash.byteCount)")
+            throw KeychainError(
+                .errSecParam,
+                "bad digest size for signing: \(data.count) bytes where the algorithm's hash gives \(hash.byteCount)")
         case .digest:
             return PrecomputedDigest(bytes: data)
         }
@@ -82,11 +84,15 @@ extension SecKey {
     /// - Throws: `errSecParam` for a public key, a scheme of another kind of key or a digest of
     ///   the wrong length.
     func sign(_ data: Data, _ scheme: SignatureScheme) throws(KeychainError) -> Data {
-        guard let privateKey, scheme.fits(publicKey) else { throw KeychainError(.errSecParam, "algorithm not supported by the key") }
+        guard let privateKey, scheme.fits(publicKey) else {
+            throw KeychainError(.errSecParam, "algorithm not supported by the key")
+        }
         do {
             switch (privateKey, scheme.family) {
             case (.rsa(let key), .rsa(let padding)):
-                guard case .message(let hash) = scheme.input else { throw KeychainError(.errSecParam, "algorithm not supported by the key") }
+                guard case .message(let hash) = scheme.input else {
+                    throw KeychainError(.errSecParam, "algorithm not supported by the key")
+                }
                 return try hash.withDigest(of: data) { try key.signature(for: $0, padding: padding).rawRepresentation }
             case (.p256(let key), let family):
                 let signature = try key.signature(for: scheme.ecdsaDigest(of: data))
@@ -115,11 +121,15 @@ extension SecKey {
     /// - Throws: `errSecParam` for a private key, a scheme of another kind of key or a digest
     ///   of the wrong length.
     func verify(_ signature: Data, of data: Data, _ scheme: SignatureScheme) throws(KeychainError) -> Bool {
-        guard privateKey == nil, scheme.fits(publicKey) else { throw KeychainError(.errSecParam, "algorithm not supported by the key") }
+        guard privateKey == nil, scheme.fits(publicKey) else {
+            throw KeychainError(.errSecParam, "algorithm not supported by the key")
+        }
         let rfc4754 = scheme.family.isRFC4754
         switch (publicKey, scheme.family) {
         case (.rsa(let key), .rsa(let padding)):
-            guard case .message(let hash) = scheme.input else { throw KeychainError(.errSecParam, "algorithm not supported by the key") }
+            guard case .message(let hash) = scheme.input else {
+                throw KeychainError(.errSecParam, "algorithm not supported by the key")
+            }
             let parsed = _RSA.Signing.RSASignature(rawRepresentation: signature)
             return hash.withDigest(of: data) { key.isValidSignature(parsed, for: $0, padding: padding) }
         case (.p256(let key), _):

@@ -36,13 +36,20 @@ public enum SecureEnclave {
                 ///     `.privateKeyUsage`, accessible when unlocked, this device only.
                 ///   - authenticationContext: The context each use authenticates with (and
                 ///     reuses); a new one per use when nil.
-                public init(compactRepresentable: Bool = true, accessControl: SecAccessControl = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .privateKeyUsage, nil)!, authenticationContext: LAContext? = nil) throws {
-                    key = try EnclavePrivateKey.createThrowingNSError(accessControl: accessControl, context: authenticationContext)
+                public init(
+                    compactRepresentable: Bool = true,
+                    accessControl: SecAccessControl = SecAccessControlCreateWithFlags(
+                        nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .privateKeyUsage, nil)!,
+                    authenticationContext: LAContext? = nil
+                ) throws {
+                    key = try EnclavePrivateKey.createThrowingNSError(
+                        accessControl: accessControl, context: authenticationContext)
                 }
 
                 /// The key whose `dataRepresentation` this is.
                 public init(dataRepresentation: Data, authenticationContext: LAContext? = nil) throws {
-                    key = try EnclavePrivateKey.restoringThrowingNSError(dataRepresentation, context: authenticationContext)
+                    key = try EnclavePrivateKey.restoringThrowingNSError(
+                        dataRepresentation, context: authenticationContext)
                 }
 
                 /// The public key.
@@ -69,14 +76,22 @@ public enum SecureEnclave {
             public struct PrivateKey: Sendable {
                 let key: EnclavePrivateKey
 
-                /// Makes a key inside the Enclave (see ``SecureEnclave/P256/Signing/PrivateKey/init(compactRepresentable:accessControl:authenticationContext:)``).
-                public init(compactRepresentable: Bool = true, accessControl: SecAccessControl = SecAccessControlCreateWithFlags(nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .privateKeyUsage, nil)!, authenticationContext: LAContext? = nil) throws {
-                    key = try EnclavePrivateKey.createThrowingNSError(accessControl: accessControl, context: authenticationContext)
+                /// Makes a key inside the Enclave (see
+                /// ``SecureEnclave/P256/Signing/PrivateKey/init(compactRepresentable:accessControl:authenticationContext:)``).
+                public init(
+                    compactRepresentable: Bool = true,
+                    accessControl: SecAccessControl = SecAccessControlCreateWithFlags(
+                        nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .privateKeyUsage, nil)!,
+                    authenticationContext: LAContext? = nil
+                ) throws {
+                    key = try EnclavePrivateKey.createThrowingNSError(
+                        accessControl: accessControl, context: authenticationContext)
                 }
 
                 /// The key whose `dataRepresentation` this is.
                 public init(dataRepresentation: Data, authenticationContext: LAContext? = nil) throws {
-                    key = try EnclavePrivateKey.restoringThrowingNSError(dataRepresentation, context: authenticationContext)
+                    key = try EnclavePrivateKey.restoringThrowingNSError(
+                        dataRepresentation, context: authenticationContext)
                 }
 
                 /// The public key.
@@ -90,8 +105,12 @@ public enum SecureEnclave {
 
                 /// The secret this key shares with `publicKeyShare`'s owner: swift-crypto's
                 /// `SharedSecret`, for its `x963DerivedSymmetricKey` and `hkdfDerivedSymmetricKey`.
-                public func sharedSecretFromKeyAgreement(with publicKeyShare: Crypto.P256.KeyAgreement.PublicKey) throws -> SharedSecret {
-                    try throwingNSError { () throws(KeychainError) in try key.sharedSecret(with: publicKeyShare.x963Representation) }
+                public func sharedSecretFromKeyAgreement(
+                    with publicKeyShare: Crypto.P256.KeyAgreement.PublicKey
+                ) throws -> SharedSecret {
+                    try throwingNSError { () throws(KeychainError) in
+                        try key.sharedSecret(with: publicKeyShare.x963Representation)
+                    }
                 }
             }
         }
@@ -99,14 +118,19 @@ public enum SecureEnclave {
 }
 
 extension EnclavePrivateKey {
-    fileprivate static func createThrowingNSError(accessControl: SecAccessControl, context: LAContext?) throws -> EnclavePrivateKey {
+    fileprivate static func createThrowingNSError(
+        accessControl: SecAccessControl, context: LAContext?
+    ) throws -> EnclavePrivateKey {
         try throwingNSError { () throws(KeychainError) in
-            try create(accessibility: accessControl.accessControl.protection, accessControl: accessControl.accessControl, authentication: AuthenticationOptions(context: context))
+            try create(
+                accessibility: accessControl.accessControl.protection, accessControl: accessControl.accessControl,
+                authentication: AuthenticationOptions(context: context))
         }
     }
 
     fileprivate static func restoringThrowingNSError(_ data: Data, context: LAContext?) throws -> EnclavePrivateKey {
-        guard let key = EnclavePrivateKey(sealedKey: data, authentication: AuthenticationOptions(context: context)) else {
+        guard let key = EnclavePrivateKey(sealedKey: data, authentication: AuthenticationOptions(context: context))
+        else {
             throw osStatusError(KeychainError(.errSecDecode, "the data is not a key this keychain's Enclave made"))
         }
         return key

@@ -33,7 +33,9 @@ public enum ReplyCoder {
             // Within the reader's limit: a longer message is cut after its last whole scalar that
             // fits (rebuilding every message scalar by scalar was a fifth of keychaind's work to
             // answer a miss).
-            writer.string(error.message.utf8.count <= WireValues.maximumMessage ? error.message : Self.cut(error.message, toUTF8Bytes: WireValues.maximumMessage))
+            writer.string(
+                error.message.utf8.count <= WireValues.maximumMessage
+                    ? error.message : Self.cut(error.message, toUTF8Bytes: WireValues.maximumMessage))
             writer.optional(error.requiredAuthentication) { WireValues.write($1, to: &$0) }
         }
         return writer.finish()
@@ -64,12 +66,18 @@ public enum ReplyCoder {
         case 2: return .items(try reader.array(max: WireValues.maximumItems, item))
         case 3: return .status(try deviceStatus(&reader))
         case 4:
-            return .biometry(BiometryStatus(
-                sensor: try WireValues.token(&reader, SensorKind.self),
-                enrolledFingers: try reader.array(max: WireValues.maximumFingers) { (reader: inout WireReader) throws(WireError) in try reader.string(max: WireValues.maximumToken) },
-                isLockedOut: try reader.bool(), passcodeRequired: try reader.bool(), consecutiveFailures: try reader.int(in: 0...Int(Int32.max)),
-                domainState: try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.data(max: WireValues.maximumReference) },
-                passcodeSet: try reader.bool()))
+            return .biometry(
+                BiometryStatus(
+                    sensor: try WireValues.token(&reader, SensorKind.self),
+                    enrolledFingers: try reader.array(max: WireValues.maximumFingers) {
+                        (reader: inout WireReader) throws(WireError) in try reader.string(max: WireValues.maximumToken)
+                    },
+                    isLockedOut: try reader.bool(), passcodeRequired: try reader.bool(),
+                    consecutiveFailures: try reader.int(in: 0...Int(Int32.max)),
+                    domainState: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                        try reader.data(max: WireValues.maximumReference)
+                    },
+                    passcodeSet: try reader.bool()))
         case 5:
             switch try reader.u8() {
             case 0: return .match(.noTouch)
@@ -79,35 +87,46 @@ public enum ReplyCoder {
             }
         case 6: return .count(try reader.int(in: 0...Int.max))
         case 7:
-            return .daemon(DaemonStatus(
-                mode: try reader.string(max: WireValues.maximumToken), pid: Int32(try reader.int(in: 0...Int(Int32.max))),
-                uptime: try reader.double(), connectedClients: try reader.int(in: 0...Int(Int32.max)),
-                idleLockSeconds: try reader.double(), device: try deviceStatus(&reader)))
+            return .daemon(
+                DaemonStatus(
+                    mode: try reader.string(max: WireValues.maximumToken),
+                    pid: Int32(try reader.int(in: 0...Int(Int32.max))),
+                    uptime: try reader.double(), connectedClients: try reader.int(in: 0...Int(Int32.max)),
+                    idleLockSeconds: try reader.double(), device: try deviceStatus(&reader)))
         case 8:
-            let entries = try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in
-                (try reader.string(max: KeychainLimits.maximumAttributeSize),
-                 try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in try reader.string(max: KeychainLimits.maximumAttributeSize) })
+            let entries = try reader.array(max: WireValues.maximumItems) {
+                (reader: inout WireReader) throws(WireError) in
+                (
+                    try reader.string(max: KeychainLimits.maximumAttributeSize),
+                    try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in
+                        try reader.string(max: KeychainLimits.maximumAttributeSize)
+                    }
+                )
             }
             return .entitlements(Dictionary(entries, uniquingKeysWith: { first, _ in first }))
         case 9:
-            let entries = try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in
+            let entries = try reader.array(max: WireValues.maximumItems) {
+                (reader: inout WireReader) throws(WireError) in
                 (try reader.string(max: KeychainLimits.maximumAttributeSize), try WireValues.appDeclaration(&reader))
             }
             return .declaredApps(Dictionary(entries, uniquingKeysWith: { first, _ in first }))
         case 10:
             return .enclaveKey(
-                sealedKey: try reader.data(max: EnclaveKeyUse.maximumSealedKey), publicKey: try reader.data(max: EnclaveKeyOperation.publicKeySize))
+                sealedKey: try reader.data(max: EnclaveKeyUse.maximumSealedKey),
+                publicKey: try reader.data(max: EnclaveKeyOperation.publicKeySize))
         case 11: return .keyOutput(try reader.secret(max: WireValues.maximumReference))
         case let tag: throw WireError("an unknown reply (tag \(tag))")
         }
     }
 
     private static func deviceStatus(_ reader: inout WireReader) throws(WireError) -> DeviceStatus {
-        let classes = try reader.array(max: ProtectionClass.allCases.count) { (reader: inout WireReader) throws(WireError) in
+        let classes = try reader.array(max: ProtectionClass.allCases.count) {
+            (reader: inout WireReader) throws(WireError) in
             try WireValues.token(&reader, ProtectionClass.self)
         }
         return DeviceStatus(
-            passcodeSet: try reader.bool(), unlockedClasses: Set(classes), failedAttempts: try reader.int(in: 0...Int(Int32.max)),
+            passcodeSet: try reader.bool(), unlockedClasses: Set(classes),
+            failedAttempts: try reader.int(in: 0...Int(Int32.max)),
             secondsUntilNextAttempt: try reader.double(), eraseAfterFailedAttempts: try reader.bool())
     }
 
@@ -123,7 +142,9 @@ public enum ReplyCoder {
         var item = ItemResult(itemClass: try WireValues.token(&reader, ItemClass.self))
         item.attributes = try reader.optional(WireValues.attributes)
         item.secret = try reader.optional(WireValues.secret)
-        item.persistentRef = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.data(max: WireValues.maximumReference) }
+        item.persistentRef = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            try reader.data(max: WireValues.maximumReference)
+        }
         item.accessControl = try reader.optional(WireValues.accessControl)
         return item
     }

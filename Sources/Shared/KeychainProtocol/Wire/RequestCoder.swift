@@ -10,7 +10,9 @@ public enum RequestCoder {
     /// - Throws: ``WireError`` for a wrong version, an unknown tag, a field over its limit,
     ///   truncated bytes or bytes left over.
     public static func decode(_ body: [UInt8]) throws(WireError) -> KeychainRequest {
-        guard body.count <= WireFrame.maximumRequest else { throw WireError("a request larger than \(WireFrame.maximumRequest) bytes") }
+        guard body.count <= WireFrame.maximumRequest else {
+            throw WireError("a request larger than \(WireFrame.maximumRequest) bytes")
+        }
         var reader = WireReader(body)
         try WireFrame.readVersion(&reader)
         let request = try read(&reader)
@@ -41,23 +43,37 @@ public enum RequestCoder {
         case .setPasscode: return .setPasscode(current: try reader.optional(secret), new: try secret(&reader))
         case .removePasscode: return .removePasscode(current: try secret(&reader))
         case .erase: return .erase(passcode: try reader.optional(secret))
-        case .countItems: return .countItems(accessibility: try reader.optional { (reader: inout WireReader) throws(WireError) in try WireValues.token(&reader, Accessibility.self) })
-        case .setEraseAfterFailedAttempts: return .setEraseAfterFailedAttempts(try reader.bool(), passcode: try secret(&reader))
+        case .countItems:
+            return .countItems(
+                accessibility: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                    try WireValues.token(&reader, Accessibility.self)
+                })
+        case .setEraseAfterFailedAttempts:
+            return .setEraseAfterFailedAttempts(try reader.bool(), passcode: try secret(&reader))
         case .verifyPasscode: return .verifyPasscode(try secret(&reader), context: try WireValues.contextID(&reader))
         case .biometryStatus: return .biometryStatus
-        case .awaitBiometricMatch: return .awaitBiometricMatch(timeout: try reader.double(), context: try WireValues.contextID(&reader))
+        case .awaitBiometricMatch:
+            return .awaitBiometricMatch(timeout: try reader.double(), context: try WireValues.contextID(&reader))
         case .endBiometricMatch: return .endBiometricMatch
         case .invalidateContext: return .invalidateContext(try WireValues.contextID(&reader))
-        case .enrollFinger: return .enrollFinger(name: try reader.string(max: WireValues.maximumToken), passcode: try secret(&reader))
-        case .removeFinger: return .removeFinger(name: try reader.string(max: WireValues.maximumToken), passcode: try secret(&reader))
+        case .enrollFinger:
+            return .enrollFinger(name: try reader.string(max: WireValues.maximumToken), passcode: try secret(&reader))
+        case .removeFinger:
+            return .removeFinger(name: try reader.string(max: WireValues.maximumToken), passcode: try secret(&reader))
         case .setSimulatedSensor: return .setSimulatedSensor(try reader.bool(), passcode: try secret(&reader))
-        case .simulateTouch: return .simulateTouch(matching: try reader.bool(), finger: try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.string(max: WireValues.maximumToken) })
+        case .simulateTouch:
+            return .simulateTouch(
+                matching: try reader.bool(),
+                finger: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                    try reader.string(max: WireValues.maximumToken)
+                })
         case .daemonStatus: return .daemonStatus
         case .openOwnerSession: return .openOwnerSession(passcode: try secret(&reader))
         case .closeOwnerSession: return .closeOwnerSession
         case .setEntitlement:
             return .setEntitlement(
-                app: try reader.string(max: KeychainLimits.maximumAttributeSize), group: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                app: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                group: try reader.string(max: KeychainLimits.maximumAttributeSize),
                 granted: try reader.bool())
         case .listEntitlements: return .listEntitlements
         case .eraseUnopenableKeychain: return .eraseUnopenableKeychain
@@ -71,11 +87,13 @@ public enum RequestCoder {
         case .finishImport: return .finishImport(passcode: try reader.optional(secret))
         case .declareApp:
             return .declareApp(
-                executable: try reader.string(max: KeychainLimits.maximumAttributeSize), declaration: try reader.optional(WireValues.appDeclaration))
+                executable: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                declaration: try reader.optional(WireValues.appDeclaration))
         case .listDeclaredApps: return .listDeclaredApps
         case .createEnclaveKey:
             return .createEnclaveKey(
-                accessibility: try WireValues.token(&reader, Accessibility.self), accessControl: try reader.optional(WireValues.accessControl))
+                accessibility: try WireValues.token(&reader, Accessibility.self),
+                accessControl: try reader.optional(WireValues.accessControl))
         case .useEnclaveKey: return .useEnclaveKey(try WireValues.enclaveKeyUse(&reader))
         }
     }
@@ -85,7 +103,8 @@ public enum RequestCoder {
         switch request {
         case .add(let item): WireValues.write(item, to: &writer)
         case .copyMatching(let query): WireValues.write(query, to: &writer)
-        case .update(let query, let changes): WireValues.write(query, to: &writer); WireValues.write(changes, to: &writer)
+        case .update(let query, let changes):
+            WireValues.write(query, to: &writer); WireValues.write(changes, to: &writer)
         case .delete(let query): WireValues.write(query, to: &writer)
         case .unlock(let passcode): writer.secret(passcode)
         case .setPasscode(let current, let new): writer.optional(current) { $0.secret($1) }; writer.secret(new)
@@ -101,16 +120,19 @@ public enum RequestCoder {
         case .setSimulatedSensor(let enabled, let passcode): writer.bool(enabled); writer.secret(passcode)
         case .simulateTouch(let matching, let finger): writer.bool(matching); writer.optional(finger) { $0.string($1) }
         case .openOwnerSession(let passcode): writer.secret(passcode)
-        case .setEntitlement(let app, let group, let granted): writer.string(app); writer.string(group); writer.bool(granted)
+        case .setEntitlement(let app, let group, let granted):
+            writer.string(app); writer.string(group); writer.bool(granted)
         case .openOwnerSessionByBiometry(let timeout): writer.double(timeout)
-        case .importChunk(let file, let offset, let bytes): writer.string(file); writer.int(offset); writer.secret(bytes)
+        case .importChunk(let file, let offset, let bytes):
+            writer.string(file); writer.int(offset); writer.secret(bytes)
         case .finishImport(let passcode): writer.optional(passcode) { $0.secret($1) }
         case .declareApp(let executable, let declaration):
             writer.string(executable); writer.optional(declaration) { WireValues.write($1, to: &$0) }
         case .createEnclaveKey(let accessibility, let accessControl):
             writer.string(accessibility.rawValue); writer.optional(accessControl) { WireValues.write($1, to: &$0) }
         case .useEnclaveKey(let use): WireValues.write(use, to: &writer)
-        case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession, .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps:
+        case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession,
+            .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps:
             break  // the tag is the whole request
         }
     }

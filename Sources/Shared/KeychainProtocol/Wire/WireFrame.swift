@@ -30,6 +30,8 @@ public enum WireFrame {
     /// Reads and checks the version byte that starts every body.
     static func readVersion(_ reader: inout WireReader) throws(WireError) {
         let version = try reader.u8()
-        guard version == Self.version else { throw WireError("protocol version \(version); this keychain speaks version \(Self.version)") }
+        guard version == Self.version else {
+            throw WireError("protocol version \(version); this keychain speaks version \(Self.version)")
+        }
     }
 }

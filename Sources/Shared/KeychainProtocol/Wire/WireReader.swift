@@ -21,7 +21,9 @@ public struct WireReader {
 
     /// Checks that `count` more bytes are there, and moves past them; returns where they start.
     private mutating func advance(_ count: Int) throws(WireError) -> Int {
-        guard count >= 0, count <= remaining else { throw WireError("truncated: \(count) bytes needed, \(remaining) left") }
+        guard count >= 0, count <= remaining else {
+            throw WireError("truncated: \(count) bytes needed, \(remaining) left")
+        }
         defer { position += count }
         return position
     }
@@ -94,7 +96,9 @@ public struct WireReader {
         let text: String? = bytes.withUnsafeBufferPointer { all in
             let utf8 = UnsafeBufferPointer(rebasing: all[start..<start + count])
             var text = String(decoding: utf8, as: UTF8.self)
-            let unchanged = text.utf8.count == count && (count == 0 || text.withUTF8 { memcmp($0.baseAddress!, utf8.baseAddress!, count) == 0 })
+            let unchanged =
+                text.utf8.count == count
+                && (count == 0 || text.withUTF8 { memcmp($0.baseAddress!, utf8.baseAddress!, count) == 0 })
             return unchanged ? text : nil
         }
         guard let text else { throw WireError("text that is not UTF-8") }
@@ -107,7 +111,9 @@ public struct WireReader {
     }
 
     /// An optional written by ``WireWriter/optional(_:_:)``.
-    public mutating func optional<Value>(_ read: (inout WireReader) throws(WireError) -> Value) throws(WireError) -> Value? {
+    public mutating func optional<Value>(
+        _ read: (inout WireReader) throws(WireError) -> Value
+    ) throws(WireError) -> Value? {
         switch try u8() {
         case 0: return nil
         case 1: return try read(&self)
@@ -117,7 +123,9 @@ public struct WireReader {
 
     /// An array of at most `max` elements. Each element takes at least one byte, so a count
     /// larger than what remains is refused before anything is allocated.
-    public mutating func array<Element>(max: Int, _ read: (inout WireReader) throws(WireError) -> Element) throws(WireError) -> [Element] {
+    public mutating func array<Element>(
+        max: Int, _ read: (inout WireReader) throws(WireError) -> Element
+    ) throws(WireError) -> [Element] {
         let count = try count(max: max)
         var elements: [Element] = []
         elements.reserveCapacity(count)
@@ -129,7 +137,9 @@ public struct WireReader {
     /// than what remains is refused before anything is allocated.
     public mutating func count(max: Int) throws(WireError) -> Int {
         let count = Int(try u32())
-        guard count <= max, count <= remaining else { throw WireError("a list of \(count) elements, more than allowed or than the message holds") }
+        guard count <= max, count <= remaining else {
+            throw WireError("a list of \(count) elements, more than allowed or than the message holds")
+        }
         return count
     }
 

@@ -14,7 +14,9 @@ enum WireValues {
     /// The longest persistent reference, domain state or finger name.
     static let maximumReference = 1024
 
-    static func token<Value: RawRepresentable>(_ reader: inout WireReader, _ type: Value.Type) throws(WireError) -> Value where Value.RawValue == String {
+    static func token<Value: RawRepresentable>(
+        _ reader: inout WireReader, _ type: Value.Type
+    ) throws(WireError) -> Value where Value.RawValue == String {
         let raw = try reader.string(max: maximumToken)
         guard let value = Value(rawValue: raw) else { throw WireError("an unknown \(Value.self)") }
         return value
@@ -55,7 +57,9 @@ enum WireValues {
         var attributes = [String: AttributeValue](minimumCapacity: count)
         for _ in 0..<count {
             let name = try reader.string(max: maximumToken)
-            guard attributes.updateValue(try attributeValue(&reader), forKey: name) == nil else { throw WireError("an attribute named twice") }
+            guard attributes.updateValue(try attributeValue(&reader), forKey: name) == nil else {
+                throw WireError("an attribute named twice")
+            }
         }
         return attributes
     }
@@ -145,7 +149,9 @@ enum WireValues {
         case 2: query.synchronizable = .any
         default: throw WireError("an unknown synchronizable match")
         }
-        query.persistentRef = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.data(max: maximumReference) }
+        query.persistentRef = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            try reader.data(max: maximumReference)
+        }
         switch try reader.u8() {
         case 0: query.limit = .one
         case 1: query.limit = .all
@@ -160,7 +166,9 @@ enum WireValues {
         query.skipsItemsNeedingAuthentication = options & 1 != 0
         query.matchesCaseInsensitively = options & 2 != 0
         query.itemList = try reader.optional { (reader: inout WireReader) throws(WireError) in
-            try reader.array(max: KeychainLimits.maximumItemList) { (reader: inout WireReader) throws(WireError) in try reader.data(max: maximumReference) }
+            try reader.array(max: KeychainLimits.maximumItemList) { (reader: inout WireReader) throws(WireError) in
+                try reader.data(max: maximumReference)
+            }
         }
         return query
     }
@@ -182,11 +190,14 @@ enum WireValues {
         case 1: operation = .keyAgreement(peerPublicKey: try reader.data(max: EnclaveKeyOperation.publicKeySize))
         case let tag: throw WireError("an unknown Enclave key operation (tag \(tag))")
         }
-        return EnclaveKeyUse(sealedKey: sealedKey, operation: operation, authenticationContext: try reader.optional(contextID))
+        return EnclaveKeyUse(
+            sealedKey: sealedKey, operation: operation, authenticationContext: try reader.optional(contextID))
     }
 
     static func contextID(_ reader: inout WireReader) throws(WireError) -> AuthenticationContextID {
-        guard let id = AuthenticationContextID(bytes: try reader.data(max: 16)) else { throw WireError("a context name that is not 16 bytes") }
+        guard let id = AuthenticationContextID(bytes: try reader.data(max: 16)) else {
+            throw WireError("a context name that is not 16 bytes")
+        }
         return id
     }
 
@@ -198,7 +209,8 @@ enum WireValues {
     static func appDeclaration(_ reader: inout WireReader) throws(WireError) -> AppDeclaration {
         AppDeclaration(
             applicationIdentifier: try reader.string(max: KeychainLimits.maximumAttributeSize),
-            keychainAccessGroups: try reader.array(max: AppDeclaration.maximumGroups) { (reader: inout WireReader) throws(WireError) in
+            keychainAccessGroups: try reader.array(max: AppDeclaration.maximumGroups) {
+                (reader: inout WireReader) throws(WireError) in
                 try reader.string(max: KeychainLimits.maximumAttributeSize)
             })
     }
@@ -214,9 +226,14 @@ enum WireValues {
 
     static func changes(_ reader: inout WireReader) throws(WireError) -> ItemChanges {
         var changes = ItemChanges(attributes: try attributes(&reader))
-        changes.accessGroup = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.string(max: KeychainLimits.maximumAttributeSize) }
-        changes.accessibility = try reader.optional { (reader: inout WireReader) throws(WireError) in try token(&reader, Accessibility.self) }
-        changes.synchronizable = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.bool() }
+        changes.accessGroup = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            try reader.string(max: KeychainLimits.maximumAttributeSize)
+        }
+        changes.accessibility = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            try token(&reader, Accessibility.self)
+        }
+        changes.synchronizable = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.bool()
+        }
         changes.secret = try reader.optional(secret)
         changes.accessControl = try reader.optional(accessControl)
         return changes

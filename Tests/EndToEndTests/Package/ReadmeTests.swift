@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+/// The README shows what works: its Swift blocks are the programs in `Snippets/` (which the
+/// package builds), and its shell blocks run as written, in order, in a new keychain.
+@Suite struct ReadmeTests {
+    static let root = CommandRunner.binary.deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static func blocks(_ language: String) throws -> [String] {
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        return readme.components(separatedBy: "```\(language)\n").dropFirst().map {
+            $0.components(separatedBy: "```").first ?? ""
+        }
+    }
+
+    @Test func everySwiftBlockIsABuiltProgram() throws {
+        let snippets = try FileManager.default.contentsOfDirectory(
+            atPath: Self.root.appendingPathComponent("Snippets").path
+        ).filter { $0.hasSuffix(".swift") }
+        let programs = try snippets.map {
+            try String(contentsOf: Self.root.appendingPathComponent("Snippets/\($0)"), encoding: .utf8)
+        }
+        let blocks = try Self.blocks("swift")
+        #expect(blocks.count == 3)
+        for block in blocks {
+            #expect(
+                programs.contains(block),
+                "a README Swift block is not one of Snippets/, so nothing builds it:\n\(block)")
+        }
+        // Built with the package: run them, as a reader would, in a new keychain.
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        for (name, expected) in [
+            ("ReadmeSecItem", "hunter2"), ("ReadmeFacade", "hunter2"),
+            ("ReadmeLocalAuthentication", "biometry is not available"),
+        ] {
+            let result = try shell.script("\"$(dirname \"$KEYCHAINCTL\")/\(name)\"")
+            #expect(result.status == 0, "\(name): \(result.stderr)")
+            #expect(result.stdout.contains(expected), "\(name): \(result.stdout)")
+        }
+    }
+
+    @Test func everyShellBlockRunsAsWrittenInANewKeychain() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let examples = try Self.blocks("sh").filter { !$0.hasPrefix("swift ") }
+        #expect(examples.count >= 1)
+        let bin = shell.home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            at: bin.appendingPathComponent("keychainctl"), withDestinationURL: CommandRunner.binary)
+        for example in examples {
+            let result = try shell.script("set -e -o pipefail; export PATH='\(bin.path)':\"$PATH\"\n" + example)
+            #expect(result.status == 0, "\(example)\n\(result.stderr)")
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A D-Bus system bus of the test's own that allows everything (reference/environment.md has the
+/// recipe), in a temporary directory: the services a test starts on it (fprintd, dbusmock's
+/// polkit and logind) are its children, killed by pid in ``stop()``. Nothing outside the
+/// directory is touched.
+final class PrivateSystemBus {
+    let directory: URL
+    private var processes: [Process] = []
+
+    /// The environment that points programs at this bus (`DBUS_SYSTEM_BUS_ADDRESS`).
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        return environment
+    }
+
+    var address: String { "unix:path=\(directory.appendingPathComponent("bus").path)" }
+
+    init(prefix: String) throws {
+        directory = URL(fileURLWithPath: "/tmp/\(prefix)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let configuration = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig><type>system</type><listen>unix:path=\(directory.appendingPathComponent("bus").path)</listen><auth>EXTERNAL</auth>
+            <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/><allow user="*"/></policy></busconfig>
+            """
+        try configuration.write(to: directory.appendingPathComponent("bus.conf"), atomically: true, encoding: .utf8)
+        do {
+            try launchService(
+                program("dbus-daemon"),
+                ["--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork"])
+            try retry("the private bus") {
+                guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("bus").path) else {
+                    throw POSIXError(.ENOENT)
+                }
+            }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Starts dbusmock's `template` (`polkitd`, `logind`) on the bus and waits until it answers
+    /// `probe` (a `dbus-send` argument list).
+    func startMock(template: String, answering probe: [String]) throws {
+        try launchService(try pythonWithDBusMock(), ["-m", "dbusmock", "--system", "--template", template])
+        try retry("the \(template) mock") { try send(probe) }
+    }
+
+    /// `dbus-send --system --print-reply arguments…`: its output, or an error when it fails.
+    @discardableResult
+    func send(_ arguments: [String]) throws -> String {
+        try run(program("dbus-send"), ["--system", "--print-reply"] + arguments)
+    }
+
+    /// Starts a long-running program that the bus stops with the rest.
+    @discardableResult
+    func launchService(_ path: String, _ arguments: [String], extra: [String: String] = [:]) throws -> Process {
+        let process = try launch(path, arguments, extra: extra)
+        processes.append(process)
+        return process
+    }
+
+    /// Starts a program in the bus's environment plus `extra`; its output goes to a pipe.
+    func launch(_ path: String, _ arguments: [String], extra: [String: String] = [:]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        process.environment = environment.merging(extra) { _, new in new }
+        process.standardOutput = Pipe()
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Runs a program to its end: its output, or an error when it fails.
+    @discardableResult
+    func run(_ path: String, _ arguments: [String]) throws -> String {
+        let process = try launch(path, arguments)
+        let output = (process.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw POSIXError(.EIO) }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// `name` on `PATH`; a daemon (fprintd) also in the directories distributions keep daemons
+    /// in, which are never on `PATH`.
+    func program(_ name: String, daemon: Bool = false) throws -> String {
+        let path = (environment["PATH"] ?? "/usr/bin:/bin") + (daemon ? ":/usr/libexec:/usr/lib/fprintd" : "")
+        guard let found = ChildSpawn.find(name, path: path) else {
+            throw MissingProgram(description: "\(name) is not installed (on PATH); .ci/run installs it")
+        }
+        return found
+    }
+
+    /// The first python3 on `PATH` that has dbusmock (Debian's carries python3-dbusmock; a
+    /// pyenv one first on PATH may not).
+    private func pythonWithDBusMock() throws -> String {
+        for directory in (environment["PATH"] ?? "/usr/bin").split(separator: ":") {
+            let candidate = "\(directory)/python3"
+            guard access(candidate, X_OK) == 0 else { continue }
+            if (try? run(candidate, ["-c", "import dbusmock"])) != nil { return candidate }
+        }
+        throw MissingProgram(description: "no python3 on PATH has dbusmock; .ci/run installs python3-dbusmock")
+    }
+
+    /// Runs `body` until it succeeds, every 0.1 s for 10 s.
+    func retry(_ what: String, _ body: () throws -> Void) throws {
+        for _ in 0..<100 {
+            if (try? body()) != nil { return }
+            usleep(100_000)
+        }
+        try body()
+    }
+
+    /// Kills every service by its pid, waits for each, and removes the directory.
+    func stop() {
+        for process in processes.reversed() where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        for process in processes { process.waitUntilExit() }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// A program a test needs is not installed.
+struct MissingProgram: Error, CustomStringConvertible {
+    let description: String
+}

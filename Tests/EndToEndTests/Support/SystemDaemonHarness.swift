@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A system daemon of the test's own: `keychaind --system` started directly as its user with
+/// `setpriv` (CI has no systemd), its state and socket in a directory of the test's, and
+/// clients run as other users with `keychainctl --system-socket`. The daemon is stopped by its
+/// pid when the test ends.
+final class SystemDaemonHarness {
+    /// The test's directory (root's, 0755), holding `state/`, `run/` and the daemon's log.
+    let base: URL
+    let user: LocalUser
+    private let shell: CommandRunner
+    private(set) var pid: pid_t = 0
+    private let capabilities: [String]
+    /// The daemon's limit on open files (soft and hard), as a service manager sets it; nil:
+    /// this process's.
+    private let descriptorLimit: Int?
+
+    var state: URL { base.appendingPathComponent("state") }
+    var runtime: URL { base.appendingPathComponent("run") }
+    var socket: String { runtime.appendingPathComponent("socket").path }
+    var log: URL { base.appendingPathComponent("keychaind.log") }
+    /// The app registry (root's, 0755): ``register(_:)`` writes into it.
+    var registry: URL { base.appendingPathComponent("apps.d") }
+    /// Root's directory (0755) for programs the daemon can trust.
+    var trustedPrograms: URL { base.appendingPathComponent("bin") }
+    static let keychaind = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("keychaind").path
+
+    /// Starts a system daemon run as `user` with these capabilities (setpriv's names), given
+    /// as systemd's `AmbientCapabilities=` would give them, and at most `descriptorLimit` open
+    /// files (systemd's default for a service is 1,024 soft).
+    init(user: LocalUser? = nil, capabilities: [String] = ["sys_ptrace"], descriptorLimit: Int? = nil) throws {
+        self.user = try user ?? LocalUser.daemon()
+        self.capabilities = capabilities
+        self.descriptorLimit = descriptorLimit
+        base = URL(fileURLWithPath: "/tmp/kcsys-\(UUID().uuidString.prefix(8))")
+        shell = try CommandRunner()
+        for directory in [base, state, runtime, registry, trustedPrograms] {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            chmod(directory.path, 0o755)
+        }
+        chown(state.path, self.user.uid, self.user.gid)
+        chmod(state.path, 0o700)
+        chown(runtime.path, self.user.uid, self.user.gid)
+        try start(capabilities: capabilities)
+    }
+
+    /// The daemon's command line, as its user.
+    func commandLine(capabilities: [String]) -> [String] {
+        let raised = capabilities.map { "+\($0)" }.joined(separator: ",")
+        let limited = descriptorLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)", "--"] } ?? []
+        return limited + user.setpriv
+            + (capabilities.isEmpty ? [] : ["--inh-caps=\(raised)", "--ambient-caps=\(raised)"]) + [
+                Self.keychaind, "--system", "--state-directory", state.path, "--runtime-directory", runtime.path,
+                "--registry", registry.path, "--idle-lock", "0",
+            ]
+    }
+
+    /// The environment the daemon runs in: no session bus, no system bus (so it follows no
+    /// logind of this machine), no home.
+    static let environment = [
+        "PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent",
+    ]
+
+    private func start(capabilities: [String]) throws {
+        let output = open(log.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw POSIXError(.EIO) }
+        defer { close(output) }
+        let line = commandLine(capabilities: capabilities)
+        // A killed daemon left its socket file: the new one is ready when it binds its own.
+        unlink(socket)
+        pid = try ChildSpawn.spawn(
+            line[0], Array(line.dropFirst()), environment: Self.environment, stdio: (nil, output, output))
+        let deadline = Date().addingTimeInterval(15)
+        var info = stat()
+        while Date() < deadline {
+            if lstat(socket, &info) == 0 { return }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                pid = 0
+                break
+            }
+            usleep(20_000)
+        }
+        Issue.record("keychaind --system did not start: \(daemonLog)")
+        throw POSIXError(.EIO)
+    }
+
+    /// What the daemon wrote to standard error.
+    var daemonLog: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// A copy of keychainctl named `name` in `directory` (``trustedPrograms`` by default),
+    /// belonging to `owner` (root by default): another app, as the daemon sees it.
+    func program(_ name: String, in directory: URL? = nil, owner: LocalUser? = nil) throws -> URL {
+        let copy = (directory ?? trustedPrograms).appendingPathComponent(name)
+        try FileManager.default.copyItem(at: CommandRunner.binary, to: copy)
+        chmod(copy.path, 0o755)
+        if let owner { chown(copy.path, owner.uid, owner.gid) }
+        return copy
+    }
+
+    /// Registers an app: `registration` is the JSON of its file in ``registry``.
+    func register(_ name: String, _ registration: String) throws {
+        let file = registry.appendingPathComponent("\(name).json")
+        try registration.write(to: file, atomically: true, encoding: .utf8)
+        chmod(file.path, 0o644)
+    }
+
+    /// Runs `keychainctl --system-socket SOCKET arguments…` (or `program`, a copy, with
+    /// `prefix` before it: `env LD_PRELOAD=…`, `strace`) as `user` with `input` on standard
+    /// input.
+    func keychainctl(
+        as user: LocalUser, _ arguments: [String], input: String = "", socket: String? = nil, program: URL? = nil,
+        prefix: [String] = []
+    ) throws -> CommandRunner.Output {
+        let line =
+            user.setpriv + prefix + [(program ?? CommandRunner.binary).path, "--system-socket", socket ?? self.socket]
+            + arguments
+        return try shell.script("printf %s \(Self.quoted(input)) | \(line.map(Self.quoted).joined(separator: " "))")
+    }
+
+    /// Runs a shell command line as `user`.
+    func shellCommand(as user: LocalUser, _ command: String) throws -> CommandRunner.Output {
+        try shell.script((user.setpriv + ["/bin/sh", "-c", command]).map(Self.quoted).joined(separator: " "))
+    }
+
+    static func quoted(_ word: String) -> String {
+        "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// A line of `/proc/PID/status` of the daemon (`CapEff`, `NoNewPrivs`…), without its name.
+    func status(_ field: String) -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").first { $0.hasPrefix(field + ":") }.map {
+            $0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces)
+        }
+    }
+
+    /// Starts the daemon again on the same files, after killing it (SIGKILL) if it runs: a
+    /// crash, then the restart systemd would do.
+    func restart() throws {
+        if pid > 0 {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+            pid = 0
+        }
+        try start(capabilities: capabilities)
+    }
+
+    /// Stops the daemon (SIGTERM, then SIGKILL by pid) and removes the directory.
+    func cleanUp() {
+        stop()
+        try? FileManager.default.removeItem(at: base)
+        try? FileManager.default.removeItem(at: shell.home)
+    }
+
+    /// Stops the daemon: SIGTERM, then SIGKILL by pid.
+    func stop() {
+        if pid > 0 {
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            let deadline = Date().addingTimeInterval(10)
+            while waitpid(pid, &status, WNOHANG) == 0 {
+                guard Date() < deadline else {
+                    // Not reaped yet, so the pid is still this daemon's.
+                    kill(pid, SIGKILL)
+                    _ = waitpid(pid, &status, 0)
+                    break
+                }
+                usleep(20_000)
+            }
+            pid = 0
+        }
+    }
+}

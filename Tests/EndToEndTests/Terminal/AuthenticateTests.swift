@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+
+/// `keychainctl authenticate` at a terminal, with touches from "another terminal" (a second
+/// keychainctl process), as a person would use the simulated sensor.
+@Suite struct AuthenticateTests {
+    func authenticate(_ shell: CommandRunner, policy: String) throws -> PseudoTerminal {
+        let terminal = try PseudoTerminal(
+            CommandRunner.binary, ["authenticate", "--policy", policy, "--reason", "To add a new chore"],
+            environment: shell.environment)
+        #expect(terminal.expect("To add a new chore"))
+        return terminal
+    }
+
+    @Test func statusSaysLoudlyWhenTheSimulatorIsOn() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        #expect(try shell.run(["status"]).stdout.contains("WARNING: THE SIMULATED FINGERPRINT SENSOR IS ON"))
+        #expect(try shell.run(["biometry", "list"]).stdout == "thumb\n")
+        #expect(try shell.run(["biometry", "simulate", "off"], input: "1234\n").status == 0)
+        #expect(!(try shell.run(["status"]).stdout.contains("WARNING")))
+        #expect(try shell.run(["biometry", "touch", "--matching"]).stderr.contains("OSStatus -25291"))
+    }
+
+    @Test func aMatchingTouchAuthenticates() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let terminal = try authenticate(shell, policy: "biometrics")
+        #expect(terminal.expect("Touch the fingerprint sensor."))
+        #expect(terminal.screen.contains("\"keychainctl\" is trying to authenticate you."))
+        #expect(terminal.screen.contains("[Esc] Cancel"))
+        #expect(terminal.screen.contains("[Enter] Enter Password"))
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(terminal.wait() == 0)
+    }
+
+    @Test func nonMatchingTouchesFailThenLockBiometryOut() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        var terminal = try authenticate(shell, policy: "biometrics")
+        for round in 1...3 {
+            #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
+            if round < 3 {
+                #expect(terminal.expect("Not recognized. \(3 - round) more \(round == 2 ? "try" : "tries")"))
+            }
+        }
+        #expect(terminal.wait() == 1)
+        #expect(terminal.screen.contains("LAError.authenticationFailed (-1)"))
+
+        terminal = try authenticate(shell, policy: "biometrics")
+        #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
+        #expect(
+            terminal.expect(
+                "Not recognized. 1 more try before the fingerprint is locked until the passcode is entered."))
+        #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
+        #expect(terminal.wait() == 1)
+        #expect(
+            terminal.screen.contains(
+                "Too many failed touches: the fingerprint is locked until the passcode is entered."))
+        #expect(terminal.screen.contains("LAError.biometryLockout (-8)"))
+
+        // Locked out for every later process, until the passcode.
+        let locked = try shell.run(["authenticate", "--policy", "biometrics", "--reason", "again"])
+        #expect(locked.stderr.contains("LAError.biometryLockout (-8)"))
+        #expect(try shell.run(["biometry", "status"]).stdout.contains("locked out: yes"))
+        #expect(try shell.run(["unlock"], input: "1234\n").status == 0)
+        #expect(try shell.run(["biometry", "status"]).stdout.contains("locked out: no"))
+    }
+
+    @Test func theFallbackButtonEndsABiometricsEvaluationWithUserFallback() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let terminal = try authenticate(shell, policy: "biometrics")
+        terminal.type("\r")
+        #expect(terminal.wait() == 1)
+        #expect(terminal.screen.contains("LAError.userFallback (-3)"))
+    }
+
+    @Test func cancelGivesUserCancel() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let terminal = try authenticate(shell, policy: "biometrics")
+        terminal.type("\u{1b}")
+        #expect(terminal.wait() == 1)
+        #expect(terminal.screen.contains("LAError.userCancel (-2)"))
+    }
+
+    @Test func theOwnerPolicyFallsBackToThePasscode() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let terminal = try authenticate(shell, policy: "owner")
+        #expect(terminal.expect("[Enter] Enter Passcode"))
+        terminal.type("\r")
+        #expect(terminal.expect("Passcode: "))
+        terminal.type("9999\r")
+        #expect(terminal.expect("Wrong passcode. Try again."))
+        #expect(terminal.expect("Passcode: "))
+        terminal.type("1234\r")
+        #expect(terminal.wait() == 0)
+        #expect(!terminal.screen.contains("1234") && !terminal.screen.contains("9999"))
+    }
+
+    @Test func withoutATerminalItFailsAtOnceWithNotInteractive() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let started = Date()
+        let out = try shell.run(["authenticate", "--policy", "owner", "--reason", "no terminal here"])
+        #expect(out.status == 1)
+        #expect(out.stderr.contains("LAError.notInteractive (-1004)"))
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+}
+
+/// A simulated touch answers exactly a prompt that is waiting (issue 8: before, a touch with no
+/// prompt exited 0 and approved any prompt opened in the next 10 seconds).
+@Suite struct SimulatedTouchTests {
+    @Test func aTouchWithNoWaitingPromptIsRefusedAndApprovesNothingLater() throws {
+        let shell = try CommandRunner.withPasscode()
+        defer { shell.cleanUp() }
+        let early = try shell.run(["biometry", "touch", "--matching"])
+        #expect(early.status == 1)
+        #expect(early.stderr.contains("no prompt is waiting for a touch"))
+        let terminal = try PseudoTerminal(
+            CommandRunner.binary, ["authenticate", "--policy", "biometrics", "--reason", "To add a new chore"],
+            environment: shell.environment)
+        #expect(terminal.expect("Touch the fingerprint sensor."))
+        usleep(1_500_000)
+        #expect(terminal.isRunning, "the early touch approved a later prompt")
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(terminal.wait() == 0)
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 1, "the prompt is gone")
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import KeychainProtocol
+import StorageContracts
+import Testing
+
+@testable import KeychainStore
+
+/// A search's SQL has as many placeholders as it has values, so each number of values is
+/// another statement: whatever a client asks, the statements a read connection keeps stay
+/// bounded (a daemon serving many apps must not grow without end).
+@Suite struct StatementCacheTests {
+    /// A ledger authority that never needs a key: the searches here find no row.
+    private struct UnkeyedLedger: RowLedgerAuthority, RowLedgerAuthenticator {
+        func rowLedgerAuthenticator() throws(KeychainError) -> any RowLedgerAuthenticator { self }
+        func rowLedgerRequired() throws(KeychainError) -> Bool { false }
+        func recordRowLedgerEstablished() throws(KeychainError) {}
+        func pairTag(identity: [UInt8], version: Int64) -> [UInt8] { [UInt8](repeating: 0, count: 32) }
+        func summaryTag(generation: UInt64, setHash: [UInt8]) -> [UInt8] { [UInt8](repeating: 0, count: 32) }
+    }
+
+    @Test func searchesOfEveryShapeKeepAReadersStatementsBounded() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "statement-cache-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try KeychainStore(url: folder.appendingPathComponent("keychain.db"), ledger: UnkeyedLedger())
+        _ = try store.stamp(keychainID: "statement-cache", deletingRows: false)
+        var kept: [Int] = []
+        for count in 1...(3 * ReadConnection.preparedLimit) {
+            let identities = (0..<count).map { Data([UInt8($0 & 0xFF), UInt8($0 >> 8)]) }
+            let (found, prepared) = try store.read { transaction throws -> (Int, Int) in
+                let rows = try transaction.rows(
+                    RowFilter(itemClass: "genp", accessGroupHashes: nil, synchronizable: nil, identities: identities))
+                guard case .reader(let reader) = transaction.connection else { return (rows.count, -1) }
+                return (rows.count, reader.preparedCount)
+            }
+            #expect(found == 0)
+            kept.append(prepared)
+        }
+        #expect(!kept.contains(-1), "reads ran on a read connection")
+        // At most the limit from earlier reads, and this read's own statements.
+        #expect(kept.max()! <= ReadConnection.preparedLimit + 4)
+        #expect(kept.max()! > ReadConnection.preparedLimit / 2, "the connection kept its statements between reads")
+    }
+}
