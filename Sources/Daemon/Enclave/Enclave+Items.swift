@@ -144,7 +144,6 @@ extension Enclave {
                 attributes, using: keys.metadata, authenticating: binding.associatedData("metadata"))
             let wrapped = try AES.GCM.seal(
                 keyBytes, using: keys.itemKeyWrap, authenticating: binding.associatedData("item-key"))
-            do {
             let sealedSecret = try (secret ?? SecretBytes([])).withUnsafeBytes {
                 try AES.GCM.seal($0, using: itemKey, authenticating: binding.associatedData("secret"))
             }
@@ -152,7 +151,6 @@ extension Enclave {
                 throw KeychainError.errSecInternalComponent
             }
             return SealedItem(metadata: m, wrappedKey: w, secret: s)
-            }
         } catch {
             throw KeychainError(.errSecInternalComponent, "sealing the item failed: \(error)")
         }
