@@ -4,9 +4,9 @@ import Keychain
 
 /// The options that identify an internet password when searching: all optional.
 struct InternetPasswordOptions: ParsableArguments {
-    @Option(name: .customShort("s"), help: ArgumentHelp("Server (kSecAttrServer as String).", valueName: "server"))
+    @Option(name: .customShort("s"), help: .server)
     var server: String?
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account"))
+    @Option(name: .customShort("a"), help: .account)
     var account: String?
     @OptionGroup var details: InternetPasswordDetails
 
@@ -41,14 +41,14 @@ struct InternetPasswordDetails: ParsableArguments {
 struct AddInternetPassword: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add an internet password; the secret is read from standard input or a hidden prompt.")
-    @Option(name: .customShort("s"), help: ArgumentHelp("Server (kSecAttrServer as String).", valueName: "server"))
+    @Option(name: .customShort("s"), help: .server)
     var server: String
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account"))
+    @Option(name: .customShort("a"), help: .account)
     var account: String
     @OptionGroup var details: InternetPasswordDetails
-    @Option(name: .customShort("l"), help: ArgumentHelp("Label (kSecAttrLabel as String).", valueName: "label"))
+    @Option(name: .customShort("l"), help: .label)
     var label: String?
-    @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment as String).", valueName: "comment"))
+    @Option(name: .customShort("j"), help: .comment)
     var comment: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock.") var accessible: Accessibility?
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false

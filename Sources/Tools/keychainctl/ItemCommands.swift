@@ -105,10 +105,10 @@ enum ItemCommands {
 struct AddGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Add a generic password; the secret is read from standard input or a hidden prompt.")
-    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService as String).", valueName: "service")) var service: String
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account")) var account: String
-    @Option(name: .customShort("l"), help: ArgumentHelp("Label (kSecAttrLabel as String).", valueName: "label")) var label: String?
-    @Option(name: .customShort("j"), help: ArgumentHelp("Comment (kSecAttrComment as String).", valueName: "comment")) var comment: String?
+    @Option(name: .customShort("s"), help: .service) var service: String
+    @Option(name: .customShort("a"), help: .account) var account: String
+    @Option(name: .customShort("l"), help: .label) var label: String?
+    @Option(name: .customShort("j"), help: .comment) var comment: String?
     @Option(help: ArgumentHelp("Access group (kSecAttrAccessGroup as String): a shared group this program is entitled to; default its own.", valueName: "group"))
     var accessGroup: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock, WhenPasscodeSetThisDeviceOnly.") var accessible:
@@ -153,8 +153,8 @@ struct AddGenericPassword: ParsableCommand {
 
 struct FindGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Find a generic password; print its attributes, or with -w only its secret.")
-    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService as String).", valueName: "service")) var service: String?
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account")) var account: String?
+    @Option(name: .customShort("s"), help: .service) var service: String?
+    @Option(name: .customShort("a"), help: .account) var account: String?
     @Option(help: ArgumentHelp("Look only in this access group (kSecAttrAccessGroup as String); default every group of this program.", valueName: "group"))
     var accessGroup: String?
     @Flag(name: .customShort("w"), help: "Print only the secret.") var secretOnly = false
@@ -168,9 +168,9 @@ struct FindGenericPassword: ParsableCommand {
 struct DeleteGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Delete the generic password that matches; several only with --all.")
-    @Option(name: .customShort("s"), help: ArgumentHelp("Service (kSecAttrService as String).", valueName: "service"))
+    @Option(name: .customShort("s"), help: .service)
     var service: String?
-    @Option(name: .customShort("a"), help: ArgumentHelp("Account (kSecAttrAccount as String).", valueName: "account"))
+    @Option(name: .customShort("a"), help: .account)
     var account: String?
     @Flag(help: "Delete every match, and say how many.") var all = false
 

@@ -11,15 +11,21 @@ import KeychainProtocol
 enum WireFuzzer {
     static func check(_ body: [UInt8]) {
         if let request = try? RequestCoder.decode(body) {
-            let encoded = RequestCoder.encode(request)
-            guard let again = try? RequestCoder.decode(encoded) else { fatalError("an accepted request's encoding is refused") }
-            guard RequestCoder.encode(again) == encoded else { fatalError("a request's encoding changes when decoded again") }
+            checkFixedPoint(
+                "request", RequestCoder.encode(request), decode: RequestCoder.decode, encode: RequestCoder.encode)
         }
         if let reply = try? ReplyCoder.decode(body) {
-            let encoded = ReplyCoder.encode(reply)
-            guard let again = try? ReplyCoder.decode(encoded) else { fatalError("an accepted reply's encoding is refused") }
-            guard ReplyCoder.encode(again) == encoded else { fatalError("a reply's encoding changes when decoded again") }
+            checkFixedPoint("reply", ReplyCoder.encode(reply), decode: ReplyCoder.decode, encode: ReplyCoder.encode)
         }
+    }
+
+    /// `encoded`, the encoding of an accepted `what`, is accepted again and encodes the same.
+    private static func checkFixedPoint<Message>(
+        _ what: String, _ encoded: [UInt8], decode: ([UInt8]) throws(WireError) -> Message,
+        encode: (Message) -> [UInt8]
+    ) {
+        guard let again = try? decode(encoded) else { fatalError("an accepted \(what)'s encoding is refused") }
+        guard encode(again) == encoded else { fatalError("a \(what)'s encoding changes when decoded again") }
     }
 }
 
@@ -44,10 +50,11 @@ struct WireFuzzerMain {
         #if FUZZING
         var argc = CommandLine.argc
         var argv = CommandLine.unsafeArgv
-        exit(runFuzzerDriver(&argc, &argv) { data, size in
-            WireFuzzer.check(Array(UnsafeBufferPointer(start: data, count: size)))
-            return 0
-        })
+        exit(
+            runFuzzerDriver(&argc, &argv) { data, size in
+                WireFuzzer.check(Array(UnsafeBufferPointer(start: data, count: size)))
+                return 0
+            })
         #else
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "--seeds", arguments.count == 2 {

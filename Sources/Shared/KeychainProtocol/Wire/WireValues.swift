@@ -96,11 +96,19 @@ enum WireValues {
         writer.optional(item.applicationPassword) { $0.secret($1) }
     }
 
+    static func accessGroup(_ reader: inout WireReader) throws(WireError) -> String {
+        try reader.string(max: KeychainLimits.maximumAttributeSize)
+    }
+
+    static func accessibility(_ reader: inout WireReader) throws(WireError) -> Accessibility {
+        try token(&reader, Accessibility.self)
+    }
+
     static func newItem(_ reader: inout WireReader) throws(WireError) -> NewItem {
         var item = NewItem(itemClass: try token(&reader, ItemClass.self))
         item.attributes = try attributes(&reader)
-        item.accessGroup = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.string(max: KeychainLimits.maximumAttributeSize) }
-        item.accessibility = try reader.optional { (reader: inout WireReader) throws(WireError) in try token(&reader, Accessibility.self) }
+        item.accessGroup = try reader.optional(accessGroup)
+        item.accessibility = try reader.optional(accessibility)
         item.synchronizable = try reader.bool()
         item.secret = try reader.optional(secret)
         item.returns = try returnSelection(&reader)
@@ -141,8 +149,8 @@ enum WireValues {
     static func query(_ reader: inout WireReader) throws(WireError) -> ItemQuery {
         var query = ItemQuery(itemClass: try token(&reader, ItemClass.self))
         query.attributes = try attributes(&reader)
-        query.accessGroup = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.string(max: KeychainLimits.maximumAttributeSize) }
-        query.accessibility = try reader.optional { (reader: inout WireReader) throws(WireError) in try token(&reader, Accessibility.self) }
+        query.accessGroup = try reader.optional(accessGroup)
+        query.accessibility = try reader.optional(accessibility)
         switch try reader.u8() {
         case 0: query.synchronizable = .no
         case 1: query.synchronizable = .yes
@@ -226,14 +234,9 @@ enum WireValues {
 
     static func changes(_ reader: inout WireReader) throws(WireError) -> ItemChanges {
         var changes = ItemChanges(attributes: try attributes(&reader))
-        changes.accessGroup = try reader.optional { (reader: inout WireReader) throws(WireError) in
-            try reader.string(max: KeychainLimits.maximumAttributeSize)
-        }
-        changes.accessibility = try reader.optional { (reader: inout WireReader) throws(WireError) in
-            try token(&reader, Accessibility.self)
-        }
-        changes.synchronizable = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.bool()
-        }
+        changes.accessGroup = try reader.optional(accessGroup)
+        changes.accessibility = try reader.optional(accessibility)
+        changes.synchronizable = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.bool() }
         changes.secret = try reader.optional(secret)
         changes.accessControl = try reader.optional(accessControl)
         return changes
