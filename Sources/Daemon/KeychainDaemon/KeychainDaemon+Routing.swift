@@ -53,7 +53,8 @@ extension KeychainDaemon {
         guard case .success(let reply) = result else { return result }
         let lockedMeanwhile = KeychainError(
             .errSecInteractionNotAllowed, "the keychain locked while the owner session was opening: log in again")
-        switch request.kind.facts.ownerSessions {
+        let effect = request.kind.facts.ownerSessions
+        switch effect {
         case .none:
             break
         case .endsAll:
@@ -64,7 +65,7 @@ extension KeychainDaemon {
                 result = .failure(Self.noLoginSession)
                 break
             }
-            if case .opensOnMatch = request.kind.facts.ownerSessions, reply.match != .matched { break }
+            if effect == .opensOnMatch, reply.match != .matched { break }
             if !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
         case .closes:
             client.ownerSession.map(owners.close)
@@ -106,10 +107,14 @@ extension KeychainDaemon {
         case .keychain:
             return try client.keychain.onDemand.perform(request, caller: caller)
         case .daemon:
-            if case .daemonStatus = request {
-                return .daemon(try status(of: client.keychain.onDemand, for: client.peer.uid))
+            switch request.kind {
+            case .daemonStatus: return .daemon(try status(of: client.keychain.onDemand, for: client.peer.uid))
+            case .identify: return .done
+            default:
+                // A request whose facts name keychaind but that has no answer here: refused, never
+                // answered `done` as if it had been carried out.
+                throw KeychainError(.errSecUnimplemented, "keychaind has no answer for \(request.kind) yet")
             }
-            return .done
         case .systemDaemon:
             // The per-user daemon has none: its keychain answers that only the system daemon imports.
             guard let keychainImport = client.keychainImport else {
