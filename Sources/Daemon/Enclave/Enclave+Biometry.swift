@@ -31,25 +31,22 @@ extension Enclave {
             inputKeyMaterial: deviceKey, info: Data("swift-keychain template v1".utf8), outputByteCount: 32)
     }
 
-    /// True when the owner turned the simulated sensor on.
-    public func isSimulatedSensorEnabled() throws(KeychainError) -> Bool {
-        try loadBiometry().simulatorEnabled
-    }
-
-    /// Names of the simulated sensor's enrolled fingers.
-    public func simulatedFingers() throws(KeychainError) -> [String] {
-        try loadBiometry().fingers.map(\.name)
-    }
-
-    /// Consecutive failures, lockout, and whether the passcode must be entered first.
-    public func biometricCounters() throws(KeychainError) -> (failures: Int, lockedOut: Bool, passcodeRequired: Bool) {
+    /// What the Enclave knows of biometry. The domain state is that of the simulated sensor's
+    /// enrolled set when it is on, otherwise that of `sensorFingers` (fprintd's enrolled fingers).
+    public func biometryReport(sensorFingers: [String] = []) throws(KeychainError) -> BiometryReport {
         let state = try loadBiometry()
-        return (state.consecutiveFailures, state.isLockedOut, state.passcodeRequired(clock: clock))
+        let enrollments =
+            state.simulatorEnabled ? state.fingers.map(\.enrollmentID) : sensorFingers.map { Data($0.utf8) }
+        return BiometryReport(
+            simulatedSensorEnabled: state.simulatorEnabled, simulatedFingers: state.fingers.map(\.name),
+            consecutiveFailures: state.consecutiveFailures, isLockedOut: state.isLockedOut,
+            passcodeRequired: state.passcodeRequired(clock: clock), passcodeSet: try status().passcodeSet,
+            domainState: domainState(enrollments: enrollments))
     }
 
     /// A keyed hash of the enrolled set (`evaluatedPolicyDomainState`): changes when a finger is
     /// added or removed, differs between devices, nil when nothing is enrolled.
-    public func domainState(enrollments: [Data]) -> Data? {
+    private func domainState(enrollments: [Data]) -> Data? {
         guard !enrollments.isEmpty else { return nil }
         let key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: deviceKey, info: Data("swift-keychain domain-state v1".utf8), outputByteCount: 32)
@@ -59,23 +56,32 @@ extension Enclave {
                 using: key))
     }
 
-    /// The enrollment identities of the simulated sensor, for ``domainState(enrollments:)``.
-    public func simulatedEnrollments() throws(KeychainError) -> [Data] {
-        try loadBiometry().fingers.map(\.enrollmentID)
-    }
-
-    /// Turns the simulated sensor on or off; needs the passcode (counted like an unlock).
-    public func setSimulatedSensor(_ enabled: Bool, passcode: SecretBytes) throws(KeychainError) {
-        try verifyPasscode(passcode)
-        try updateBiometry { (state: inout BiometryState) throws(KeychainError) in state.simulatorEnabled = enabled }
-    }
-
-    /// Enrolls a finger on the simulated sensor: a fresh random template, sealed here.
-    public func enrollSimulatedFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
-        guard !name.isEmpty, name.utf8.count <= 64 else {
+    /// Changes the simulated sensor: every change needs the passcode (counted like an unlock).
+    ///
+    /// - Throws: `errSecParam` for a finger name of no or more than 64 bytes, or a sixth finger;
+    ///   `errSecDuplicateItem` when the name is enrolled, `errSecItemNotFound` when it is not
+    ///   (removal); the passcode's errors.
+    public func changeSimulatedSensor(_ change: SimulatedSensorChange, passcode: SecretBytes) throws(KeychainError) {
+        if case .enroll(let name) = change, name.isEmpty || name.utf8.count > 64 {
             throw KeychainError(.errSecParam, "a finger name has 1 to 64 bytes")
         }
         try verifyPasscode(passcode)
+        switch change {
+        case .setEnabled(let enabled):
+            try updateBiometry { (state: inout BiometryState) throws(KeychainError) in state.simulatorEnabled = enabled }
+        case .enroll(let name):
+            try enrollSimulatedFinger(name)
+        case .remove(let name):
+            try updateBiometry { (state: inout BiometryState) throws(KeychainError) in
+                guard state.fingers.contains(where: { $0.name == name }) else {
+                    throw KeychainError(.errSecItemNotFound, "no finger with that name is enrolled")
+                }
+                state.fingers.removeAll { $0.name == name }
+            }
+        }
+    }
+
+    private func enrollSimulatedFinger(_ name: String) throws(KeychainError) {
         let templateKey = templateKey()
         try updateBiometry { (state: inout BiometryState) throws(KeychainError) in
             guard !state.fingers.contains(where: { $0.name == name }) else {
@@ -93,17 +99,6 @@ extension Enclave {
                 .init(
                     name: name, sealedTemplate: sealed,
                     enrollmentID: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) })))
-        }
-    }
-
-    /// Removes an enrolled finger of the simulated sensor.
-    public func removeSimulatedFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
-        try verifyPasscode(passcode)
-        try updateBiometry { (state: inout BiometryState) throws(KeychainError) in
-            guard state.fingers.contains(where: { $0.name == name }) else {
-                throw KeychainError(.errSecItemNotFound, "no finger with that name is enrolled")
-            }
-            state.fingers.removeAll { $0.name == name }
         }
     }
 
@@ -135,9 +130,20 @@ extension Enclave {
         return sealed
     }
 
-    /// Matches a touch from the simulated sensor against the enrolled templates (constant
-    /// time), and counts the result.
-    public func matchSimulatedTouch(_ sealedSample: Data) throws(KeychainError) -> TouchVerdict {
+    /// Judges a touch and counts it: a failure moves toward the lockout, a match earns a grant
+    /// for the enrolled set (see the rules below). A simulated sample is matched against the enrolled templates in constant time; fprintd's
+    /// verdict is taken as it is, for the set of fingers it names.
+    public func evaluate(_ touch: SensorTouch) throws(KeychainError) -> TouchVerdict {
+        switch touch {
+        case .simulatedSample(let sample):
+            return try matchSimulatedTouch(sample)
+        case .sensorVerdict(let matched, let fingers):
+            return try recordBiometricResult(
+                matched: matched, domainState: domainState(enrollments: fingers.map { Data($0.utf8) }))
+        }
+    }
+
+    private func matchSimulatedTouch(_ sealedSample: Data) throws(KeychainError) -> TouchVerdict {
         guard let box = try? AES.GCM.SealedBox(combined: sealedSample),
             var sample = try? AES.GCM.open(box, using: channelKey(), authenticating: Data("touch".utf8))
         else {
@@ -160,8 +166,7 @@ extension Enclave {
     /// across evaluations and processes); a success resets the count and earns a grant for the
     /// enrolled set `domainState`. A locked-out Enclave, or one that needs the passcode first,
     /// refuses even a matching touch.
-    @discardableResult
-    public func recordBiometricResult(matched: Bool, domainState: Data?) throws(KeychainError) -> TouchVerdict {
+    private func recordBiometricResult(matched: Bool, domainState: Data?) throws(KeychainError) -> TouchVerdict {
         try updateBiometry { (state: inout BiometryState) throws(KeychainError) -> TouchVerdict in
             guard !state.isLockedOut else {
                 throw KeychainError(

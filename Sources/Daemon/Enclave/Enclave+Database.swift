@@ -7,21 +7,24 @@ import StorageContracts
 /// a database only when it matches. A mismatch is refused with `errSecDecode` and nothing is
 /// changed; rows are deleted wholesale only to finish an erase the keybag itself records.
 extension Enclave {
-    /// Checks the database against the Enclave's records, under the enclave lock, and has the
-    /// store carry out the one change an admission may need.
+    /// Checks the database's files as the Enclave's own (``checkDatabaseFiles()``), then the
+    /// database against the Enclave's records, under the enclave lock, and has the store carry
+    /// out the one change an admission may need.
     ///
     /// - Parameters:
     ///   - inspect: reads the database without changing it; nil when it is absent or empty.
     ///   - stamp: stamps the database with a keychain identity (creating it if needed),
     ///     deleting every row first when asked (to finish an erase), and returns the database's
     ///     generation after that commit.
-    /// - Throws: `errSecDecode`, with what is wrong and how to recover, when the database and
+    /// - Throws: `errSecInvalidKeychain` for a database file another user could have planted or
+    ///   redirected; `errSecDecode`, with what is wrong and how to recover, when the database and
     ///   the keybag do not belong together, the database is missing or empty although the
     ///   keybag records that it was created, or it lost committed transactions.
     public func bindDatabase(
         inspect: () throws(KeychainError) -> DatabaseIdentity?,
         stamp: (_ keychainID: String, _ deletingRows: Bool) throws(KeychainError) -> UInt64
     ) throws(KeychainError) {
+        try checkDatabaseFiles()
         try withStateLock { () throws(KeychainError) in
             var keybag = try keybag()
             // The record first: commits precede their records and the database's generation

@@ -4,7 +4,7 @@ import KeychainProtocol
 
 extension Enclave {
     /// The shortest passcode accepted, in bytes (iOS asks for at least 4 digits).
-    public static let minimumPasscodeLength = 4
+    static let minimumPasscodeLength = 4
 
     /// The device's protection state.
     public func status() throws(KeychainError) -> DeviceStatus {

@@ -13,7 +13,21 @@ import Glibc
 ///
 /// Its interface is message-shaped (seal this item, open this item's secret, unlock with this
 /// passcode) so that it can move into its own process or onto a TPM without changing callers.
-/// Nothing it returns is a key.
+/// Nothing it returns is a key. The messages, by subject:
+///
+/// - Items: ``seal(attributes:secret:binding:applicationPassword:)``,
+///   ``openAttributes(_:binding:)``, ``openSecret(_:binding:grants:applicationPassword:)``,
+///   ``indexHasher()``, within one ``inItemRequest(_:)``.
+/// - Enclave keys: ``makeEnclaveKey(accessibility:accessControl:accessGroup:)``,
+///   ``useEnclaveKey(_:_:callerGroups:grants:)``.
+/// - Passcode and lock: ``status()``, ``lock()``, ``unlock(passcode:)``,
+///   ``setPasscode(current:new:)``, ``removePasscode(current:beforeCommit:)``,
+///   ``setEraseAfterFailedAttempts(_:passcode:)``, ``verifyPasscode(_:)``, ``erase(passcode:)``.
+/// - Biometry: ``biometryReport(sensorFingers:)``, ``evaluate(_:)``,
+///   ``simulatedTouch(matching:finger:)``, ``changeSimulatedSensor(_:passcode:)``.
+/// - The owner's decisions: ``entitlements()``, ``changeEntitlements(_:)``.
+/// - The database's place beside the keybag: ``bindDatabase(inspect:stamp:)``,
+///   ``recordDatabaseCommit(generation:)``, and the row ledger's tags (`RowLedgerAuthority`).
 ///
 /// Files, in the keychain directory (``KeychainDirectory``: checked, mode 0700, opened by
 /// descriptor): `device-secret` (mode 0600, 32 random bytes), and, each authenticated with a
@@ -37,16 +51,13 @@ public final class Enclave: Sendable {
     let openedClassKeys = OpenedClassKeys()
 
     /// The name of the database file the Enclave keeps its records about.
-    public static let databaseFileName = "keychain.db"
+    static let databaseFileName = KeychainPaths.databaseFileName
     /// The file processes take turns on (`flock`) before they change the Enclave's state.
     static let lockName = KeychainPaths.enclaveLockName
 
-    /// Where the simulated sensor takes its touches: a directory in the keychain's own.
-    public var simulatedSensorDirectory: URL { files.url.appendingPathComponent("sensor") }
-
     /// Checks the database's files (`keychain.db`, its WAL and shared memory) as the Enclave's
     /// own: regular files of this user that nobody else can write, never links.
-    public func checkDatabaseFiles() throws(KeychainError) {
+    func checkDatabaseFiles() throws(KeychainError) {
         for suffix in ["", "-wal", "-shm"] { try files.checkFile(Self.databaseFileName + suffix) }
     }
 
@@ -116,7 +127,7 @@ public final class Enclave: Sendable {
     }
 
     /// The identity of the current keybag; it changes when the keychain is erased.
-    public func keychainID() throws(KeychainError) -> String {
+    func keychainID() throws(KeychainError) -> String {
         try keybag().keychainID
     }
 

@@ -56,26 +56,19 @@ extension Enclave {
         try withStateLock { () throws(KeychainError) in try Entitlements.load(files, deviceKey: deviceKey) }
     }
 
-    /// Lets `app` use `group` (`granted`) or no longer (`!granted`). The caller checks that the
-    /// owner asked.
-    public func setEntitlement(app: String, group: String, granted: Bool) throws(KeychainError) {
-        try changeEntitlements { entitlements in
-            var groups = Set(entitlements.groups[app] ?? [])
-            if granted { groups.insert(group) } else { groups.remove(group) }
-            entitlements.groups[app] = groups.isEmpty ? nil : groups.sorted()
-        }
-    }
-
-    /// Declares what `app` is, or removes its declaration (nil). The caller checks that the
-    /// owner asked and that the declaration is valid.
-    public func setDeclaration(app: String, _ declaration: AppDeclaration?) throws(KeychainError) {
-        try changeEntitlements { $0.declarations[app] = declaration }
-    }
-
-    private func changeEntitlements(_ change: (inout Entitlements) -> Void) throws(KeychainError) {
+    /// Records the owner's change (the caller checks that the owner asked and that the change
+    /// is valid).
+    public func changeEntitlements(_ change: EntitlementsChange) throws(KeychainError) {
         try withStateLock { () throws(KeychainError) in
             var entitlements = try Entitlements.load(files, deviceKey: deviceKey)
-            change(&entitlements)
+            switch change {
+            case .grant(let app, let group, let granted):
+                var groups = Set(entitlements.groups[app] ?? [])
+                if granted { groups.insert(group) } else { groups.remove(group) }
+                entitlements.groups[app] = groups.isEmpty ? nil : groups.sorted()
+            case .declare(let app, let declaration):
+                entitlements.declarations[app] = declaration
+            }
             try entitlements.save(files, deviceKey: deviceKey)
         }
     }

@@ -2,6 +2,7 @@ import Biometrics
 import Enclave
 import Foundation
 import KeychainProtocol
+import KeychainSupport
 
 /// Biometric requests: the sensor in use, its waits, enrollment, and the simulated sensor.
 /// The sensor reports touches; the Enclave matches (simulated) or counts (fprintd) them.
@@ -9,8 +10,8 @@ extension KeychainServer {
     /// The simulated sensor when the owner turned it on; otherwise fprintd when it answers;
     /// otherwise none.
     func currentSensor() throws(KeychainError) -> (any BiometricSensor)? {
-        if try enclave.isSimulatedSensorEnabled() {
-            return SimulatedSensor(directory: enclave.simulatedSensorDirectory)
+        if try enclave.biometryReport().simulatedSensorEnabled {
+            return SimulatedSensor(directory: simulatedSensorDirectory)
         }
         return fprintd.withLock { cached in
             if cached == nil { cached = FprintdSensor.detect() }
@@ -18,22 +19,21 @@ extension KeychainServer {
         }
     }
 
+    /// Where the simulated sensor takes its touches: a directory in the keychain's own.
+    private var simulatedSensorDirectory: URL {
+        store.url.deletingLastPathComponent().appendingPathComponent(KeychainPaths.simulatedSensorName)
+    }
+
     func biometryStatus() throws(KeychainError) -> BiometryStatus {
         let sensor = try currentSensor()
-        var fingers: [String] = []
-        var enrollments: [Data] = []
-        if sensor is SimulatedSensor {
-            fingers = try enclave.simulatedFingers()
-            enrollments = try enclave.simulatedEnrollments()
-        } else if let fprintd = sensor as? FprintdSensor {
-            fingers = try fprintd.enrolledFingers()
-            enrollments = fingers.map { Data($0.utf8) }
-        }
-        let counters = try enclave.biometricCounters()
+        let fprintdFingers = try (sensor as? FprintdSensor)?.enrolledFingers() ?? []
+        let report = try enclave.biometryReport(sensorFingers: fprintdFingers)
         return BiometryStatus(
-            sensor: sensor?.kind ?? .none, enrolledFingers: fingers, isLockedOut: counters.lockedOut,
-            passcodeRequired: counters.passcodeRequired, consecutiveFailures: counters.failures,
-            domainState: enclave.domainState(enrollments: enrollments), passcodeSet: try enclave.status().passcodeSet)
+            sensor: sensor?.kind ?? .none,
+            enrolledFingers: sensor is SimulatedSensor ? report.simulatedFingers : fprintdFingers,
+            isLockedOut: report.isLockedOut, passcodeRequired: report.passcodeRequired,
+            consecutiveFailures: report.consecutiveFailures, domainState: report.domainState,
+            passcodeSet: report.passcodeSet)
     }
 
     /// Waits for a touch and matches it; a match's grant is filed under `context` for the
@@ -50,11 +50,10 @@ extension KeychainServer {
         let verdict: TouchVerdict
         switch try sensor.awaitTouch(timeout: timeout) {
         case .none: return .noTouch
-        case .sample(let sample): verdict = try enclave.matchSimulatedTouch(sample)
+        case .sample(let sample): verdict = try enclave.evaluate(.simulatedSample(sample))
         case .verdict(let matched):
             let fingers = try (sensor as? FprintdSensor)?.enrolledFingers() ?? []
-            verdict = try enclave.recordBiometricResult(
-                matched: matched, domainState: enclave.domainState(enrollments: fingers.map { Data($0.utf8) }))
+            verdict = try enclave.evaluate(.sensorVerdict(matched: matched, enrolledFingers: fingers))
         }
         switch verdict {
         case .matched(let grant):
@@ -69,7 +68,7 @@ extension KeychainServer {
     /// matched and counted like any other, under a context of its own that is forgotten at once,
     /// so the grant serves nothing else. keychaind opens the session on `matched`.
     func ownerMatch(timeout: Double, caller: CallerIdentity) throws(KeychainError) -> BiometricMatch {
-        guard try enclave.status().passcodeSet else {
+        guard try enclave.biometryReport().passcodeSet else {
             throw KeychainError(
                 .errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
         }
@@ -90,13 +89,13 @@ extension KeychainServer {
     func enrollFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
         try changeEnrollment(passcode,
             fprintd: { (sensor: FprintdSensor) throws(KeychainError) in try sensor.enroll(name) },
-            simulated: { () throws(KeychainError) in try enclave.enrollSimulatedFinger(name, passcode: passcode) })
+            simulated: { () throws(KeychainError) in try enclave.changeSimulatedSensor(.enroll(finger: name), passcode: passcode) })
     }
 
     func removeFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
         try changeEnrollment(passcode,
             fprintd: { (sensor: FprintdSensor) throws(KeychainError) in try sensor.remove(name) },
-            simulated: { () throws(KeychainError) in try enclave.removeSimulatedFinger(name, passcode: passcode) })
+            simulated: { () throws(KeychainError) in try enclave.changeSimulatedSensor(.remove(finger: name), passcode: passcode) })
     }
 
     /// Enrollment changes need the passcode: fprintd's after the Enclave checks it, the
@@ -120,6 +119,6 @@ extension KeychainServer {
 
     func simulateTouch(matching: Bool, finger: String?) throws(KeychainError) {
         let sample = try enclave.simulatedTouch(matching: matching, finger: finger)
-        try SimulatedSensor(directory: enclave.simulatedSensorDirectory).post(sample)
+        try SimulatedSensor(directory: simulatedSensorDirectory).post(sample)
     }
 }

@@ -2,6 +2,7 @@ import Biometrics
 import Enclave
 import Foundation
 import KeychainProtocol
+import KeychainSupport
 import KeychainStore
 
 extension KeychainServer {
@@ -66,8 +67,8 @@ extension KeychainServer {
     /// keychain planted by another user is never touched. Returns how many items the database
     /// held, when it could tell.
     public static func eraseFiles(in directory: URL) throws(KeychainError) -> Int? {
-        let count = try? KeychainStore.inspect(directory.appendingPathComponent(Enclave.databaseFileName))?.itemCount
-        try Enclave.removeFiles(in: directory, also: ["", "-wal", "-shm"].map { Enclave.databaseFileName + $0 })
+        let count = try? KeychainStore.inspect(directory.appendingPathComponent(KeychainPaths.databaseFileName))?.itemCount
+        try Enclave.removeFiles(in: directory, also: ["", "-wal", "-shm"].map { KeychainPaths.databaseFileName + $0 })
         return count
     }
 }

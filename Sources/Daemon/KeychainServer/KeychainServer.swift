@@ -2,6 +2,7 @@ import Biometrics
 import Enclave
 import Foundation
 import KeychainProtocol
+import KeychainSupport
 import KeychainStore
 import Synchronization
 
@@ -41,7 +42,7 @@ public final class KeychainServer: Sendable {
         let enclave = try Enclave(
             directory: directory, clock: clock, cache: cache, passcodeKDF: passcodeKDF, passcodeLimits: passcodeLimits,
             creating: creating, lockTimeout: lockTimeout)
-        let url = directory.appendingPathComponent(Enclave.databaseFileName)
+        let url = directory.appendingPathComponent(KeychainPaths.databaseFileName)
         var opened: KeychainStore?
         try Self.bind(enclave, url, &opened)
         self.enclave = enclave
@@ -61,7 +62,6 @@ public final class KeychainServer: Sendable {
     /// Admits the database (opening `store` when a stamp needs it): see
     /// ``Enclave/bindDatabase(inspect:stamp:)``.
     private static func bind(_ enclave: Enclave, _ url: URL, _ store: inout KeychainStore?) throws(KeychainError) {
-        try enclave.checkDatabaseFiles()
         try enclave.bindDatabase(inspect: { () throws(KeychainError) in try KeychainStore.inspect(url) }) {
             (keychainID, deletingRows) throws(KeychainError) in
             let opened: KeychainStore
@@ -150,7 +150,7 @@ public final class KeychainServer: Sendable {
             return .done
         case .setSimulatedSensor(let enabled, let passcode):
             try afterPasscodeCheck { () throws(KeychainError) in
-                try enclave.setSimulatedSensor(enabled, passcode: passcode)
+                try enclave.changeSimulatedSensor(.setEnabled(enabled), passcode: passcode)
             }
             return .done
         case .simulateTouch(let matching, let finger):
@@ -171,7 +171,7 @@ public final class KeychainServer: Sendable {
         case .setEntitlement(let app, let group, let granted):
             try requireOwner(caller)
             try RequestValidation.checkEntitlement(app: app, group: group)
-            try enclave.setEntitlement(app: app, group: group, granted: granted)
+            try enclave.changeEntitlements(.grant(app: app, group: group, granted: granted))
             entitlements.withLock { $0 = nil }
             return .done
         case .listEntitlements:
@@ -180,7 +180,7 @@ public final class KeychainServer: Sendable {
         case .declareApp(let app, let declaration):
             try requireOwner(caller)
             try RequestValidation.checkDeclaration(app: app, declaration)
-            try enclave.setDeclaration(app: app, declaration)
+            try enclave.changeEntitlements(.declare(app: app, declaration))
             entitlements.withLock { $0 = nil }
             return .done
         case .listDeclaredApps:

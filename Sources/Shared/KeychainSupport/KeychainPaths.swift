@@ -63,6 +63,13 @@ public enum KeychainPaths {
     /// change the Enclave's state, or move the keychain elsewhere.
     public static let enclaveLockName = "enclave.lock"
 
+    /// The database file in a keychain directory: the sealed rows (KeychainStore's).
+    public static let databaseFileName = "keychain.db"
+
+    /// The directory in a keychain directory where the simulated fingerprint sensor takes its
+    /// touches.
+    public static let simulatedSensorName = "sensor"
+
     /// The socket's file name in ``runtimeDirectory(environment:)``.
     public static let socketName = "socket"
     /// Held by the running daemon for its whole life: at most one daemon per directory.
