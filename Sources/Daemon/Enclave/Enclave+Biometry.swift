@@ -68,7 +68,8 @@ extension Enclave {
         try verifyPasscode(passcode)
         switch change {
         case .setEnabled(let enabled):
-            try updateBiometry { (state: inout BiometryState) throws(KeychainError) in state.simulatorEnabled = enabled }
+            try updateBiometry { (state: inout BiometryState) throws(KeychainError) in state.simulatorEnabled = enabled
+            }
         case .enroll(let name):
             try enrollSimulatedFinger(name)
         case .remove(let name):

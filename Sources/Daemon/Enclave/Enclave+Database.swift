@@ -36,7 +36,7 @@ extension Enclave {
             let database = files.path(Self.databaseFileName)
             let recovery =
                 "Nothing was changed. Restore the keychain's files as they were together, or erase the keychain "
-                    + "with `keychainctl erase`."
+                + "with `keychainctl erase`."
             if let erased = keybag.erasedKeychainID, let found, found.keychainID == erased || found.keychainID == nil {
                 // An erase destroyed the keys; its rows go now.
                 let generation = try stamp(keybag.keychainID, true)

@@ -87,15 +87,21 @@ extension KeychainServer {
     }
 
     func enrollFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
-        try changeEnrollment(passcode,
+        try changeEnrollment(
+            passcode,
             fprintd: { (sensor: FprintdSensor) throws(KeychainError) in try sensor.enroll(name) },
-            simulated: { () throws(KeychainError) in try enclave.changeSimulatedSensor(.enroll(finger: name), passcode: passcode) })
+            simulated: { () throws(KeychainError) in
+                try enclave.changeSimulatedSensor(.enroll(finger: name), passcode: passcode)
+            })
     }
 
     func removeFinger(_ name: String, passcode: SecretBytes) throws(KeychainError) {
-        try changeEnrollment(passcode,
+        try changeEnrollment(
+            passcode,
             fprintd: { (sensor: FprintdSensor) throws(KeychainError) in try sensor.remove(name) },
-            simulated: { () throws(KeychainError) in try enclave.changeSimulatedSensor(.remove(finger: name), passcode: passcode) })
+            simulated: { () throws(KeychainError) in
+                try enclave.changeSimulatedSensor(.remove(finger: name), passcode: passcode)
+            })
     }
 
     /// Enrollment changes need the passcode: fprintd's after the Enclave checks it, the

@@ -2,8 +2,8 @@ import Biometrics
 import Enclave
 import Foundation
 import KeychainProtocol
-import KeychainSupport
 import KeychainStore
+import KeychainSupport
 
 extension KeychainServer {
     /// The answer to `request` while no keychain exists yet: what an empty keychain without a
@@ -67,7 +67,8 @@ extension KeychainServer {
     /// keychain planted by another user is never touched. Returns how many items the database
     /// held, when it could tell.
     public static func eraseFiles(in directory: URL) throws(KeychainError) -> Int? {
-        let count = try? KeychainStore.inspect(directory.appendingPathComponent(KeychainPaths.databaseFileName))?.itemCount
+        let count = try? KeychainStore.inspect(directory.appendingPathComponent(KeychainPaths.databaseFileName))?
+            .itemCount
         try Enclave.removeFiles(in: directory, also: ["", "-wal", "-shm"].map { KeychainPaths.databaseFileName + $0 })
         return count
     }

@@ -2,8 +2,8 @@ import Biometrics
 import Enclave
 import Foundation
 import KeychainProtocol
-import KeychainSupport
 import KeychainStore
+import KeychainSupport
 import Synchronization
 
 /// SecItem semantics (uniqueness, queries, update and delete of every match, Apple's error
