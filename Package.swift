@@ -107,10 +107,15 @@ let package = Package(
 
         // What the Enclave and the store agree on without either seeing the other: the row
         // ledger's keyed hashes and what a database says of itself.
-        .target(name: "StorageContracts", dependencies: ["KeychainProtocol"], path: "Sources/Daemon/StorageContracts", swiftSettings: strict),
+        .target(
+            name: "StorageContracts", dependencies: ["KeychainProtocol"],
+            path: "Sources/Daemon/StorageContracts", swiftSettings: strict),
         // The only code that touches key material.
         .target(
-            name: "Enclave", dependencies: ["KeychainProtocol", "KeychainSupport", "StorageContracts", "CKeychainSupport", crypto, cryptoExtras],
+            name: "Enclave",
+            dependencies: [
+                "KeychainProtocol", "KeychainSupport", "StorageContracts", "CKeychainSupport", crypto, cryptoExtras,
+            ],
             path: "Sources/Daemon/Enclave", swiftSettings: strict),
         // Sealed rows in SQLite. Never depends on Enclave: the store never sees a key.
         .target(
@@ -121,7 +126,8 @@ let package = Package(
             ],
             path: "Sources/Daemon/KeychainStore", swiftSettings: strict),
         // Fingerprint sensors behind one protocol: simulated, and fprintd (loaded at run time).
-        .target(name: "Biometrics", dependencies: ["KeychainProtocol"], path: "Sources/Daemon/Biometrics", swiftSettings: strict),
+        .target(name: "Biometrics", dependencies: ["KeychainProtocol"],
+                path: "Sources/Daemon/Biometrics", swiftSettings: strict),
         // SecItem semantics for one caller identity, on Store + Enclave.
         .target(
             name: "KeychainServer",
@@ -202,7 +208,7 @@ let package = Package(
                         "-Xclang-linker", "-static-libgcc", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z",
                         "-Xlinker",
                         "pack-relative-relocs",
-                    ], .when(platforms: [.linux])),
+                    ], .when(platforms: [.linux]))
             ]),
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(

@@ -7,7 +7,8 @@ if context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &e
     // A command-line program waits for the reply before it returns from main: the async form
     // (or a DispatchSemaphore signalled in the reply closure of the other form).
     do {
-        try await context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "To add a new chore")
+        try await context.evaluatePolicy(
+            .deviceOwnerAuthenticationWithBiometrics, localizedReason: "To add a new chore")
         print("authenticated: go ahead")
     } catch LAError.userFallback {
         print("the user chose the fallback: offer the app's own")

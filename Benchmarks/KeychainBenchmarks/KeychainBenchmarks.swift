@@ -130,29 +130,29 @@ func itemBenchmarks(mode: Mode, count: Int, scale: Scale) {
     let open = failLoudly { CurrentFixture.set(try Fixture.open(mode, count: count)) }
     let added = Atomic<Int>(0)
     func nextAccount() -> String { "\(getpid())-\(added.add(1, ordering: .relaxed).newValue)" }
-    Benchmark("read · \(suffix)", configuration: scale.configuration(rounds: 5000), closure: { _ in
-        ItemOperations.read(Int.random(in: 0..<count))
-    }, setup: open)
-    Benchmark("miss · \(suffix)", configuration: scale.configuration(rounds: 5000), closure: { _ in
-        ItemOperations.miss(Int.random(in: 0..<count))
-    }, setup: open)
-    Benchmark("add · \(suffix)", configuration: scale.configuration(rounds: 1000), closure: { _ in
-        ItemOperations.add(nextAccount())
-    }, setup: open, teardown: { ItemOperations.removeAdded() })
-    Benchmark("update · \(suffix)", configuration: scale.configuration(rounds: 1000), closure: { _ in
-        ItemOperations.update(Int.random(in: 0..<count))
-    }, setup: open)
-    Benchmark("delete · \(suffix)", configuration: scale.configuration(rounds: 1000), closure: { benchmark in
-        // The item to delete is added first, outside the measurement.
-        let account = nextAccount()
-        ItemOperations.add(account)
-        benchmark.startMeasurement()
-        ItemOperations.delete(account)
-        benchmark.stopMeasurement()
-    }, setup: open)
-    Benchmark("query 100 items' attributes · \(suffix)", configuration: scale.configuration(rounds: 2000), closure: { _ in
-        ItemOperations.query100()
-    }, setup: open)
+    /// One operation, measured alone on the fixture `setup` opens.
+    func measure(_ name: String, rounds: Int, _ operation: @escaping () -> Void) {
+        Benchmark(
+            "\(name) · \(suffix)", configuration: scale.configuration(rounds: rounds),
+            closure: { _ in operation() }, setup: open)
+    }
+    measure("read", rounds: 5000) { ItemOperations.read(Int.random(in: 0..<count)) }
+    measure("miss", rounds: 5000) { ItemOperations.miss(Int.random(in: 0..<count)) }
+    Benchmark(
+        "add · \(suffix)", configuration: scale.configuration(rounds: 1000),
+        closure: { _ in ItemOperations.add(nextAccount()) }, setup: open, teardown: { ItemOperations.removeAdded() })
+    measure("update", rounds: 1000) { ItemOperations.update(Int.random(in: 0..<count)) }
+    Benchmark(
+        "delete · \(suffix)", configuration: scale.configuration(rounds: 1000),
+        closure: { benchmark in
+            // The item to delete is added first, outside the measurement.
+            let account = nextAccount()
+            ItemOperations.add(account)
+            benchmark.startMeasurement()
+            ItemOperations.delete(account)
+            benchmark.stopMeasurement()
+        }, setup: open)
+    measure("query 100 items' attributes", rounds: 2000) { ItemOperations.query100() }
     guard mode == .embedded, count == scale.itemCounts[0] else { return }
     // Foundation's share, once: the same wherever the result came from.
     Benchmark(

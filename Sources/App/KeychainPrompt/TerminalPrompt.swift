@@ -79,11 +79,8 @@ final class TerminalPromptSession: PromptSession {
         let width = max(8, min(widest, columns - 4))
         let lines = paragraphs.flatMap { PromptText.wrap($0, width: width) }
         let border = String(repeating: "─", count: width + 2)
-        return
-            (["┌\(border)┐"] + lines.map { "│ \($0.padding(toLength: width, withPad: " ", startingAt: 0)) │" } + [
-                "└\(border)┘"
-            ])
-            .joined(separator: "\r\n") + "\r\n"
+        let framed = lines.map { "│ \($0.padding(toLength: width, withPad: " ", startingAt: 0)) │" }
+        return (["┌\(border)┐"] + framed + ["└\(border)┘"]).joined(separator: "\r\n") + "\r\n"
     }
     func pressedButton() -> PromptButton? {
         while let key = readKey(waitMilliseconds: 0) {

@@ -41,9 +41,13 @@ struct PolicyEvaluation {
             guard status.passcodeSet else { return .failure(LAError(.passcodeNotSet)) }
             guard !status.enrolledFingers.isEmpty else { return .failure(LAError(.biometryNotEnrolled)) }
             guard !status.isLockedOut, !status.passcodeRequired else {
-                return .failure(LAError(.biometryLockout, message: status.isLockedOut
-                    ? "Biometry is locked out after 5 failed matches; enter the device passcode to use it again."
-                    : "The passcode is required before biometry can be used (after a restart, or 48 hours)."))
+                return .failure(
+                    LAError(
+                        .biometryLockout,
+                        message: status.isLockedOut
+                            ? "Biometry is locked out after 5 failed matches; enter the device passcode to use it "
+                                + "again."
+                            : "The passcode is required before biometry can be used (after a restart, or 48 hours)."))
             }
             return .success(status)
         }
@@ -84,11 +88,12 @@ struct PolicyEvaluation {
     private var biometricsOnly: Bool { policy != .deviceOwnerAuthentication }
 
     private func biometricPhase() -> BiometricOutcome {
-        let fallback: String? = switch settings.fallbackTitle {
-        case .some(""): nil
-        case .some(let title): title
-        case .none: biometricsOnly ? "Enter Password" : "Enter Passcode"
-        }
+        let fallback: String? =
+            switch settings.fallbackTitle {
+            case .some(""): nil
+            case .some(let title): title
+            case .none: biometricsOnly ? "Enter Password" : "Enter Passcode"
+            }
         // The sensor learns that a prompt waits before the sheet asks for a touch: a touch
         // only answers a waiting prompt.
         _ = try? KeychainServices.perform(.awaitBiometricMatch(timeout: 0, context: context))
@@ -140,9 +145,9 @@ struct PolicyEvaluation {
                 let here = Self.matchesPerEvaluation - failures
                 let beforeLockout = BiometryStatus.lockoutThreshold - (status?.consecutiveFailures ?? 0)
                 let left = min(here, beforeLockout)
-                session.show(
-                    "Not recognized. \(left) more \(left == 1 ? "try" : "tries")\(beforeLockout <= here ? " before the fingerprint is locked until the passcode is entered" : "")."
-                )
+                let lockout =
+                    beforeLockout <= here ? " before the fingerprint is locked until the passcode is entered" : ""
+                session.show("Not recognized. \(left) more \(left == 1 ? "try" : "tries")\(lockout).")
             }
         }
     }
@@ -186,7 +191,8 @@ struct PolicyEvaluation {
             if session.pressedButton() == .cancel { return .cancelled(.userCancel) }
             let seconds = Int(status.secondsUntilNextAttempt.rounded(.up))
             session.update(
-                "\(status.failedAttempts) wrong passcodes. Try again in \(seconds / 60):\(String(format: "%02d", seconds % 60))."
+                "\(status.failedAttempts) wrong passcodes. Try again in "
+                    + "\(seconds / 60):\(String(format: "%02d", seconds % 60))."
             )
             waited = true
             usleep(200_000)

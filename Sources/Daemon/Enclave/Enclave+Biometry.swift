@@ -132,8 +132,9 @@ extension Enclave {
     }
 
     /// Judges a touch and counts it: a failure moves toward the lockout, a match earns a grant
-    /// for the enrolled set (see the rules below). A simulated sample is matched against the enrolled templates in constant time; fprintd's
-    /// verdict is taken as it is, for the set of fingers it names.
+    /// for the enrolled set (see the rules below). A simulated sample is matched against the
+    /// enrolled templates in constant time; fprintd's verdict is taken as it is, for the set of
+    /// fingers it names.
     public func evaluate(_ touch: SensorTouch) throws(KeychainError) -> TouchVerdict {
         switch touch {
         case .simulatedSample(let sample):

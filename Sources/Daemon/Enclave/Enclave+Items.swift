@@ -34,8 +34,10 @@ public struct ItemBinding: Sendable, Hashable {
     public var version: Int64
 
     /// Creates a binding.
-    public init(rowIdentity: Data, version: Int64, itemClass: String, accessibility: Accessibility, accessGroupTag: Data, synchronizable: Bool,
-                accessControl: StoredAccessControl? = nil) {
+    public init(
+        rowIdentity: Data, version: Int64, itemClass: String, accessibility: Accessibility,
+        accessGroupTag: Data, synchronizable: Bool, accessControl: StoredAccessControl? = nil
+    ) {
         self.rowIdentity = rowIdentity
         self.version = version
         self.itemClass = itemClass
@@ -171,8 +173,10 @@ extension Enclave {
     /// - Throws: as ``openAttributes(_:binding:)``; errSecInteractionNotAllowed carrying the
     ///   access control when the grants do not satisfy it; errSecAuthFailed for a wrong app
     ///   password or a biometryCurrentSet item whose enrolled set changed.
-    public func openSecret(_ item: SealedItem, binding: ItemBinding, grants: [AuthenticationGrant] = [],
-                           applicationPassword: SecretBytes? = nil) throws(KeychainError) -> SecretBytes {
+    public func openSecret(
+        _ item: SealedItem, binding: ItemBinding, grants: [AuthenticationGrant] = [],
+        applicationPassword: SecretBytes? = nil
+    ) throws(KeychainError) -> SecretBytes {
         if let accessControl = binding.accessControl { try authorize(accessControl, grants: grants) }
         var keyBytes = try open(
             item.wrappedKey, try classKeys(binding.protectionClass).itemKeyWrap, binding.associatedData("item-key"))
@@ -201,7 +205,7 @@ extension Enclave {
             status: KeychainError.errSecInteractionNotAllowed.status,
             message:
                 "the item is protected by an application password; give it with LAContext.setCredential(_:type: "
-                    + ".applicationPassword)",
+                + ".applicationPassword)",
             requiredAuthentication: binding.accessControl?.control)
     }
 

@@ -108,7 +108,9 @@ public final class Enclave: Sendable {
             } else if databaseHasContent || files.exists(DatabaseRecord.fileName) {
                 throw KeychainError(
                     .errSecDecode,
-                    "the keybag \(files.path(Keybag.fileName)) is missing, but \(files.path(Self.databaseFileName)) holds the keychain's items, which cannot be decrypted without it; nothing was changed. Restore the keybag from where it was, or erase the keychain with `keychainctl erase`"
+                    "the keybag \(files.path(Keybag.fileName)) is missing, but \(files.path(Self.databaseFileName)) "
+                        + "holds the keychain's items, which cannot be decrypted without it; nothing was changed. "
+                        + "Restore the keybag from where it was, or erase the keychain with `keychainctl erase`"
                 )
             } else if creating {
                 try Keybag.fresh(deviceKey: deviceKey).save(files, deviceKey: deviceKey)

@@ -76,7 +76,8 @@ extension KeychainDaemon {
     static let noLoginSession = KeychainError(
         .errSecInteractionNotAllowed,
         "this process's login session has no leader it can see (it exited, or it runs outside this pid namespace), "
-            + "so no owner session can be opened in it: run the command from a terminal or a session of its own (setsid)"
+            + "so no owner session can be opened in it: run the command from a terminal or a session of its own "
+            + "(setsid)"
     )
 
     /// The reply to `request`, from the handler its facts name.

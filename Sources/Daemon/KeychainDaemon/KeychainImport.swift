@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Enclave
 import Foundation
 import KeychainProtocol
 import KeychainServer
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One connection's move of its user's per-user keychain into the system daemon
 /// (`keychainctl daemon migrate-to-system`). The client sends the keychain's files, which the
@@ -87,7 +88,8 @@ final class KeychainImport: Sendable {
         guard Self.fileNames.contains(file) else {
             throw KeychainError(
                 .errSecParam,
-                "\(file) is not a file of a keychain; a keychain directory holds \(Self.fileNames.sorted().joined(separator: ", "))"
+                "\(file) is not a file of a keychain; a keychain directory holds "
+                    + "\(Self.fileNames.sorted().joined(separator: ", "))"
             )
         }
         let result: Result<Void, KeychainError> = staged.withLock { staged in
@@ -148,10 +150,12 @@ final class KeychainImport: Sendable {
 
     /// Removes the staging of an import that did not finish (the connection closed).
     func abandon() {
-        guard let directory = staged.withLock({ current -> URL? in
-            defer { current = nil }
-            return current?.directory
-        }) else { return }
+        guard
+            let directory = staged.withLock({ current -> URL? in
+                defer { current = nil }
+                return current?.directory
+            })
+        else { return }
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CDBus
 import CKeychainSupport
 import Foundation
 import Logging
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Follows logind on the system bus and reports when a login session locks, with the session's
 /// user as logind records it, so that that user's keychain locks with the screen.
@@ -84,7 +85,8 @@ final class SessionLockWatcher: Sendable {
         }
         let rules = [
             "type='signal',sender='\(Self.logind)',interface='\(Self.sessionInterface)',member='Lock'",
-            "type='signal',sender='\(Self.logind)',interface='\(Self.propertiesInterface)',member='PropertiesChanged',arg0='\(Self.sessionInterface)'",
+            "type='signal',sender='\(Self.logind)',interface='\(Self.propertiesInterface)',member='PropertiesChanged',"
+                + "arg0='\(Self.sessionInterface)'",
         ]
         for rule in rules {
             dbus_bus_add_match(bus, rule, &error)
@@ -189,8 +191,10 @@ final class SessionLockWatcher: Sendable {
 
     /// The uid logind records for the session at `path` (its `User` property, a `(uo)`).
     private static func user(ofSession path: String, _ bus: OpaquePointer) -> uid_t? {
-        guard let reply = call(bus, destination: logind, path: path, interface: propertiesInterface, method: "Get",
-                               arguments: [sessionInterface, "User"])
+        guard
+            let reply = call(
+                bus, destination: logind, path: path, interface: propertiesInterface, method: "Get",
+                arguments: [sessionInterface, "User"])
         else { return nil }
         defer { dbus_message_unref(reply) }
         var iterator = DBusMessageIter()

@@ -46,11 +46,12 @@ enum RequestValidation {
                         + "\(value.kind.rawValue)"
                 )
             }
-            let size = switch value {
-            case .string(let string): string.utf8.count
-            case .data(let data): data.count
-            case .number, .bool, .date: 0
-            }
+            let size =
+                switch value {
+                case .string(let string): string.utf8.count
+                case .data(let data): data.count
+                case .number, .bool, .date: 0
+                }
             guard size <= KeychainLimits.maximumAttributeSize else {
                 throw KeychainError(
                     .errSecDataTooLarge, "attribute \(name) is larger than \(KeychainLimits.maximumAttributeSize) bytes"
@@ -63,7 +64,9 @@ enum RequestValidation {
         if let secret, secret.count > KeychainLimits.maximumSecretSize {
             throw KeychainError(
                 .errSecDataTooLarge,
-                "the item's data is \(secret.count) bytes; the keychain stores at most \(KeychainLimits.maximumSecretSize) bytes (16 KiB) per item: keep larger data in a file encrypted with a key stored here"
+                "the item's data is \(secret.count) bytes; the keychain stores at most "
+                    + "\(KeychainLimits.maximumSecretSize) bytes (16 KiB) per item: keep larger data in a file "
+                    + "encrypted with a key stored here"
             )
         }
     }

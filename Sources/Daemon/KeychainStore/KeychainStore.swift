@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import GRDB
 import KeychainProtocol
 import StorageContracts
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The keychain database: one SQLite file of sealed rows, in WAL mode with `secure_delete`, so
 /// that deleted rows are overwritten and a process killed mid-write leaves either the whole
@@ -128,7 +129,8 @@ public final class KeychainStore: Sendable {
                 guard let version, readableSchemaVersions.contains(version) else {
                     throw KeychainError(
                         .errSecDecode,
-                        "the keychain database has schema version \(version ?? "none"), which this version of swift-keychain does not read"
+                        "the keychain database has schema version \(version ?? "none"), which this version of "
+                            + "swift-keychain does not read"
                     )
                 }
                 let generation =
@@ -149,30 +151,31 @@ public final class KeychainStore: Sendable {
     public func stamp(keychainID: String, deletingRows: Bool) throws(KeychainError) -> UInt64 {
         do {
             try pool.write { db in
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-                    CREATE TABLE IF NOT EXISTS items (
-                        id INTEGER PRIMARY KEY,
-                        identity BLOB NOT NULL UNIQUE,
-                        version INTEGER NOT NULL,
-                        itemClass TEXT NOT NULL,
-                        accessGroupHash BLOB NOT NULL,
-                        synchronizable INTEGER NOT NULL,
-                        accessibility TEXT NOT NULL,
-                        primaryKeyHash BLOB NOT NULL UNIQUE,
-                        metadata BLOB NOT NULL,
-                        wrappedKey BLOB NOT NULL,
-                        secret BLOB NOT NULL,
-                        accessControl BLOB);
-                    CREATE INDEX IF NOT EXISTS itemsByClass ON items(itemClass, accessGroupHash);
-                    CREATE TABLE IF NOT EXISTS attributeHashes (
-                        hash BLOB NOT NULL,
-                        itemID INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
-                        PRIMARY KEY (hash, itemID)) WITHOUT ROWID;
-                    CREATE INDEX IF NOT EXISTS attributeHashesByItem ON attributeHashes(itemID);
-                    INSERT OR IGNORE INTO meta (key, value) VALUES ('schemaVersion', '\(Self.schemaVersion)');
-                    INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0');
-                    """)
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                        CREATE TABLE IF NOT EXISTS items (
+                            id INTEGER PRIMARY KEY,
+                            identity BLOB NOT NULL UNIQUE,
+                            version INTEGER NOT NULL,
+                            itemClass TEXT NOT NULL,
+                            accessGroupHash BLOB NOT NULL,
+                            synchronizable INTEGER NOT NULL,
+                            accessibility TEXT NOT NULL,
+                            primaryKeyHash BLOB NOT NULL UNIQUE,
+                            metadata BLOB NOT NULL,
+                            wrappedKey BLOB NOT NULL,
+                            secret BLOB NOT NULL,
+                            accessControl BLOB);
+                        CREATE INDEX IF NOT EXISTS itemsByClass ON items(itemClass, accessGroupHash);
+                        CREATE TABLE IF NOT EXISTS attributeHashes (
+                            hash BLOB NOT NULL,
+                            itemID INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+                            PRIMARY KEY (hash, itemID)) WITHOUT ROWID;
+                        CREATE INDEX IF NOT EXISTS attributeHashesByItem ON attributeHashes(itemID);
+                        INSERT OR IGNORE INTO meta (key, value) VALUES ('schemaVersion', '\(Self.schemaVersion)');
+                        INSERT OR IGNORE INTO meta (key, value) VALUES ('generation', '0');
+                        """)
             }
         } catch {
             throw Self.map(error, url: url)

@@ -87,16 +87,18 @@ public struct StoreTransaction {
             matchesAccessibility: filter.accessibility != nil, primaryKeys: filter.primaryKeyHashes?.count,
             attributeHashes: hashes.count, identities: identities?.count, limited: filter.limit != nil)
         var rows: [StoredRow] = []
-        try search(shape, { query in
-            query.bind(filter.itemClass)
-            for group in filter.accessGroupHashes ?? [] { query.bind(group) }
-            if let synchronizable = filter.synchronizable { query.bind(synchronizable ? 1 : 0) }
-            if let accessibility = filter.accessibility { query.bind(accessibility) }
-            for primaryKey in filter.primaryKeyHashes ?? [] { query.bind(primaryKey) }
-            for hash in hashes { query.bind(hash) }
-            for identity in identities ?? [] { query.bind(identity) }
-            if let limit = filter.limit { query.bind(Int64(limit)) }
-        }, row: { rows.append(try StoredRow($0)) })
+        try search(
+            shape,
+            { query in
+                query.bind(filter.itemClass)
+                for group in filter.accessGroupHashes ?? [] { query.bind(group) }
+                if let synchronizable = filter.synchronizable { query.bind(synchronizable ? 1 : 0) }
+                if let accessibility = filter.accessibility { query.bind(accessibility) }
+                for primaryKey in filter.primaryKeyHashes ?? [] { query.bind(primaryKey) }
+                for hash in hashes { query.bind(hash) }
+                for identity in identities ?? [] { query.bind(identity) }
+                if let limit = filter.limit { query.bind(Int64(limit)) }
+            }, row: { rows.append(try StoredRow($0)) })
         guard !rows.isEmpty, let checker = try ledger ?? readLedger?(self) else { return rows }
         for row in rows { try checker.check(identity: row.identity, version: row.version) }
         return rows
@@ -108,10 +110,13 @@ public struct StoreTransaction {
     @discardableResult
     public func insert(_ row: StoredRow, attributeHashes: [Data]) throws -> Int64 {
         let db = try writer()
-        try db.cachedStatement(sql: """
+        try db.cachedStatement(
+            sql: """
                 INSERT INTO items (identity, version, itemClass, accessGroupHash, synchronizable, accessibility,
-                    primaryKeyHash, metadata, wrappedKey, secret, accessControl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(
+                    primaryKeyHash, metadata, wrappedKey, secret, accessControl) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
+                    ?)
+                """
+        ).execute(
             arguments: row.arguments)
         let id = db.lastInsertedRowID
         try writing().record(identity: row.identity, from: nil, to: row.version)
@@ -129,10 +134,13 @@ public struct StoreTransaction {
         }
         try writing().record(identity: row.identity, from: current.version, to: row.version)
         let db = try writer()
-        try db.cachedStatement(sql: """
+        try db.cachedStatement(
+            sql: """
                 UPDATE items SET identity = ?, version = ?, itemClass = ?, accessGroupHash = ?, synchronizable = ?,
-                    accessibility = ?, primaryKeyHash = ?, metadata = ?, wrappedKey = ?, secret = ?, accessControl = ? WHERE id = ?
-                """).execute(
+                    accessibility = ?, primaryKeyHash = ?, metadata = ?, wrappedKey = ?, secret = ?, accessControl = ? \
+                    WHERE id = ?
+                """
+        ).execute(
             arguments: row.arguments + [id])
         try db.cachedStatement(sql: "DELETE FROM attributeHashes WHERE itemID = ?").execute(arguments: [id])
         try insertHashes(attributeHashes, for: id)

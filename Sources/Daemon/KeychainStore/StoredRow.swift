@@ -33,8 +33,10 @@ public struct StoredRow: Sendable, Hashable {
 
     /// Creates a row.
     public init(
-        id: Int64? = nil, identity: Data, version: Int64, itemClass: String, accessGroupHash: Data, synchronizable: Bool,
-        accessibility: String, primaryKeyHash: Data, metadata: Data, wrappedKey: Data, secret: Data, accessControl: Data? = nil
+        id: Int64? = nil, identity: Data, version: Int64, itemClass: String, accessGroupHash: Data,
+        synchronizable: Bool,
+        accessibility: String, primaryKeyHash: Data, metadata: Data, wrappedKey: Data, secret: Data,
+        accessControl: Data? = nil
     ) {
         self.accessControl = accessControl
         self.id = id
@@ -54,8 +56,8 @@ public struct StoredRow: Sendable, Hashable {
     /// more than the rest of building the row).
     static let selection =
         "items.id, items.identity, items.version, items.itemClass, items.accessGroupHash, items.synchronizable, "
-            + "items.accessibility, items.primaryKeyHash, items.metadata, items.wrappedKey, items.secret, "
-            + "items.accessControl"
+        + "items.accessibility, items.primaryKeyHash, items.metadata, items.wrappedKey, items.secret, "
+        + "items.accessControl"
 
     /// The row `query` stands on, selected with ``selection``.
     ///

@@ -85,7 +85,8 @@ struct ChoresScreen {
             case .character("x") where !list.chores.isEmpty:
                 guard authenticate("To mark a chore done") else { continue }
                 list.chores[selected].done.toggle()
-                save(list, "“\(list.chores[selected].title)” is \(list.chores[selected].done ? "done" : "not done").")
+                let chore = list.chores[selected]
+                save(list, "“\(chore.title)” is \(chore.done ? "done" : "not done").")
             case .character("d") where !list.chores.isEmpty:
                 guard authenticate("To delete a chore") else { continue }
                 let removed = list.chores.remove(at: selected)
@@ -107,7 +108,7 @@ struct ChoresScreen {
     func form(_ chore: Chore, heading: String) -> Chore? {
         terminal.draw([heading, String(repeating: "─", count: 60), "Enter to accept, Esc to cancel.", ""])
         guard let title = terminal.readLine("Title: ", initial: chore.title), !title.isEmpty,
-              let notes = terminal.readLine("Notes: ", initial: chore.notes)
+            let notes = terminal.readLine("Notes: ", initial: chore.notes)
         else { return nil }
         return Chore(title: title, notes: notes, done: chore.done)
     }
@@ -129,20 +130,22 @@ struct ChoresScreen {
         guard let state = try? KeychainDevice.status(), !state.passcodeSet else { return true }
         var problem: String?
         while true {
-            terminal.draw([
-                "Chores", String(repeating: "─", count: 60),
-                "Only you may change your chores. Chores asks for your fingerprint,",
-                "or for the device passcode when there is no fingerprint, to make sure.",
-                "No device passcode is set yet, so nobody can be asked for one.",
-                "A passcode has at least \(Self.minimumPasscodeLength) characters.",
-                "", "Set a device passcode now? [y] Yes   [n] No, just read the list",
-            ] + (problem.map { ["", $0] } ?? []))
+            terminal.draw(
+                [
+                    "Chores", String(repeating: "─", count: 60),
+                    "Only you may change your chores. Chores asks for your fingerprint,",
+                    "or for the device passcode when there is no fingerprint, to make sure.",
+                    "No device passcode is set yet, so nobody can be asked for one.",
+                    "A passcode has at least \(Self.minimumPasscodeLength) characters.",
+                    "", "Set a device passcode now? [y] Yes   [n] No, just read the list",
+                ] + (problem.map { ["", $0] } ?? []))
             guard let key = terminal.readKey() else { return false }
             switch key {
             case .character("y"), .character("Y"):
                 terminal.write("\r\n")
                 guard let first = terminal.readSecret("New passcode: "),
-                      let second = terminal.readSecret("Confirm new passcode: ") else {
+                    let second = terminal.readSecret("Confirm new passcode: ")
+                else {
                     problem = "Cancelled: no passcode was set."
                     continue
                 }

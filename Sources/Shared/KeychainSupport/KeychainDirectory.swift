@@ -134,10 +134,18 @@ public final class KeychainDirectory: Sendable {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw Self.ioError("cannot inspect \(url.path)") }
         guard info.st_uid == uid else {
-            throw KeychainError(.errSecInvalidKeychain, "the keychain directory \(url.path) belongs to another user (uid \(info.st_uid)); refusing to use a keychain someone else could have planted")
+            throw KeychainError(
+                .errSecInvalidKeychain,
+                "the keychain directory \(url.path) belongs to another user (uid \(info.st_uid)); refusing to use a "
+                    + "keychain someone else could have planted"
+            )
         }
         guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            throw KeychainError(.errSecInvalidKeychain, "the keychain directory \(url.path) can be written by other users (mode \(Self.octal(info.st_mode))), who could have planted its files; check them, then chmod 700 it")
+            throw KeychainError(
+                .errSecInvalidKeychain,
+                "the keychain directory \(url.path) can be written by other users (mode \(Self.octal(info.st_mode))), "
+                    + "who could have planted its files; check them, then chmod 700 it"
+            )
         }
         if info.st_mode & 0o777 != permissions && fchmod(descriptor, permissions) != 0 {
             throw Self.ioError("cannot set the keychain directory \(url.path)'s mode to \(Self.octal(permissions))")
@@ -176,10 +184,17 @@ public final class KeychainDirectory: Sendable {
             throw KeychainError(.errSecInvalidKeychain, "\(path(name)) is not a regular file")
         }
         guard info.st_uid == uid else {
-            throw KeychainError(.errSecInvalidKeychain, "\(path(name)) belongs to another user (uid \(info.st_uid)); refusing a file the keychain did not write")
+            throw KeychainError(
+                .errSecInvalidKeychain,
+                "\(path(name)) belongs to another user (uid \(info.st_uid)); refusing a file the keychain did not write"
+            )
         }
         guard info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
-            throw KeychainError(.errSecInvalidKeychain, "\(path(name)) can be written by other users (mode \(Self.octal(info.st_mode))), so the keychain cannot trust it; if you made it so, check it and chmod 600 it")
+            throw KeychainError(
+                .errSecInvalidKeychain,
+                "\(path(name)) can be written by other users (mode \(Self.octal(info.st_mode))), so the keychain "
+                    + "cannot trust it; if you made it so, check it and chmod 600 it"
+            )
         }
     }
 

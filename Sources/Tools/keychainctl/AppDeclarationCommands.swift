@@ -41,7 +41,8 @@ extension Apps {
                 }
                 _ = try KeychainServices.perform(.declareApp(executable: app, declaration: declaration))
                 Session.note(
-                    "\(app) is \(declaration.applicationIdentifier); its groups: \(declaration.accessGroups.joined(separator: ", ")) (the first is its default), and its own"
+                    "\(app) is \(declaration.applicationIdentifier); its groups: "
+                        + "\(declaration.accessGroups.joined(separator: ", ")) (the first is its default), and its own"
                 )
             }
         }

@@ -21,18 +21,23 @@ extension Accessibility: ExpressibleByArgument {
 struct ProtocolCode: ExpressibleByArgument {
     let code: String
 
-    static let byName: [String: String] = [
-        "ftp": kSecAttrProtocolFTP as String, "ftpaccount": kSecAttrProtocolFTPAccount as String, "http": kSecAttrProtocolHTTP as String,
-        "irc": kSecAttrProtocolIRC as String, "nntp": kSecAttrProtocolNNTP as String, "pop3": kSecAttrProtocolPOP3 as String, "smtp": kSecAttrProtocolSMTP as String,
-        "socks": kSecAttrProtocolSOCKS as String, "imap": kSecAttrProtocolIMAP as String, "ldap": kSecAttrProtocolLDAP as String,
-        "appletalk": kSecAttrProtocolAppleTalk as String, "afp": kSecAttrProtocolAFP as String, "telnet": kSecAttrProtocolTelnet as String,
-        "ssh": kSecAttrProtocolSSH as String, "ftps": kSecAttrProtocolFTPS as String, "https": kSecAttrProtocolHTTPS as String,
-        "httpproxy": kSecAttrProtocolHTTPProxy as String, "httpsproxy": kSecAttrProtocolHTTPSProxy as String, "ftpproxy": kSecAttrProtocolFTPProxy as String,
-        "smb": kSecAttrProtocolSMB as String, "rtsp": kSecAttrProtocolRTSP as String, "rtspproxy": kSecAttrProtocolRTSPProxy as String,
-        "daap": kSecAttrProtocolDAAP as String, "eppc": kSecAttrProtocolEPPC as String, "ipp": kSecAttrProtocolIPP as String, "nntps": kSecAttrProtocolNNTPS as String,
-        "ldaps": kSecAttrProtocolLDAPS as String, "telnets": kSecAttrProtocolTelnetS as String, "imaps": kSecAttrProtocolIMAPS as String,
-        "ircs": kSecAttrProtocolIRCS as String, "pop3s": kSecAttrProtocolPOP3S as String,
-    ]
+    /// The protocols by name, as Apple spells their constants.
+    static let byName: [String: String] = {
+        let codes: [String: CFString] = [
+            "ftp": kSecAttrProtocolFTP, "ftpaccount": kSecAttrProtocolFTPAccount, "http": kSecAttrProtocolHTTP,
+            "irc": kSecAttrProtocolIRC, "nntp": kSecAttrProtocolNNTP, "pop3": kSecAttrProtocolPOP3,
+            "smtp": kSecAttrProtocolSMTP, "socks": kSecAttrProtocolSOCKS, "imap": kSecAttrProtocolIMAP,
+            "ldap": kSecAttrProtocolLDAP, "appletalk": kSecAttrProtocolAppleTalk, "afp": kSecAttrProtocolAFP,
+            "telnet": kSecAttrProtocolTelnet, "ssh": kSecAttrProtocolSSH, "ftps": kSecAttrProtocolFTPS,
+            "https": kSecAttrProtocolHTTPS, "httpproxy": kSecAttrProtocolHTTPProxy,
+            "httpsproxy": kSecAttrProtocolHTTPSProxy, "ftpproxy": kSecAttrProtocolFTPProxy,
+            "smb": kSecAttrProtocolSMB, "rtsp": kSecAttrProtocolRTSP, "rtspproxy": kSecAttrProtocolRTSPProxy,
+            "daap": kSecAttrProtocolDAAP, "eppc": kSecAttrProtocolEPPC, "ipp": kSecAttrProtocolIPP,
+            "nntps": kSecAttrProtocolNNTPS, "ldaps": kSecAttrProtocolLDAPS, "telnets": kSecAttrProtocolTelnetS,
+            "imaps": kSecAttrProtocolIMAPS, "ircs": kSecAttrProtocolIRCS, "pop3s": kSecAttrProtocolPOP3S,
+        ]
+        return codes.mapValues { $0 as String }
+    }()
 
     init?(argument: String) {
         if let code = Self.byName[argument.lowercased()] {

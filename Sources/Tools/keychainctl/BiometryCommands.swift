@@ -34,7 +34,8 @@ struct Biometry: ParsableCommand {
                     enrolled fingers: \(status.enrolledFingers.count)
                     consecutive failed matches: \(status.consecutiveFailures)
                     locked out: \(status.isLockedOut ? "yes (enter the passcode: keychainctl unlock)" : "no")
-                    passcode required first: \(status.passcodeRequired ? "yes (after a restart or 48 hours: keychainctl unlock)" : "no")
+                    passcode required first: \
+                    \(status.passcodeRequired ? "yes (after a restart or 48 hours: keychainctl unlock)" : "no")
                     """)
             }
         }

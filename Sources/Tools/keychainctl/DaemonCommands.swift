@@ -31,7 +31,7 @@ struct DaemonStart: ParsableCommand {
 }
 
 struct DaemonStop: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop keychaind: requests under way finish first.")
+    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop keychaind after its requests.")
 
     func run() throws {
         try Session.run(handlesSecrets: false) {
@@ -46,7 +46,8 @@ struct DaemonStop: ParsableCommand {
 }
 
 struct DaemonStatusCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show keychaind's pid, uptime, mode, clients and lock state.")
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show keychaind's pid, uptime, mode, clients and lock state.")
 
     func run() throws {
         try Session.run(handlesSecrets: false) {
@@ -60,6 +61,9 @@ struct DaemonStatusCommand: ParsableCommand {
             let lock =
                 !status.device.passcodeSet
                 ? "unlocked (no passcode is set)" : status.device.isUnlocked ? "unlocked" : "locked"
+            let idleLock =
+                status.idleLockSeconds > 0
+                ? "\(Int(status.idleLockSeconds)) s without a request" : "never (idle lock off)"
             print(
                 """
                 keychaind: running
@@ -68,7 +72,7 @@ struct DaemonStatusCommand: ParsableCommand {
                 mode: \(status.mode)
                 connected clients: \(status.connectedClients)
                 keychain: \(lock)
-                locks after: \(status.idleLockSeconds > 0 ? "\(Int(status.idleLockSeconds)) s without a request" : "never (idle lock off)")
+                locks after: \(idleLock)
                 """)
         }
     }

@@ -42,7 +42,8 @@ struct Status: ParsableCommand {
             let place =
                 Session.systemDaemonSocket.map { "kept by the system keychain daemon (\($0)), out of your reach" }
                 ?? "\(directory.path)\(exists ? "" : " (none yet: it is created by the first item or passcode)")"
-            print("""
+            print(
+                """
                 passcode: \(status.passcodeSet ? "set" : "not set")
                 state: \(state)
                 failed passcode attempts: \(status.failedAttempts)
@@ -85,7 +86,7 @@ struct Passcode: ParsableCommand {
         abstract: "Set, change or remove the device passcode.",
         discussion:
             "Passcodes come one per line on standard input (current first where needed, then the new one), or from "
-                + "hidden prompts on a terminal.",
+            + "hidden prompts on a terminal.",
         subcommands: [Set.self, Change.self, Remove.self, EraseAfterFailures.self])
 
     struct Set: ParsableCommand {
@@ -117,7 +118,8 @@ struct Passcode: ParsableCommand {
                 let doomed = try KeychainDevice.itemCount(accessibility: .whenPasscodeSetThisDeviceOnly)
                 if doomed > 0 {
                     Session.note(
-                        "removing the passcode deletes \(doomed) item\(doomed == 1 ? "" : "s") that can exist only while a passcode is set (WhenPasscodeSetThisDeviceOnly)"
+                        "removing the passcode deletes \(doomed) item\(doomed == 1 ? "" : "s") that can exist only "
+                            + "while a passcode is set (WhenPasscodeSetThisDeviceOnly)"
                     )
                     try Session.confirm(
                         "Delete them and remove the passcode?", yes: yes,
@@ -151,8 +153,10 @@ struct Erase: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Erase every item and key (asks for the passcode; without a passcode, needs --yes).",
         discussion: """
-            Says how many items go. This is also the way out when the keychain's files do not belong together or one is \
-            missing or altered (errSecDecode): with --yes it removes them, after saying so. Restoring the files is the other way.
+            Says how many items go. This is also the way out when the keychain's files do not belong together or one \
+            is \
+            missing or altered (errSecDecode): with --yes it removes them, after saying so. Restoring the files is the \
+            other way.
             """)
     @Flag(help: "Confirm erasing a keychain without a passcode, or one whose files cannot be opened.") var yes = false
 
@@ -168,7 +172,8 @@ struct Erase: ParsableCommand {
                 return
             }
             Session.note(
-                "erasing the keychain deletes \(count) item\(count == 1 ? "" : "s") and every key; this cannot be undone"
+                "erasing the keychain deletes \(count) item\(count == 1 ? "" : "s") and every key; this cannot be "
+                    + "undone"
             )
             var passcode: SecretBytes?
             if passcodeSet {
@@ -189,13 +194,14 @@ struct Erase: ParsableCommand {
                 status: error.status,
                 message:
                     "\(error.message)\nkeychainctl: the keychain cannot be opened, so erasing cannot ask for its "
-                        + "passcode: `keychainctl erase --yes` removes its files"
+                    + "passcode: `keychainctl erase --yes` removes its files"
             )
         }
         Session.note("the keychain cannot be opened: \(error.message)")
         let count = try KeychainDevice.eraseUnopenableKeychain()
         Session.note(
-            "removed the keychain's files\(count.map { " (\($0) item\($0 == 1 ? "" : "s"))" } ?? ""); the next use starts a new keychain"
+            "removed the keychain's files\(count.map { " (\($0) item\($0 == 1 ? "" : "s"))" } ?? ""); the next use "
+                + "starts a new keychain"
         )
     }
 }

@@ -24,8 +24,8 @@ enum ItemCommands {
     /// What `-w SECRET` (the habit from macOS's `security`) gets on an add.
     static let secretsNeverInArguments =
         "keychainctl never takes a secret from its arguments, where `ps` and your shell history would show it: "
-            + "pipe it in (printf %s \"$SECRET\" | keychainctl add-generic-password -s <service> -a <account>) or type "
-            + "it at the hidden prompt"
+        + "pipe it in (printf %s \"$SECRET\" | keychainctl add-generic-password -s <service> -a <account>) or type "
+        + "it at the hidden prompt"
 
     /// The line end after a secret. A constant: `Data("\n".utf8)` asked the runtime whether a
     /// string's UTF-8 view is contiguous bytes, a search of every protocol conformance in the
@@ -109,7 +109,11 @@ struct AddGenericPassword: ParsableCommand {
     @Option(name: .customShort("a"), help: .account) var account: String
     @Option(name: .customShort("l"), help: .label) var label: String?
     @Option(name: .customShort("j"), help: .comment) var comment: String?
-    @Option(help: ArgumentHelp("Access group (kSecAttrAccessGroup as String): a shared group this program is entitled to; default its own.", valueName: "group"))
+    @Option(
+        help: ArgumentHelp(
+            "Access group (kSecAttrAccessGroup as String): a shared group this program is entitled to; default its "
+                + "own.",
+            valueName: "group"))
     var accessGroup: String?
     @Option(help: "Accessibility, e.g. WhenUnlocked, AfterFirstUnlock, WhenPasscodeSetThisDeviceOnly.") var accessible:
         Accessibility?
@@ -152,10 +156,14 @@ struct AddGenericPassword: ParsableCommand {
 }
 
 struct FindGenericPassword: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Find a generic password; print its attributes, or with -w only its secret.")
+    static let configuration = CommandConfiguration(
+        abstract: "Find a generic password; print its attributes, or with -w only its secret.")
     @Option(name: .customShort("s"), help: .service) var service: String?
     @Option(name: .customShort("a"), help: .account) var account: String?
-    @Option(help: ArgumentHelp("Look only in this access group (kSecAttrAccessGroup as String); default every group of this program.", valueName: "group"))
+    @Option(
+        help: ArgumentHelp(
+            "Look only in this access group (kSecAttrAccessGroup as String); default every group of this program.",
+            valueName: "group"))
     var accessGroup: String?
     @Flag(name: .customShort("w"), help: "Print only the secret.") var secretOnly = false
 

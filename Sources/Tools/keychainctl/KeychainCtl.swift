@@ -14,7 +14,10 @@ struct KeychainCtl: ParsableCommand {
         commandName: "keychainctl",
         abstract: "Manage the keychain: passwords, passcode, lock state.",
         discussion:
-            "Secrets are read from standard input, or from a hidden prompt on a terminal; never from arguments. Exit status: 0 on success, 44 when an item is not found, 64 for a usage error, 1 for other failures. Before the command, `--system-socket PATH` talks to a system keychaind listening there instead of /run/keychain/socket (the socket and its process must belong to the keychaind user).",
+            "Secrets are read from standard input, or from a hidden prompt on a terminal; never from arguments. Exit "
+            + "status: 0 on success, 44 when an item is not found, 64 for a usage error, 1 for other failures. Before "
+            + "the command, `--system-socket PATH` talks to a system keychaind listening there instead of "
+            + "/run/keychain/socket (the socket and its process must belong to the keychaind user).",
         version: "keychainctl 0.1.0 (swift-keychain; keybag format 2, database schema 1)",
         subcommands: [
             Status.self, Lock.self, Unlock.self, Passcode.self,

@@ -79,7 +79,7 @@ struct Apps: ParsableCommand {
         abstract: "Let apps share access groups, or declare an app's identifier and groups (needs an owner session).",
         discussion:
             "An app is named by the absolute path of its executable; a shared group by a name such as "
-                + "com.example.shared.",
+            + "com.example.shared.",
         subcommands: [Grant.self, Revoke.self, Declare.self, Undeclare.self, List.self])
 
     /// The app and the group a grant or a revocation is about.
@@ -124,7 +124,8 @@ struct Apps: ParsableCommand {
                 }
                 for (app, declaration) in declared.sorted(by: { $0.key < $1.key }) {
                     print(
-                        "\(app): declared \(declaration.applicationIdentifier); groups \(declaration.accessGroups.joined(separator: ", "))"
+                        "\(app): declared \(declaration.applicationIdentifier); groups "
+                            + "\(declaration.accessGroups.joined(separator: ", "))"
                     )
                 }
                 for (app, groups) in entitlements.sorted(by: { $0.key < $1.key }) {

@@ -12,6 +12,9 @@ struct SSH: ParsableCommand {
         abstract: "SSH keys that never leave the Enclave (ecdsa-sha2-nistp256), for `keychainctl ssh-agent`.",
         subcommands: [Create.self, List.self, PublicKey.self, Delete.self, InstallAgent.self])
 
+    /// What `--access-control` takes, for its help.
+    static let protectionNames = SSHKeyStore.Protection.allCases.map(\.rawValue).joined(separator: ", ")
+
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Make a key inside the Enclave and print its authorized_keys line.")
@@ -21,9 +24,7 @@ struct SSH: ParsableCommand {
 
         @Option(
             name: .customLong("access-control"),
-            help:
-                "What each signature asks for: \(SSHKeyStore.Protection.allCases.map(\.rawValue).joined(separator: ", "))."
-        )
+            help: ArgumentHelp("What each signature asks for: \(SSH.protectionNames)."))
         var protection: SSHKeyStore.Protection = .none
 
         func run() throws {
@@ -94,9 +95,11 @@ extension SSH {
                     throw KeychainError(
                         .errSecIO, "cannot write the unit in \(directory.path): \(error.localizedDescription)")
                 }
-                print("""
+                print(
+                    """
                     installed \(directory.path)/keychain-ssh-agent.service (ExecStart=\(executable) ssh-agent)
-                    enable it: systemctl --user daemon-reload && systemctl --user enable --now keychain-ssh-agent.service
+                    enable it: systemctl --user daemon-reload && systemctl --user enable --now \
+                    keychain-ssh-agent.service
                     then, in your shell's profile: export SSH_AUTH_SOCK="$XDG_RUNTIME_DIR/keychain/ssh-agent.socket"
                     """)
             }
@@ -128,8 +131,8 @@ struct SSHAgentCommand: ParsableCommand {
         abstract: "Serve the SSH keys to ssh, git and ssh-add as an agent; each signature is made in the Enclave.",
         discussion:
             "Prints SSH_AUTH_SOCK=…; export SSH_AUTH_SOCK; as `ssh-agent -s` does, then serves until stopped. A "
-                + "key made with an access control prompts on this command's terminal at each signature (or once per "
-                + "--reuse-window); with no terminal such a signature fails and ssh tries its next key."
+            + "key made with an access control prompts on this command's terminal at each signature (or once per "
+            + "--reuse-window); with no terminal such a signature fails and ssh tries its next key."
     )
 
     @Option(help: "The socket's path (default: $XDG_RUNTIME_DIR/keychain/ssh-agent.socket).")

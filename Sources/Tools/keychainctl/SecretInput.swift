@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CKeychainSupport
 import Foundation
 import Keychain
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Reads secrets without ever taking them from arguments: from standard input when it is not a
 /// terminal, otherwise from a prompt with echo turned off.
@@ -32,7 +33,8 @@ enum SecretInput {
         guard let line = try readLine() else {
             throw KeychainError(
                 .errSecParam,
-                "standard input ended before the \(prompt.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ": "))) was given"
+                "standard input ended before the "
+                    + "\(prompt.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ": "))) was given"
             )
         }
         return line

@@ -52,10 +52,13 @@ enum SystemUnits {
         } catch {
             throw KeychainError(.errSecIO, "cannot write the units in \(unitDirectory): \(error.localizedDescription)")
         }
-        print("""
-            installed the system keychain daemon: user \(KeychainPaths.systemUserName), \(daemonPath), \(state)/, \(unitDirectory)/keychaind.socket and keychaind.service
+        print(
+            """
+            installed the system keychain daemon: user \(KeychainPaths.systemUserName), \(daemonPath), \(state)/, \
+            \(unitDirectory)/keychaind.socket and keychaind.service
             enable it: systemctl daemon-reload && systemctl enable --now keychaind.socket
-            then every program of every user reaches it at \(KeychainPaths.systemSocket); a user's per-user keychain stays where it was
+            then every program of every user reaches it at \(KeychainPaths.systemSocket); a user's per-user keychain \
+            stays where it was
             """)
     }
 

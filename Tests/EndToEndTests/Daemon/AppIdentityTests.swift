@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Crypto
 import Foundation
 import KeychainProtocol
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// App identities the system daemon can vouch for: registered apps share exactly their
 /// registered groups, and a program it cannot trust (a copy in a user's directory, one run with
@@ -21,28 +22,30 @@ import Testing
         let notes = try daemon.program("example-notes")
         let pin = SHA256.hash(data: try Data(contentsOf: notes)).map { String(format: "%02x", $0) }.joined()
         try daemon.register(
-            "mail",
-            #"{"identifier": "com.example.mail", "executable": "\#(mail.path)", "keychain-access-groups": ["com.example.mail", "com.example.shared"]}"#
-        )
+            "mail", identifier: "com.example.mail", executable: mail.path,
+            groups: ["com.example.mail", "com.example.shared"])
         try daemon.register(
-            "calendar",
-            #"{"identifier": "com.example.calendar", "executable": "\#(calendar.path)", "keychain-access-groups": ["com.example.calendar", "com.example.shared"]}"#
-        )
+            "calendar", identifier: "com.example.calendar", executable: calendar.path,
+            groups: ["com.example.calendar", "com.example.shared"])
         try daemon.register(
-            "notes",
-            #"{"identifier": "com.example.notes", "executable": "\#(notes.path)", "sha256": "\#(pin)", "keychain-access-groups": ["com.example.notes"]}"#
-        )
+            "notes", identifier: "com.example.notes", executable: notes.path, sha256: pin,
+            groups: ["com.example.notes"])
         return (daemon, mail, calendar, notes)
+    }
+
+    /// Adds the item the tests share, "team" in `com.example.shared`, as `program` run by `user`.
+    static func addSharedItem(_ daemon: SystemDaemonHarness, as user: LocalUser, program: URL) throws {
+        let added = try daemon.keychainctl(
+            as: user, ["add-generic-password", "-s", "team", "-a", "me", "--access-group", "com.example.shared"],
+            input: "shared secret", program: program)
+        #expect(added.status == 0, "\(added.stderr)\n\(daemon.daemonLog)")
     }
 
     @Test func registeredAppsShareExactlyTheirRegisteredGroups() throws {
         let (daemon, mail, calendar, notes) = try Self.registeredApps()
         defer { daemon.cleanUp() }
         let alice = try LocalUser.alice()
-        let shared = try daemon.keychainctl(
-            as: alice, ["add-generic-password", "-s", "team", "-a", "me", "--access-group", "com.example.shared"],
-            input: "shared secret", program: mail)
-        #expect(shared.status == 0, "\(shared.stderr)\n\(daemon.daemonLog)")
+        try Self.addSharedItem(daemon, as: alice, program: mail)
         #expect(
             try daemon.keychainctl(
                 as: alice, ["add-generic-password", "-s", "inbox", "-a", "me"], input: "mail's own", program: mail
@@ -85,7 +88,7 @@ import Testing
         let (daemon, mail, _, _) = try Self.registeredApps()
         defer { daemon.cleanUp() }
         let alice = try LocalUser.alice()
-        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "team", "-a", "me", "--access-group", "com.example.shared"], input: "shared secret", program: mail).status == 0)
+        try Self.addSharedItem(daemon, as: alice, program: mail)
         // A copy of mail in a directory alice owns: she could have changed it.
         let own = daemon.base.appendingPathComponent("alice-bin")
         try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
@@ -128,10 +131,10 @@ import Testing
                 == 44)
         // A registered path whose file is not the pinned build: untrusted, and the log says so.
         let other = try daemon.program("example-pinned")
+        let wrongPin = String(repeating: "0", count: 64)
         try daemon.register(
-            "pinned",
-            #"{"identifier": "com.example.pinned", "executable": "\#(other.path)", "sha256": "\#(String(repeating: "0", count: 64))", "keychain-access-groups": ["com.example.pinned"]}"#
-        )
+            "pinned", identifier: "com.example.pinned", executable: other.path, sha256: wrongPin,
+            groups: ["com.example.pinned"])
         let pinned = try daemon.keychainctl(
             as: alice, ["add-generic-password", "-s", "p", "-a", "me", "--access-group", "com.example.pinned"],
             input: "x", program: other)
@@ -149,12 +152,11 @@ import Testing
         let (daemon, mail, _, _) = try Self.registeredApps()
         defer { daemon.cleanUp() }
         let alice = try LocalUser.alice()
-        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "team", "-a", "me", "--access-group", "com.example.shared"], input: "shared secret", program: mail).status == 0)
+        try Self.addSharedItem(daemon, as: alice, program: mail)
         let python = "/usr/bin/python3.11"
         try daemon.register(
-            "python",
-            #"{"identifier": "com.example.python", "executable": "\#(python)", "keychain-access-groups": ["com.example.python", "com.example.shared"]}"#
-        )
+            "python", identifier: "com.example.python", executable: python,
+            groups: ["com.example.python", "com.example.shared"])
         let own = daemon.base.appendingPathComponent("alice-lib")
         try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
         chown(own.path, alice.uid, alice.gid)
@@ -246,7 +248,8 @@ import Testing
     ) throws -> CommandRunner.Output {
         let root = daemon.base.appendingPathComponent("sandbox-root-\(UUID().uuidString.prefix(6))").path
         let info =
-            "[Application]\nname=\(flatpakID)\nruntime=runtime/org.example.Platform/x86_64/1\n\n[Instance]\napp-path=\(appPath)\n"
+            "[Application]\nname=\(flatpakID)\nruntime=runtime/org.example.Platform/x86_64/1\n\n"
+            + "[Instance]\napp-path=\(appPath)\n"
         let command = (user.setpriv + ["/app/bin/example-app", "--system-socket", daemon.socket] + arguments).map(
             SystemDaemonHarness.quoted
         ).joined(separator: " ")
@@ -270,15 +273,10 @@ import Testing
         try Self.installFakeFlatpak()
         defer { Self.removeFakeFlatpak() }
         try daemon.register(
-            "flatpak",
-            #"{"identifier": "org.example.KeychainTest", "flatpak": "\#(Self.flatpakID)", "keychain-access-groups": ["org.example.KeychainTest", "com.example.shared"]}"#
-        )
+            "flatpak", identifier: "org.example.KeychainTest", flatpak: Self.flatpakID,
+            groups: ["org.example.KeychainTest", "com.example.shared"])
         let alice = try LocalUser.alice()
-        #expect(
-            try daemon.keychainctl(
-                as: alice, ["add-generic-password", "-s", "team", "-a", "me", "--access-group", "com.example.shared"],
-                input: "shared secret", program: mail
-            ).status == 0)
+        try Self.addSharedItem(daemon, as: alice, program: mail)
 
         // The installed app in its sandbox: the registered Flatpak app, with the shared group.
         let genuine = try Self.runInSandbox(

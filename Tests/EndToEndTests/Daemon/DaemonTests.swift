@@ -89,7 +89,8 @@ import Glibc
         func keychainctl(_ arguments: [String], input: String = "") throws -> CommandRunner.Output {
             let line = alice.setpriv + ["/usr/bin/env", "-i"] + environment + [CommandRunner.binary.path] + arguments
             return try shell.script(
-                "printf %s \(SystemDaemonHarness.quoted(input)) | \(line.map(SystemDaemonHarness.quoted).joined(separator: " "))"
+                "printf %s \(SystemDaemonHarness.quoted(input)) | "
+                    + "\(line.map(SystemDaemonHarness.quoted).joined(separator: " "))"
             )
         }
         defer {
@@ -377,7 +378,8 @@ import Glibc
         let writers = """
             for w in $(seq 1 16); do
               ( for i in $(seq 1 12); do
-                  printf 'secret-%s-%s' $w $i | "$KEYCHAINCTL" add-generic-password -s writer$w -a item$i 2>/dev/null && echo $i >> '\(log.path)'/$w
+                  printf 'secret-%s-%s' $w $i | "$KEYCHAINCTL" add-generic-password -s writer$w -a item$i 2>/dev/null \
+                  && echo $i >> '\(log.path)'/$w
                 done ) &
             done
             sleep 0.5
@@ -403,12 +405,18 @@ import Glibc
         #expect(try daemon.daemonPID() != killed, "the daemon was not killed during the writes")
     }
 
+    /// Sets the passcode 1234 and adds "app-secret" as the app `some-app`, not keychainctl.
+    static func addAppSecret(_ daemon: DaemonHarness) throws {
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        let app = try daemon.copyOfKeychainctl(named: "some-app")
+        let added = try daemon.run(app, ["add-generic-password", "-s", "app-secret", "-a", "a"], input: "APP SECRET")
+        #expect(added.status == 0, "\(added.stderr)")
+    }
+
     @Test func anOwnerSessionSeesEveryGroupInItsLoginSessionUntilLogout() throws {
         let daemon = try DaemonHarness()
         defer { daemon.cleanUp() }
-        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
-        let app = try daemon.copyOfKeychainctl(named: "some-app")
-        #expect(try daemon.run(app, ["add-generic-password", "-s", "app-secret", "-a", "a"], input: "APP SECRET").status == 0)
+        try Self.addAppSecret(daemon)
         // keychainctl is an app like any other: the item is not there for it…
         #expect(try daemon.shell.run(["find-generic-password", "-s", "app-secret", "-w"]).status == 44)
         #expect(try daemon.shell.run(["owner", "login"], input: "0000\n").status == 1)
@@ -442,15 +450,14 @@ import Glibc
         try #require(getuid() == 0, "needs root to choose the next pid (CI runs as root)")
         let daemon = try DaemonHarness()
         defer { daemon.cleanUp() }
-        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
-        let app = try daemon.copyOfKeychainctl(named: "some-app")
-        #expect(try daemon.run(app, ["add-generic-password", "-s", "app-secret", "-a", "a"], input: "APP SECRET").status == 0)
+        try Self.addAppSecret(daemon)
         let leader = """
             import os, subprocess
             assert os.getsid(0) == os.getpid()
             keychainctl = os.environ["KEYCHAINCTL"]
             subprocess.run([keychainctl, "owner", "login"], input=b"1234\\n", check=True, capture_output=True)
-            found = subprocess.run([keychainctl, "find-generic-password", "-s", "app-secret", "-w"], capture_output=True)
+            found = subprocess.run([keychainctl, "find-generic-password", "-s", "app-secret", "-w"], \
+            capture_output=True)
             print(os.getpid(), found.returncode, flush=True)
             """
         let leading = try daemon.shell.script("setsid -w /usr/bin/python3 -c '\(leader)'")
@@ -466,7 +473,8 @@ import Glibc
                 if child == 0:
                     if os.getpid() != session: os._exit(3)
                     os.setsid()
-                    found = subprocess.run([os.environ["KEYCHAINCTL"], "find-generic-password", "-s", "app-secret", "-w"], capture_output=True)
+                    found = subprocess.run([os.environ["KEYCHAINCTL"], "find-generic-password", "-s", "app-secret", \
+                    "-w"], capture_output=True)
                     print("session", os.getsid(0), "status", found.returncode, flush=True)
                     os._exit(0)
                 _, status = os.waitpid(child, 0)
@@ -481,7 +489,8 @@ import Glibc
         defer { daemon.cleanUp() }
         #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
         let reader = try daemon.copyOfKeychainctl(named: "reader")
-        let writer = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path  // this test process, through a raw client
+        // The writer is this test process, through a raw client.
+        let writer = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         // Granting needs an owner session.
         let refused = try daemon.shell.run(["apps", "grant", reader.path, "com.example.shared"])
         #expect(refused.status == 1)
@@ -540,10 +549,8 @@ import Glibc
             #expect(try daemon.shell.run(arguments, input: input).status == 0)
         }
         #expect(
-            try daemon.shell.run(
-                ["add-generic-password", "-s", "guarded", "-a", "me", "--access-control", "userPresence"],
-                input: "TOUCH TO READ"
-            ).status == 0)
+            try daemon.shell.addPassword(
+                "guarded", account: "me", ["--access-control", "userPresence"], secret: "TOUCH TO READ"))
         // The sheet on the terminal; the daemon waits for the touch and keeps the grant.
         let find = try PseudoTerminal(
             CommandRunner.binary, ["find-generic-password", "-s", "guarded", "-w"], environment: daemon.environment)

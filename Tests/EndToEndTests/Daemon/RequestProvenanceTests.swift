@@ -136,7 +136,8 @@ import Glibc
             import subprocess
             s = socket.socket(socket.AF_UNIX); s.connect(SOCK); greeting(s)
             mine, theirs = socket.socketpair()
-            other = subprocess.Popen(["/usr/bin/python3", \(pythonString(receiver)), str(theirs.fileno())], pass_fds=[theirs.fileno()])
+            other = subprocess.Popen(["/usr/bin/python3", \(pythonString(receiver)), str(theirs.fileno())], \
+            pass_fds=[theirs.fileno()])
             socket.send_fds(mine, [b"x"], [s.fileno()])
             other.wait()
             """)

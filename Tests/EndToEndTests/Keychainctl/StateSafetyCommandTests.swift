@@ -41,7 +41,9 @@ import Testing
     @Test func removingThePasscodeSaysHowManyItemsGoAndNeedsConfirmation() throws {
         let shell = try CommandRunner.withPasscode(simulator: false)
         defer { shell.cleanUp() }
-        #expect(try shell.run(["add-generic-password", "-s", "svc", "-a", "device", "--accessible", "WhenPasscodeSetThisDeviceOnly"], input: "s").status == 0)
+        #expect(
+            try shell.addPassword(
+                "svc", account: "device", ["--accessible", "WhenPasscodeSetThisDeviceOnly"], secret: "s"))
         let refused = try shell.run(["passcode", "remove"], input: "1234\n")
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("deletes 1 item"))
@@ -56,7 +58,9 @@ import Testing
     @Test func onATerminalRemovingThePasscodeAsksFirst() throws {
         let shell = try CommandRunner.withPasscode(simulator: false)
         defer { shell.cleanUp() }
-        #expect(try shell.run(["add-generic-password", "-s", "svc", "-a", "device", "--accessible", "WhenPasscodeSetThisDeviceOnly"], input: "s").status == 0)
+        #expect(
+            try shell.addPassword(
+                "svc", account: "device", ["--accessible", "WhenPasscodeSetThisDeviceOnly"], secret: "s"))
         let declined = try PseudoTerminal(CommandRunner.binary, ["passcode", "remove"], environment: shell.environment)
         #expect(declined.expect("deletes 1 item"))
         #expect(declined.expect("[y/N] "))

@@ -13,7 +13,8 @@ import Testing
     func everyTopLevelPublicNameIsApples(module: String) throws {
         let directory = ReadmeTests.root.appendingPathComponent("Sources/App/\(module)")
         let declaration = try Regex(
-            #"^(?:@\w+(?:\([^)]*\))?\s+)*(?:nonisolated\(unsafe\)\s+)?(?:public|open)\s+(?:final\s+)?(?:let|var|func|struct|class|enum|typealias|protocol|actor)\s+([A-Za-z_][A-Za-z0-9_]*)"#
+            #"^(?:@\w+(?:\([^)]*\))?\s+)*(?:nonisolated\(unsafe\)\s+)?(?:public|open)\s+(?:final\s+)?"#
+                + #"(?:let|var|func|struct|class|enum|typealias|protocol|actor)\s+([A-Za-z_][A-Za-z0-9_]*)"#
         )
         var names: [String] = []
         let files = try #require(FileManager.default.subpathsOfDirectory(atPath: directory.path) as [String]?)

@@ -69,9 +69,12 @@ import Glibc
             to: shell.home.appendingPathComponent("allowed"), atomically: true, encoding: .utf8)
         let agent = try Agent(shell)
         #expect(try script(shell, agent, "ssh-add -L").stdout == line)
-        let signed = try script(shell, agent, """
+        let signed = try script(
+            shell, agent,
+            """
             echo 'release 1.0' > message
-            ssh-keygen -Y sign -f signer.pub -n file message && ssh-keygen -Y verify -f allowed -I me@example.com -n file -s message.sig < message
+            ssh-keygen -Y sign -f signer.pub -n file message && ssh-keygen -Y verify -f allowed -I me@example.com -n \
+            file -s message.sig < message
             """)
         #expect(signed.status == 0, "\(signed.stdout)\(signed.stderr)")
         #expect(signed.stdout.contains("Good \"file\" signature for me@example.com"))
@@ -81,9 +84,12 @@ import Glibc
                 + "message.sig < message"
         )
         #expect(tampered.status != 0)
-        let git = try script(shell, agent, """
+        let git = try script(
+            shell, agent,
+            """
             git init -q repo && cd repo && git config user.email me@example.com && git config user.name Me \
-              && git config gpg.format ssh && git config user.signingkey ../signer.pub && git config gpg.ssh.allowedSignersFile ../allowed \
+              && git config gpg.format ssh && git config user.signingkey ../signer.pub && git config \
+              gpg.ssh.allowedSignersFile ../allowed \
               && echo x > f && git add f && git commit -q -S -m signed && git verify-commit HEAD
             """)
         #expect(git.status == 0, "\(git.stdout)\(git.stderr)")
@@ -203,9 +209,12 @@ extension SSHAgentTests {
         #expect(
             listed.first.map(String.init) == enclaveLine.trimmingCharacters(in: .newlines), "the Enclave's keys first")
         #expect(listed.last?.hasSuffix(" software") == true)
-        let signed = try script(shell, agent, """
+        let signed = try script(
+            shell, agent,
+            """
             echo hi > message && ssh-keygen -Y sign -f software.pub -n file message \
-              && echo "me $(cat software.pub)" > allowed && ssh-keygen -Y verify -f allowed -I me -n file -s message.sig < message
+              && echo "me $(cat software.pub)" > allowed && ssh-keygen -Y verify -f allowed -I me -n file -s \
+              message.sig < message
             """)
         #expect(signed.status == 0, "\(signed.stderr)")
     }
@@ -372,16 +381,16 @@ extension FileHandle {
             port = try Self.freePort()
             let config = directory.appendingPathComponent("sshd_config")
             try """
-                Port \(port)
-                ListenAddress 127.0.0.1
-                HostKey \(hostKey.path)
-                AuthorizedKeysFile \(directory.path)/authorized_keys
-                PasswordAuthentication no
-                KbdInteractiveAuthentication no
-                UsePAM no
-                StrictModes no
-                PidFile none
-                """.write(to: config, atomically: true, encoding: .utf8)
+            Port \(port)
+            ListenAddress 127.0.0.1
+            HostKey \(hostKey.path)
+            AuthorizedKeysFile \(directory.path)/authorized_keys
+            PasswordAuthentication no
+            KbdInteractiveAuthentication no
+            UsePAM no
+            StrictModes no
+            PidFile none
+            """.write(to: config, atomically: true, encoding: .utf8)
             for file in [hostKey, config, directory.appendingPathComponent("authorized_keys")] {
                 chown(file.path, user.uid, user.gid)
             }

@@ -57,6 +57,12 @@ struct CommandRunner {
         return process.finish()
     }
 
+    /// Adds a generic password (`keychainctl add-generic-password -s service -a account
+    /// options…`, the secret on standard input): true when it was added.
+    func addPassword(_ service: String, account: String, _ options: [String] = [], secret: String) throws -> Bool {
+        try run(["add-generic-password", "-s", service, "-a", account] + options, input: secret).status == 0
+    }
+
     struct Running {
         let process: Process
         let stdin = Pipe()

@@ -103,10 +103,18 @@ final class SystemDaemonHarness {
         return copy
     }
 
-    /// Registers an app: `registration` is the JSON of its file in ``registry``.
-    func register(_ name: String, _ registration: String) throws {
+    /// Registers an app: writes the JSON of its file in ``registry``, as an administrator
+    /// would, known by its executable (with or without the file's SHA-256) or its Flatpak ID.
+    func register(
+        _ name: String, identifier: String, executable: String? = nil, flatpak: String? = nil, sha256: String? = nil,
+        groups: [String]
+    ) throws {
+        var registration: [String: Any] = ["identifier": identifier, "keychain-access-groups": groups]
+        registration["executable"] = executable
+        registration["flatpak"] = flatpak
+        registration["sha256"] = sha256
         let file = registry.appendingPathComponent("\(name).json")
-        try registration.write(to: file, atomically: true, encoding: .utf8)
+        try JSONSerialization.data(withJSONObject: registration, options: .sortedKeys).write(to: file)
         chmod(file.path, 0o644)
     }
 

@@ -24,7 +24,8 @@ final class TmuxSession {
         }
         // The pane's shell survives the program's SIGINT, as an interactive shell does.
         let command =
-            "trap : INT; env \(assignments.joined(separator: " ")) '\(executable.path)'; echo EXIT=$?; \(afterExit.isEmpty ? "" : afterExit + "; ")sleep 600"
+            "trap : INT; env \(assignments.joined(separator: " ")) '\(executable.path)'; echo EXIT=$?; "
+            + "\(afterExit.isEmpty ? "" : afterExit + "; ")sleep 600"
         try tmux(["new-session", "-d", "-s", "t", "-x", String(width), "-y", String(height), command])
     }
 

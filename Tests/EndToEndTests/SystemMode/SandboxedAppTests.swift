@@ -16,15 +16,21 @@ import Testing
             instance-id=1234
             app-path=/var/lib/flatpak/app/org.gnome.Calculator/x86_64/stable/9f2e/files
             """
-        #expect(SandboxedApp.flatpakClaim(info) == .app(SandboxedApp(
-            registryKey: "flatpak:org.gnome.Calculator", sandboxPrefix: "/app/",
-            hostDirectory: "/var/lib/flatpak/app/org.gnome.Calculator/x86_64/stable/9f2e/files/")))
+        #expect(
+            SandboxedApp.flatpakClaim(info)
+                == .app(
+                    SandboxedApp(
+                        registryKey: "flatpak:org.gnome.Calculator", sandboxPrefix: "/app/",
+                        hostDirectory: "/var/lib/flatpak/app/org.gnome.Calculator/x86_64/stable/9f2e/files/")))
     }
 
     @Test(arguments: [
-        "[Application]\nname=org.gnome.Calculator\n[Instance]\napp-path=/home/alice/.local/share/flatpak/app/org.gnome.Calculator/x86_64/stable/1/files",
-        "[Application]\nname=org.gnome.Calculator\n[Instance]\napp-path=/var/lib/flatpak/app/org.other.App/x86_64/stable/1/files",
-        "[Application]\nname=org.gnome.Calculator\n[Instance]\napp-path=/var/lib/flatpak/app/org.gnome.Calculator/../../../../tmp/x",
+        "[Application]\nname=org.gnome.Calculator\n[Instance]\n"
+            + "app-path=/home/alice/.local/share/flatpak/app/org.gnome.Calculator/x86_64/stable/1/files",
+        "[Application]\nname=org.gnome.Calculator\n[Instance]\n"
+            + "app-path=/var/lib/flatpak/app/org.other.App/x86_64/stable/1/files",
+        "[Application]\nname=org.gnome.Calculator\n[Instance]\n"
+            + "app-path=/var/lib/flatpak/app/org.gnome.Calculator/../../../../tmp/x",
         "[Application]\nname=org.gnome.Calculator\n",
         "[Application]\nname=../etc\n[Instance]\napp-path=/var/lib/flatpak/app/../etc/",
         "[Application]\nname=calculator\n[Instance]\napp-path=/var/lib/flatpak/app/calculator/x",
@@ -38,10 +44,16 @@ import Testing
     }
 
     @Test func anEnforcedSnapLabelClaimsItsSnap() {
-        #expect(SandboxedApp.snapClaim("snap.firefox.firefox (enforce)") == .app(SandboxedApp(
-            registryKey: "snap:firefox", sandboxPrefix: "/snap/firefox/", hostDirectory: "/snap/firefox/")))
-        #expect(SandboxedApp.snapClaim("snap.my-app.hook.configure (enforce)") == .app(SandboxedApp(
-            registryKey: "snap:my-app", sandboxPrefix: "/snap/my-app/", hostDirectory: "/snap/my-app/")))
+        #expect(
+            SandboxedApp.snapClaim("snap.firefox.firefox (enforce)")
+                == .app(
+                    SandboxedApp(
+                        registryKey: "snap:firefox", sandboxPrefix: "/snap/firefox/", hostDirectory: "/snap/firefox/")))
+        #expect(
+            SandboxedApp.snapClaim("snap.my-app.hook.configure (enforce)")
+                == .app(
+                    SandboxedApp(
+                        registryKey: "snap:my-app", sandboxPrefix: "/snap/my-app/", hostDirectory: "/snap/my-app/")))
     }
 
     @Test func otherLabelsClaimNothingAndAnUnenforcedSnapIsRefused() {

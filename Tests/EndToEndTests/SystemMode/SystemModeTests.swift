@@ -99,7 +99,8 @@ import Glibc
         let socket = "\(directory)/socket"
         let listener = """
             import os, socket, sys
-            s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chown(sys.argv[1], \(daemon.uid), \(daemon.gid)); os.chmod(sys.argv[1], 0o666); s.listen(1)
+            s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chown(sys.argv[1], \(daemon.uid), \
+            \(daemon.gid)); os.chmod(sys.argv[1], 0o666); s.listen(1)
             print("ready", flush=True); c, _ = s.accept(); c.settimeout(5)
             try:
                 print("heard", len(c.recv(100)), flush=True)
@@ -294,7 +295,9 @@ import Glibc
             let kept = FileManager.default.fileExists(atPath: keychain.appendingPathComponent("keybag").path)
             #expect(moved || kept, "round \(round): killed after \(delay) s, neither keychain is in place")
             print(
-                "migration round \(round): killed the \(killsDaemon ? "daemon" : "client") after \(Int(delay * 1000)) ms; system keychain \(moved ? "in place" : "absent"), per-user files \(kept ? "kept" : "removed")"
+                "migration round \(round): killed the \(killsDaemon ? "daemon" : "client") after \(Int(delay * 1000)) "
+                    + "ms; system keychain \(moved ? "in place" : "absent"), "
+                    + "per-user files \(kept ? "kept" : "removed")"
             )
             if kept {
                 // Run again to the end: it moves the keychain, or finds it moved already.

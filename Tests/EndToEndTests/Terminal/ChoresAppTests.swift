@@ -86,7 +86,8 @@ import Testing
         #expect(app.waitFor("Notes:"))
         app.send("Enter")
         #expect(
-            app.waitFor("The fingerprint was not recognized. Authenticated with the device passcode. Added “Dishes”."))
+            app.waitFor(
+                "The fingerprint was not recognized. Authenticated with the device passcode. Added “Dishes”."))
         #expect(savedTitles(shell).last == "Dishes")
     }
 

@@ -4,11 +4,17 @@ import Testing
 /// Apple's KeychainTouchID sample, as `keychainctl` commands: add an item protected by user
 /// presence, query it (prompts), update it (prompts), delete it.
 @Suite struct KeychainTouchIDTests {
+    /// Adds the sample's item: "SampleService", protected by user presence.
+    static func addSampleItem(_ shell: CommandRunner, account: String, secret: String = "SECRET_PASSWORD_TEXT") throws {
+        let options = ["--access-control", "userPresence"]
+        #expect(try shell.addPassword("SampleService", account: account, options, secret: secret))
+    }
+
     @Test func addQueryUpdateDelete() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
         // Add Item: no prompt.
-        #expect(try shell.run(["add-generic-password", "-s", "SampleService", "-a", "sample", "--access-control", "userPresence"], input: "SECRET_PASSWORD_TEXT").status == 0)
+        try Self.addSampleItem(shell, account: "sample")
         // Attributes need no authentication; data without a terminal is refused, never leaked.
         #expect(
             try shell.run(["find-generic-password", "-s", "SampleService"]).stdout.contains("\"acct\"<blob>=\"sample\"")

@@ -127,7 +127,7 @@ import Glibc
     @Test func theSheetIsOnTheTerminalAndTheSecretGoesToTheOutput() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
-        #expect(try shell.run(["add-generic-password", "-s", "SampleService", "-a", "me", "--access-control", "userPresence"], input: "SECRET_PASSWORD_TEXT").status == 0)
+        try KeychainTouchIDTests.addSampleItem(shell, account: "me")
         let output = shell.home.appendingPathComponent("out.txt")
         let bash = URL(fileURLWithPath: ChildSpawn.find("bash") ?? "/bin/bash")
         var environment = shell.environment
@@ -145,7 +145,7 @@ import Glibc
     @Test func withoutATerminalTheHintNamesTheTerminalNotTheLock() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
-        #expect(try shell.run(["add-generic-password", "-s", "SampleService", "-a", "me", "--access-control", "userPresence"], input: "S").status == 0)
+        try KeychainTouchIDTests.addSampleItem(shell, account: "me", secret: "S")
         let result = try shell.script("setsid -w \"$KEYCHAINCTL\" find-generic-password -s SampleService -w")
         #expect(result.status == 1)
         #expect(result.stderr.contains("errSecInteractionNotAllowed"))

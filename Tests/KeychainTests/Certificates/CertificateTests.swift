@@ -46,9 +46,18 @@ import X509
     /// (`-serial`) and the SHA-1 of the public key's bits (`-pubkey | openssl ec -pubin
     /// -outform DER | tail -c 65 | sha1sum`), which is also its subject key identifier.
     static let openSSLCertificate = Data(
-        base64Encoded:
-            "MIIBszCCAVmgAwIBAgIUY7DJYm/oMUN2M1VV4GILJ/W9JIYwCgYIKoZIzj0EAwIwLzEbMBkGA1UEAwwSY29ycHVzLmV4YW1wbGUuY29tMRAwDgYDVQQKDAdFeGFtcGxlMB4XDTI2MTEyMzIxMzEyM1oXDTM2MTEyMDIxMzEyM1owLzEbMBkGA1UEAwwSY29ycHVzLmV4YW1wbGUuY29tMRAwDgYDVQQKDAdFeGFtcGxlMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEtqYtGL7dcgooEQKvQk5wVpT4/kdf786JgEZZ3UuqorIWyt3R8fQ5wTBVMm1Am3aqY6dnhQWRaXYtnFwJpp4UGKNTMFEwHQYDVR0OBBYEFDsIXPmwlI2BNLule7jaE3eXhnqDMB8GA1UdIwQYMBaAFDsIXPmwlI2BNLule7jaE3eXhnqDMA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIgb5zASw3PEpDSi8FSUkf/UdqcJlcJZ/lLjLzIGJrK2lcCIQDyDhrjq6GZslYGY+mXWdp2CLI4Kps7vcFxHKxhaYi0ag=="
-    )!
+        base64Encoded: """
+            MIIBszCCAVmgAwIBAgIUY7DJYm/oMUN2M1VV4GILJ/W9JIYwCgYIKoZIzj0EAwIw
+            LzEbMBkGA1UEAwwSY29ycHVzLmV4YW1wbGUuY29tMRAwDgYDVQQKDAdFeGFtcGxl
+            MB4XDTI2MTEyMzIxMzEyM1oXDTM2MTEyMDIxMzEyM1owLzEbMBkGA1UEAwwSY29y
+            cHVzLmV4YW1wbGUuY29tMRAwDgYDVQQKDAdFeGFtcGxlMFkwEwYHKoZIzj0CAQYI
+            KoZIzj0DAQcDQgAEtqYtGL7dcgooEQKvQk5wVpT4/kdf786JgEZZ3UuqorIWyt3R
+            8fQ5wTBVMm1Am3aqY6dnhQWRaXYtnFwJpp4UGKNTMFEwHQYDVR0OBBYEFDsIXPmw
+            lI2BNLule7jaE3eXhnqDMB8GA1UdIwQYMBaAFDsIXPmwlI2BNLule7jaE3eXhnqD
+            MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIgb5zASw3PEpDSi8FS
+            Ukf/UdqcJlcJZ/lLjLzIGJrK2lcCIQDyDhrjq6GZslYGY+mXWdp2CLI4Kps7vcFx
+            HKxhaYi0ag==
+            """, options: .ignoreUnknownCharacters)!
     static let openSSLSerial = "63B0C9626FE8314376335555E0620B27F5BD2486"
     static let openSSLPublicKeyHash = "3B085CF9B0948D8134BBA57BB8DA137797867A83"
 
@@ -169,11 +178,11 @@ extension SecItemAPITests {
         @Test func issuerAndSerialNumberMakeACertificateUnique() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
-            let first = try #require(SecCertificateCreateWithData(nil, try TestCertificates.make(commonName: "a", serial: [1], issuer: "CA") as CFData))
+            let first = try TestCertificates.secCertificate(commonName: "a", serial: 1, issuer: "CA")
             // Another certificate (another key) from the same issuer with the same serial number.
-            let sameKey = try #require(SecCertificateCreateWithData(nil, try TestCertificates.make(commonName: "b", serial: [1], issuer: "CA") as CFData))
-            let otherSerial = try #require(SecCertificateCreateWithData(nil, try TestCertificates.make(commonName: "a", serial: [2], issuer: "CA") as CFData))
-            let otherIssuer = try #require(SecCertificateCreateWithData(nil, try TestCertificates.make(commonName: "a", serial: [1], issuer: "Other CA") as CFData))
+            let sameKey = try TestCertificates.secCertificate(commonName: "b", serial: 1, issuer: "CA")
+            let otherSerial = try TestCertificates.secCertificate(commonName: "a", serial: 2, issuer: "CA")
+            let otherIssuer = try TestCertificates.secCertificate(commonName: "a", serial: 1, issuer: "Other CA")
             #expect(add(first) == errSecSuccess)
             #expect(add(first) == errSecDuplicateItem)
             #expect(add(sameKey) == errSecDuplicateItem)

@@ -12,6 +12,11 @@ func biometricKeychain(enroll: Bool = true) throws -> TestKeychain {
     return keychain
 }
 
+/// A biometric evaluation in which the finger touched matches.
+func evaluateMatchingTouch() async -> LAError.Code? {
+    await evaluate(.deviceOwnerAuthenticationWithBiometrics, ScriptedPrompt([.touch(matching: true)]))
+}
+
 func evaluate(
     _ policy: LAPolicy, _ prompt: ScriptedPrompt, context: LAContext? = nil, reason: String = "To add a new chore"
 ) async -> LAError.Code? {
@@ -185,27 +190,23 @@ extension SecItemAPITests {
             // The lockout survives a restart of the process.
             let restarted = try keychain.restarted().install()
             #expect(try biometryStatus(restarted).isLockedOut)
-            #expect(await evaluate(.deviceOwnerAuthenticationWithBiometrics, ScriptedPrompt([.touch(matching: true)])) == .biometryLockout)
+            #expect(await evaluateMatchingTouch() == .biometryLockout)
             try restarted.unlock("1234")
-            #expect(await evaluate(.deviceOwnerAuthenticationWithBiometrics, ScriptedPrompt([.touch(matching: true)])) == nil)
+            #expect(await evaluateMatchingTouch() == nil)
         }
 
         @Test func thePasscodeIsRequiredAfterARebootAndAfter48Hours() async throws {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
             keychain.clock.advance(48 * 3600)
-            #expect(await evaluate(.deviceOwnerAuthenticationWithBiometrics, ScriptedPrompt([.touch(matching: true)])) == .biometryLockout)
+            #expect(await evaluateMatchingTouch() == .biometryLockout)
             try keychain.unlock("1234")
-            #expect(await evaluate(.deviceOwnerAuthenticationWithBiometrics, ScriptedPrompt([.touch(matching: true)])) == nil)
+            #expect(await evaluateMatchingTouch() == nil)
             keychain.clock.reboot()
             let rebooted = try keychain.restarted().install()
-            #expect(
-                await evaluate(.deviceOwnerAuthenticationWithBiometrics, ScriptedPrompt([.touch(matching: true)]))
-                    == .biometryLockout)
+            #expect(await evaluateMatchingTouch() == .biometryLockout)
             try rebooted.unlock("1234")
-            #expect(
-                await evaluate(.deviceOwnerAuthenticationWithBiometrics, ScriptedPrompt([.touch(matching: true)]))
-                    == nil)
+            #expect(await evaluateMatchingTouch() == nil)
         }
     }
 

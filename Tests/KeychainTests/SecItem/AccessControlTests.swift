@@ -107,7 +107,8 @@ extension SecItemAPITests {
             #expect(
                 readProtected(nil, extra: [kSecUseAuthenticationUI as String: kSecUseAuthenticationUIFail]).0
                     == errSecInteractionNotAllowed)
-            #expect(readProtected(nil).0 == errSecInteractionNotAllowed)  // no terminal here: a fresh context cannot prompt
+            // No terminal here: a fresh context cannot prompt.
+            #expect(readProtected(nil).0 == errSecInteractionNotAllowed)
             // …and straight to the server: with no context, with a context that never
             // authenticated, and naming a context that authenticated on another connection.
             var query = ItemQuery(

@@ -60,12 +60,13 @@ extension SecItemAPITests {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
             func add(_ tag: String) -> OSStatus {
-                SecItemAdd([
-                    kSecClass as String: kSecClassKey, kSecAttrKeyClass as String: kSecAttrKeyClassSymmetric,
-                    kSecAttrKeyType as String: kSecAttrKeyTypeAES, kSecAttrKeySizeInBits as String: 256,
-                    kSecAttrApplicationTag as String: Data(tag.utf8), kSecAttrLabel as String: "key",
-                    kSecValueData as String: Data(repeating: 7, count: 32),
-                ] as CFDictionary, nil)
+                SecItemAdd(
+                    [
+                        kSecClass as String: kSecClassKey, kSecAttrKeyClass as String: kSecAttrKeyClassSymmetric,
+                        kSecAttrKeyType as String: kSecAttrKeyTypeAES, kSecAttrKeySizeInBits as String: 256,
+                        kSecAttrApplicationTag as String: Data(tag.utf8), kSecAttrLabel as String: "key",
+                        kSecValueData as String: Data(repeating: 7, count: 32),
+                    ] as CFDictionary, nil)
             }
             #expect(add("com.example.key1") == errSecSuccess)
             #expect(add("com.example.key1") == errSecDuplicateItem)
@@ -102,13 +103,11 @@ extension SecItemAPITests {
             defer { keychain.remove() }
             addPassword(account: "a", secret: "1")
             addPassword(account: "b", secret: "2")
-            let (status, result) = copyMatching([kSecClass as String: kSecClassGenericPassword, kSecReturnData as String: true])
+            let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecReturnData as String: true]
+            let (status, result) = copyMatching(query)
             #expect(status == errSecSuccess)
             #expect(result as? Data == Data("1".utf8))
-            let (explicit, one) = copyMatching([
-                kSecClass as String: kSecClassGenericPassword, kSecReturnData as String: true,
-                kSecMatchLimit as String: kSecMatchLimitOne,
-            ])
+            let (explicit, one) = copyMatching(query.merging([kSecMatchLimit as String: kSecMatchLimitOne]) { $1 })
             #expect(explicit == errSecSuccess)
             #expect(one is Data)
         }
@@ -174,7 +173,9 @@ extension SecItemAPITests {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
             addPassword(account: "alice", secret: "pw")
-            let base: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "alice"]
+            let base: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "alice",
+            ]
             #expect(copyMatching(base.merging([kSecReturnData as String: true]) { $1 }).1 as? Data == Data("pw".utf8))
             let attributes = try #require(
                 copyMatching(base.merging([kSecReturnAttributes as String: true]) { $1 }).1 as? [String: Any])
@@ -250,8 +251,11 @@ extension SecItemAPITests {
             defer { keychain.remove() }
             addPassword(account: "a", secret: "1")
             addPassword(account: "b", secret: "2")
-            let reference = try #require(copyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "b", kSecReturnPersistentRef as String: true]).1 as? Data)
-            let (status, data) = copyMatching([kSecClass as String: kSecClassGenericPassword, kSecValuePersistentRef as String: reference, kSecReturnData as String: true])
+            let reference = try #require(persistentReference(account: "b"))
+            let (status, data) = copyMatching([
+                kSecClass as String: kSecClassGenericPassword, kSecValuePersistentRef as String: reference,
+                kSecReturnData as String: true,
+            ])
             #expect(status == errSecSuccess)
             #expect(data as? Data == Data("2".utf8))
             #expect(
@@ -272,7 +276,7 @@ extension SecItemAPITests {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
             addPassword(account: "a", secret: "1")
-            let reference = try #require(copyMatching([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "a", kSecReturnPersistentRef as String: true]).1 as? Data)
+            let reference = try #require(persistentReference(account: "a"))
             let byReference: [String: Any] = [kSecValuePersistentRef as String: reference]
             #expect(
                 copyMatching(byReference.merging([kSecReturnData as String: true]) { $1 }).1 as? Data == Data("1".utf8))
@@ -293,7 +297,10 @@ extension SecItemAPITests {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
             addPassword(account: "a", secret: "1")
-            let query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "a", kSecReturnRef as String: true]
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "a",
+                kSecReturnRef as String: true,
+            ]
             let (status, result) = copyMatching(query.merging([kSecReturnData as String: true]) { $1 })
             #expect(status == errSecSuccess)
             #expect((result as? [String: Any])?[kSecValueData as String] as? Data == Data("1".utf8))
@@ -315,10 +322,12 @@ extension SecItemAPITests {
             var references: [String: Data] = [:]
             for account in ["a", "b", "c"] {
                 var added: CFTypeRef?
-                let status = SecItemAdd([
-                    kSecClass: kSecClassGenericPassword, kSecAttrService: "svc", kSecAttrAccount: account as NSString,
-                    kSecValueData: Data(account.utf8), kSecReturnPersistentRef: true,
-                ] as NSDictionary, &added)
+                let status = SecItemAdd(
+                    [
+                        kSecClass: kSecClassGenericPassword, kSecAttrService: "svc",
+                        kSecAttrAccount: account as NSString,
+                        kSecValueData: Data(account.utf8), kSecReturnPersistentRef: true,
+                    ] as NSDictionary, &added)
                 #expect(status == errSecSuccess)
                 references[account] = added as? Data
             }

@@ -122,8 +122,7 @@ extension SecItemAPITests {
             #expect(stored == key)
             #expect(item[kSecAttrTokenID as String] as? String == kSecAttrTokenIDSecureEnclave as String)
             let message = Data("by reference".utf8)
-            let signature = try #require(SecKeyCreateSignature(stored, .ecdsaSignatureMessageX962SHA256, message as CFData, nil) as Data?)
-            #expect(SecKeyVerifySignature(try #require(SecKeyCopyPublicKey(key)), .ecdsaSignatureMessageX962SHA256, message as CFData, signature as CFData, nil))
+            #expect(try signatureVerifies(signer: stored, publicKeyOf: key, message))
 
             // The item's data is the sealed key: the server refuses every altered copy of it.
             let sealedKey = try #require(item[kSecValueData as String] as? Data)

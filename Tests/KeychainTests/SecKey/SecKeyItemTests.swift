@@ -35,9 +35,7 @@ extension SecItemAPITests {
             #expect(status == errSecSuccess)
             let key = try #require(found as? SecKey)
             #expect(key == generated)
-            let message = Data("from the keychain".utf8)
-            let signature = try #require(SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message as CFData, nil) as Data?)
-            #expect(SecKeyVerifySignature(try #require(SecKeyCopyPublicKey(generated)), .ecdsaSignatureMessageX962SHA256, message as CFData, signature as CFData, nil))
+            #expect(try signatureVerifies(signer: key, publicKeyOf: generated, Data("from the keychain".utf8)))
 
             // Only the private key was kept; its attributes are Apple's.
             let (_, attributes) = copy([
@@ -115,7 +113,8 @@ extension SecItemAPITests {
             var error: Unmanaged<CFError>?
             #expect(SecKeyCreateRandomKey(bad as NSDictionary, &error) == nil)
             #expect(error.map { CFErrorGetCode($0.takeRetainedValue()) } == Int(errSecParam))
-            #expect(copy([kSecClass: kSecClassKey, kSecAttrApplicationTag: Data("other".utf8)]).0 == errSecItemNotFound)
+            #expect(
+                copy([kSecClass: kSecClassKey, kSecAttrApplicationTag: Data("other".utf8)]).0 == errSecItemNotFound)
         }
 
         /// A key item added as data (a symmetric key) keeps answering kSecReturnData; asked as a

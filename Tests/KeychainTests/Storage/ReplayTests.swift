@@ -50,7 +50,8 @@ import Testing
             let names = columns.keys.sorted()
             try db.execute(
                 sql:
-                    "INSERT INTO items (\(names.joined(separator: ", "))) VALUES (\(names.map { _ in "?" }.joined(separator: ", ")))",
+                    "INSERT INTO items (\(names.joined(separator: ", "))) VALUES "
+                    + "(\(names.map { _ in "?" }.joined(separator: ", ")))",
                 arguments: StatementArguments(names.map { columns[$0]! }))
             try db.execute(sql: "DELETE FROM attributeHashes WHERE itemID = ?", arguments: [id])
             for hash in copy.hashes where (hash["itemID"] as Int64) == id {
@@ -69,9 +70,10 @@ import Testing
         else {
             throw KeychainError.errSecItemNotFound
         }
-        return try #require(try attacker(keychain.databaseURL).read { db in
-            try Data.fetchAll(db, sql: "SELECT identity FROM items").first { reference.range(of: $0) != nil }
-        })
+        return try #require(
+            try attacker(keychain.databaseURL).read { db in
+                try Data.fetchAll(db, sql: "SELECT identity FROM items").first { reference.range(of: $0) != nil }
+            })
     }
 
     static func add(_ account: String, _ secret: String, to keychain: TestKeychain) throws {
@@ -132,9 +134,10 @@ import Testing
         let keychain = try TestKeychain.make()
         defer { keychain.remove() }
         let (identity, before) = try Self.passwordChangedAfterACopy(keychain)
-        let current: Int64 = try #require(try Self.attacker(keychain.databaseURL).read { db in
-            try Int64.fetchOne(db, sql: "SELECT version FROM items WHERE identity = ?", arguments: [identity])
-        })
+        let current: Int64 = try #require(
+            try Self.attacker(keychain.databaseURL).read { db in
+                try Int64.fetchOne(db, sql: "SELECT version FROM items WHERE identity = ?", arguments: [identity])
+            })
         #expect(current == 2)
         // The version column says what the ledger expects; the ciphertexts are the old ones.
         try Self.writeBack(identity, from: before, to: keychain.databaseURL) { $0["version"] = current.databaseValue }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Security
 import SwiftASN1
 import X509
 
@@ -29,6 +30,15 @@ enum TestCertificates {
         return Data(try certificate.serializeAsPEM().derBytes)
     }
 
+    /// A `SecCertificate` of ``make(commonName:organization:serial:email:issuer:key:)``'s.
+    static func secCertificate(commonName: String, serial: UInt8, issuer: String) throws -> SecCertificate {
+        let der = try make(commonName: commonName, serial: [serial], issuer: issuer)
+        guard let certificate = SecCertificateCreateWithData(nil, der as CFData) else {
+            throw CertificateError.notACertificate
+        }
+        return certificate
+    }
+
     /// The SHA-1 of a certificate's public key bits, computed apart from the code under test:
     /// an uncompressed P-256 point is the last 65 bytes of its SubjectPublicKeyInfo.
     static func publicKeyHash(_ der: Data) throws -> Data {
@@ -38,6 +48,7 @@ enum TestCertificates {
     }
 
     enum CertificateError: Error {
+        case notACertificate
         case notP256
     }
 }

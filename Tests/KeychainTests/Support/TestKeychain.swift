@@ -95,6 +95,14 @@ func copyMatching(_ query: [String: Any]) -> (OSStatus, CFTypeRef?) {
     return (status, result)
 }
 
+/// The persistent reference of the generic password of `account`, or nil when none is found.
+func persistentReference(account: String) -> Data? {
+    copyMatching([
+        kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: account,
+        kSecReturnPersistentRef as String: true,
+    ]).1 as? Data
+}
+
 /// Adds a generic password with `secret`.
 @discardableResult
 func addPassword(

@@ -15,20 +15,37 @@ enum CorpusRun {
 
         let store = PasswordStore(service: "com.example.corpus")
         check("set a string", store.set("hunter2", forKey: "token"))
-        check("read it back as Data from AnyObject?", store.string(forKey: "token") == "hunter2", "\(String(describing: store.string(forKey: "token")))")
+        check(
+            "read it back as Data from AnyObject?", store.string(forKey: "token") == "hunter2",
+            "\(String(describing: store.string(forKey: "token")))")
         check("set again updates", store.set("second", forKey: "token") && store.string(forKey: "token") == "second")
         let attributes = store.attributes(forKey: "token") ?? [:]
-        check("attributes as [String: Any]", attributes[kSecAttrAccount as String] as? String == "token" && attributes[kSecAttrService as String] as? String == "com.example.corpus", "\(attributes)")
-        check("class reported as kSecClassGenericPassword", attributes[kSecClass as String] as? String == kSecClassGenericPassword as String, "\(attributes)")
-        check("accessibility reported as the constant", attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock as String, "\(attributes)")
+        check(
+            "attributes as [String: Any]",
+            attributes[kSecAttrAccount as String] as? String == "token"
+                && attributes[kSecAttrService as String] as? String == "com.example.corpus", "\(attributes)")
+        check(
+            "class reported as kSecClassGenericPassword",
+            attributes[kSecClass as String] as? String == kSecClassGenericPassword as String, "\(attributes)")
+        check(
+            "accessibility reported as the constant",
+            attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock as String,
+            "\(attributes)")
         check("dates as Date", attributes[kSecAttrCreationDate as String] is Date, "\(attributes)")
-        check("access group reported as agrp", !(attributes[kSecAttrAccessGroup as String] as? String ?? "").isEmpty, "\(attributes)")
+        check(
+            "access group reported as agrp", !(attributes[kSecAttrAccessGroup as String] as? String ?? "").isEmpty,
+            "\(attributes)")
         store.set(Data("1".utf8), forKey: "a")
         store.set(Data("2".utf8), forKey: "b")
         check("all keys from [[String: Any]]", store.allKeys() == ["a", "b", "token"], "\(store.allKeys())")
-        check("NSMutableDictionary query with kCFBooleanTrue", OtherIdioms.mutableDictionaryLookup(service: "com.example.corpus", account: "a") == "1")
+        check(
+            "NSMutableDictionary query with kCFBooleanTrue",
+            OtherIdioms.mutableDictionaryLookup(service: "com.example.corpus", account: "a") == "1")
         check("remove", store.removeObject(forKey: "token") && store.data(forKey: "token") == nil)
-        check("optional-key delete", OtherIdioms.optionalKeyDelete(service: "com.example.corpus") == errSecSuccess && store.allKeys().isEmpty, "\(store.allKeys())")
+        check(
+            "optional-key delete",
+            OtherIdioms.optionalKeyDelete(service: "com.example.corpus") == errSecSuccess && store.allKeys().isEmpty,
+            "\(store.allKeys())")
 
         let protected = OtherIdioms.protectedItemQuery()
         check("access control in [String: AnyHashable]", protected != nil)
@@ -40,34 +57,62 @@ enum CorpusRun {
         if let refused = OtherIdioms.refusedAccessControl() {
             check("refused access control: code", refused.code == Int(errSecParam), "\(refused)")
             check("refused access control: domain", refused.domain == kCFErrorDomainOSStatus as String, "\(refused)")
-            check("refused access control: description", !refused.description.isEmpty && refused.userInfo[NSLocalizedDescriptionKey] as? String == refused.description, "\(refused)")
+            check(
+                "refused access control: description",
+                !refused.description.isEmpty
+                    && refused.userInfo[NSLocalizedDescriptionKey] as? String == refused.description, "\(refused)")
         } else {
             check("refused access control", false, "no error")
         }
 
         check("LAContext as a hashable object", OtherIdioms.contextsAreObjects())
-        check("flags from CFOptionFlags, two constraints without a conjunction", OtherIdioms.flagsFromStorage(CFOptionFlags(0)) != nil)
+        check(
+            "flags from CFOptionFlags, two constraints without a conjunction",
+            OtherIdioms.flagsFromStorage(CFOptionFlags(0)) != nil)
 
         let internet = OtherIdioms.internetPassword() ?? [:]
-        check("internet password attributes", internet[kSecAttrProtocol as String] as? String == kSecAttrProtocolHTTPS as String
-            && internet[kSecAttrAuthenticationType as String] as? String == kSecAttrAuthenticationTypeHTMLForm as String
-            && internet[kSecAttrPort as String] as? Int == 443 && internet[kSecAttrPath as String] as? String == "/login", "\(internet)")
+        check(
+            "internet password attributes",
+            internet[kSecAttrProtocol as String] as? String == kSecAttrProtocolHTTPS as String
+                && internet[kSecAttrAuthenticationType as String] as? String == kSecAttrAuthenticationTypeHTMLForm
+                    as String
+                && internet[kSecAttrPort as String] as? Int == 443
+                && internet[kSecAttrPath as String] as? String == "/login", "\(internet)")
         store.set(Data("3".utf8), forKey: "c")
-        check("remove all generic passwords", OtherIdioms.removeAll(kSecClassGenericPassword) == errSecSuccess && store.allKeys().isEmpty, "\(store.allKeys())")
-        check("remove all internet passwords", OtherIdioms.removeAll(kSecClassInternetPassword) == errSecSuccess && OtherIdioms.internetPassword() != nil)
+        check(
+            "remove all generic passwords",
+            OtherIdioms.removeAll(kSecClassGenericPassword) == errSecSuccess && store.allKeys().isEmpty,
+            "\(store.allKeys())")
+        check(
+            "remove all internet passwords",
+            OtherIdioms.removeAll(kSecClassInternetPassword) == errSecSuccess && OtherIdioms.internetPassword() != nil)
 
         let dataKeyed = DataKeyedStore(serviceName: "com.example.data-keyed")
-        check("a key stored as Data in kSecAttrAccount", dataKeyed.set("v1", forKey: "alpha") && dataKeyed.string(forKey: "alpha") == "v1")
-        check("update of a Data-keyed item", dataKeyed.set("v2", forKey: "alpha") && dataKeyed.string(forKey: "alpha") == "v2")
+        check(
+            "a key stored as Data in kSecAttrAccount",
+            dataKeyed.set("v1", forKey: "alpha") && dataKeyed.string(forKey: "alpha") == "v1")
+        check(
+            "update of a Data-keyed item",
+            dataKeyed.set("v2", forKey: "alpha") && dataKeyed.string(forKey: "alpha") == "v2")
         dataKeyed.set("v3", forKey: "beta")
-        check("Data-keyed accounts read back with as? Data", dataKeyed.allKeys() == ["alpha", "beta"], "\(dataKeyed.allKeys())")
+        check(
+            "Data-keyed accounts read back with as? Data", dataKeyed.allKeys() == ["alpha", "beta"],
+            "\(dataKeyed.allKeys())")
 
-        check("certificate stored with kSecValueRef", PinnedCertificateStore.save(label: "api.example.com pin") == errSecSuccess)
+        check(
+            "certificate stored with kSecValueRef",
+            PinnedCertificateStore.save(label: "api.example.com pin") == errSecSuccess)
         if let pinned = PinnedCertificateStore.load(label: "api.example.com pin") {
             check("certificate read back with kSecReturnRef matches the pin", PinnedCertificateStore.matchesPin(pinned))
             check("public key pinned with SecCertificateCopyKey", PinnedCertificateStore.matchesKeyPin(pinned))
-            check("certificate subject summary", SecCertificateCopySubjectSummary(pinned) as String? == "corpus.example.com", "\(String(describing: SecCertificateCopySubjectSummary(pinned)))")
-            check("certificate deleted by kSecValueRef", PinnedCertificateStore.remove(pinned) == errSecSuccess && PinnedCertificateStore.load(label: "api.example.com pin") == nil)
+            check(
+                "certificate subject summary",
+                SecCertificateCopySubjectSummary(pinned) as String? == "corpus.example.com",
+                "\(String(describing: SecCertificateCopySubjectSummary(pinned)))")
+            check(
+                "certificate deleted by kSecValueRef",
+                PinnedCertificateStore.remove(pinned) == errSecSuccess
+                    && PinnedCertificateStore.load(label: "api.example.com pin") == nil)
         } else {
             check("certificate read back with kSecReturnRef", false, "not found")
         }
@@ -75,24 +120,39 @@ enum CorpusRun {
         let generated = KeyAndIdentityCode.generateSigningKey()
         check("SecKeyCreateRandomKey into the keychain", generated.key != nil, "\(String(describing: generated.error))")
         if let signingKey = KeyAndIdentityCode.loadSigningKey() {
-            check("a key found by tag with kSecReturnRef signs and verifies", KeyAndIdentityCode.signAndVerify(signingKey))
+            check(
+                "a key found by tag with kSecReturnRef signs and verifies", KeyAndIdentityCode.signAndVerify(signingKey)
+            )
             check("ECIES encrypts and decrypts", KeyAndIdentityCode.encryptAndDecrypt(signingKey) == "sealed note")
         } else {
             check("a key found by tag with kSecReturnRef", false, "not found")
         }
-        check("the key deleted by tag", KeyAndIdentityCode.deleteSigningKey() == errSecSuccess && KeyAndIdentityCode.loadSigningKey() == nil)
-        check("SecPKCS12Import with a wrong passphrase", KeyAndIdentityCode.importClientIdentity(passphrase: "wrong").status == errSecAuthFailed)
+        check(
+            "the key deleted by tag",
+            KeyAndIdentityCode.deleteSigningKey() == errSecSuccess && KeyAndIdentityCode.loadSigningKey() == nil)
+        check(
+            "SecPKCS12Import with a wrong passphrase",
+            KeyAndIdentityCode.importClientIdentity(passphrase: "wrong").status == errSecAuthFailed)
         let imported = KeyAndIdentityCode.importClientIdentity(passphrase: "corpus")
-        check("SecPKCS12Import gives the identity and its label", imported.identity != nil && imported.label == "corpus client", "\(imported)")
+        check(
+            "SecPKCS12Import gives the identity and its label",
+            imported.identity != nil && imported.label == "corpus client", "\(imported)")
         if let identity = imported.identity {
             let stored = KeyAndIdentityCode.storeAndFind(identity)
-            check("an imported identity stored and found as kSecClassIdentity", stored.stored == errSecSuccess && stored.subject == "corpus client", "\(stored)")
+            check(
+                "an imported identity stored and found as kSecClassIdentity",
+                stored.stored == errSecSuccess && stored.subject == "corpus client", "\(stored)")
         }
 
         if let enclaveKey = try? SecureEnclaveCode.makeSigningKey() {
             check("a SecureEnclave signing key signs", SecureEnclaveCode.signAndVerify(enclaveKey))
             let restored = SecureEnclaveCode.restore(enclaveKey.dataRepresentation)
-            check("restored from its dataRepresentation", restored.map { SecureEnclaveCode.signAndVerify($0) && $0.publicKey.rawRepresentation == enclaveKey.publicKey.rawRepresentation } ?? false)
+            check(
+                "restored from its dataRepresentation",
+                restored.map {
+                    SecureEnclaveCode.signAndVerify($0)
+                        && $0.publicKey.rawRepresentation == enclaveKey.publicKey.rawRepresentation
+                } ?? false)
         } else {
             check("a SecureEnclave signing key", false, "not made")
         }
@@ -101,12 +161,21 @@ enum CorpusRun {
         let key = OtherIdioms.randomKey()
         check("SecRandomCopyBytes", key != nil && key != [UInt8](repeating: 0, count: 32))
         let shared = OtherIdioms.sharedWebCredentialErrors()
-        check("SecAddSharedWebCredential without associated domains", shared.added == Int(errSecMissingEntitlement), "\(shared)")
-        check("SecRequestSharedWebCredential without associated domains", shared.requested == Int(errSecMissingEntitlement) && shared.credentials == 0, "\(shared)")
+        check(
+            "SecAddSharedWebCredential without associated domains", shared.added == Int(errSecMissingEntitlement),
+            "\(shared)")
+        check(
+            "SecRequestSharedWebCredential without associated domains",
+            shared.requested == Int(errSecMissingEntitlement) && shared.credentials == 0, "\(shared)")
         let password = OtherIdioms.generatedPassword() ?? ""
         let groups = password.split(separator: "-", omittingEmptySubsequences: false)
-        check("SecCreateSharedWebCredentialPassword form", groups.count == 4 && groups.allSatisfy { $0.count == 3 }, password)
-        check("SecCopyErrorMessageString", OtherIdioms.message(for: errSecItemNotFound) == "The specified item could not be found in the keychain.", "\(String(describing: OtherIdioms.message(for: errSecItemNotFound)))")
+        check(
+            "SecCreateSharedWebCredentialPassword form", groups.count == 4 && groups.allSatisfy { $0.count == 3 },
+            password)
+        check(
+            "SecCopyErrorMessageString",
+            OtherIdioms.message(for: errSecItemNotFound) == "The specified item could not be found in the keychain.",
+            "\(String(describing: OtherIdioms.message(for: errSecItemNotFound)))")
 
         exit(failures == 0 ? 0 : 1)
     }

@@ -47,7 +47,9 @@ struct DataKeyedStore {
         guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess else { return [] }
         var keys = Set<String>()
         for attributes in result as? [[AnyHashable: Any]] ?? [] {
-            if let accountData = attributes[kSecAttrAccount] as? Data, let key = String(data: accountData, encoding: .utf8) {
+            if let accountData = attributes[kSecAttrAccount] as? Data,
+                let key = String(data: accountData, encoding: .utf8)
+            {
                 keys.insert(key)
             }
         }

@@ -10,7 +10,10 @@ enum OtherIdioms {
     /// The KeychainTouchID sample's access control, kept in a `[String: AnyHashable]` query.
     static func protectedItemQuery() -> [String: AnyHashable]? {
         var error: Unmanaged<CFError>?
-        guard let access = SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .userPresence, &error) else {
+        guard
+            let access = SecAccessControlCreateWithFlags(
+                kCFAllocatorDefault, kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly, .userPresence, &error)
+        else {
             return nil
         }
         return [
@@ -22,12 +25,16 @@ enum OtherIdioms {
     }
 
     /// The code and domain of a refused access control, read with the CFError functions.
-    static func refusedAccessControl() -> (code: CFIndex, domain: String, description: String, userInfo: [String: Any])? {
+    static func refusedAccessControl() -> (code: CFIndex, domain: String, description: String, userInfo: [String: Any])?
+    {
         var error: Unmanaged<CFError>?
         let access = SecAccessControlCreateWithFlags(nil, "not a protection" as CFString, [], &error)
         guard access == nil, let failure = error?.takeRetainedValue() else { return nil }
         let userInfo = CFErrorCopyUserInfo(failure) as? [String: Any] ?? [:]
-        return (CFErrorGetCode(failure), CFErrorGetDomain(failure) as String, CFErrorCopyDescription(failure) as String, userInfo)
+        return (
+            CFErrorGetCode(failure), CFErrorGetDomain(failure) as String, CFErrorCopyDescription(failure) as String,
+            userInfo
+        )
     }
 
     /// An `NSMutableDictionary` query with `kCFBooleanTrue`, as Objective-C-minded code builds it.
@@ -82,14 +89,16 @@ enum OtherIdioms {
         let first = LAContext()
         let second = LAContext()
         let query: [String: AnyHashable] = [kSecUseAuthenticationContext as String: first]
-        return first != second && query[kSecUseAuthenticationContext as String] == AnyHashable(first) && Set([first, first, second]).count == 2
+        return first != second && query[kSecUseAuthenticationContext as String] == AnyHashable(first)
+            && Set([first, first, second]).count == 2
     }
 
     /// Flags from a stored `CFOptionFlags`, and two constraints with no conjunction.
     static func flagsFromStorage(_ stored: CFOptionFlags) -> SecAccessControl? {
         let flags = SecAccessControlCreateFlags(rawValue: stored).union([.biometryAny, .devicePasscode])
         var error: Unmanaged<CFError>?
-        return SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, flags, &error)
+        return SecAccessControlCreateWithFlags(
+            kCFAllocatorDefault, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, flags, &error)
     }
 
     /// An internet password as KeychainAccess-style wrappers store one, read back by server.

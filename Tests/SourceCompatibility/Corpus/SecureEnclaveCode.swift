@@ -9,7 +9,10 @@ import Security
 enum SecureEnclaveCode {
     static func makeSigningKey() throws -> SecureEnclave.P256.Signing.PrivateKey {
         var error: Unmanaged<CFError>?
-        guard let access = SecAccessControlCreateWithFlags(kCFAllocatorDefault, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .privateKeyUsage, &error) else {
+        guard
+            let access = SecAccessControlCreateWithFlags(
+                kCFAllocatorDefault, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .privateKeyUsage, &error)
+        else {
             throw error!.takeRetainedValue() as Error
         }
         return try SecureEnclave.P256.Signing.PrivateKey(accessControl: access, authenticationContext: LAContext())
@@ -26,14 +29,18 @@ enum SecureEnclaveCode {
     }
 
     static func agreeOnAKey() -> Bool {
-        guard SecureEnclave.isAvailable, let ours = try? SecureEnclave.P256.KeyAgreement.PrivateKey() else { return false }
+        guard SecureEnclave.isAvailable, let ours = try? SecureEnclave.P256.KeyAgreement.PrivateKey() else {
+            return false
+        }
         let theirs = P256.KeyAgreement.PrivateKey()
         guard let secret = try? ours.sharedSecretFromKeyAgreement(with: theirs.publicKey),
             let theirSecret = try? theirs.sharedSecretFromKeyAgreement(with: ours.publicKey)
         else { return false }
-        let key = secret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Data(), sharedInfo: Data(), outputByteCount: 32)
+        let key = secret.hkdfDerivedSymmetricKey(
+            using: SHA256.self, salt: Data(), sharedInfo: Data(), outputByteCount: 32)
         let sealed = try? AES.GCM.seal(Data("note".utf8), using: key).combined
-        let theirKey = theirSecret.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Data(), sharedInfo: Data(), outputByteCount: 32)
+        let theirKey = theirSecret.hkdfDerivedSymmetricKey(
+            using: SHA256.self, salt: Data(), sharedInfo: Data(), outputByteCount: 32)
         guard let sealed, let box = try? AES.GCM.SealedBox(combined: sealed) else { return false }
         return (try? AES.GCM.open(box, using: theirKey)) == Data("note".utf8)
     }

@@ -90,23 +90,18 @@ final class DaemonConnection {
         do throws(Failure) {
             body = try receive(try bodyLength())
         } catch {
-            let reason = switch error {
-            case .noReply(let reason): reason
-            case .notSent(let code): String(cString: strerror(code))
-            }
+            let reason =
+                switch error {
+                case .noReply(let reason): reason
+                case .notSent(let code): String(cString: strerror(code))
+                }
             throw KeychainError(
                 .errSecIO,
                 "keychaind sent this process no greeting (\(reason)); a keychaind older than this program sends "
                     + "none: stop it (keychainctl daemon stop) and try again"
             )
         }
-        let greeting: Result<KeychainReply, KeychainError>
-        do throws(WireError) {
-            greeting = try ReplyCoder.decode(body)
-        } catch {
-            throw KeychainError(.errSecDecode, "keychaind's greeting could not be read (\(error.reason)); is it the same version as this program?")
-        }
-        _ = try greeting.get()
+        _ = try DaemonTransport.decode(body, naming: "greeting").get()
     }
 
     deinit { close(descriptor) }

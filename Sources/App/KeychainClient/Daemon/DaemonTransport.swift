@@ -78,13 +78,20 @@ public final class DaemonTransport: KeychainTransport {
         defer { body.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
         var reply = try exchange(body)
         defer { reply.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
-        let result: Result<KeychainReply, KeychainError>
+        return try Self.decode(reply, naming: "reply").get()
+    }
+
+    /// A reply or greeting from keychaind: `errSecDecode`, naming `what`, when it cannot be read.
+    static func decode(
+        _ bytes: [UInt8], naming what: String
+    ) throws(KeychainError) -> Result<KeychainReply, KeychainError> {
         do throws(WireError) {
-            result = try ReplyCoder.decode(reply)
+            return try ReplyCoder.decode(bytes)
         } catch {
-            throw KeychainError(.errSecDecode, "keychaind's reply could not be read (\(error.reason)); is it the same version as this program?")
+            throw KeychainError(
+                .errSecDecode,
+                "keychaind's \(what) could not be read (\(error.reason)); is it the same version as this program?")
         }
-        return try result.get()
     }
 
     /// Sends on the open connection, or on a new one; a request that never left is sent once

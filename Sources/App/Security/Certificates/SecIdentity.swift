@@ -28,8 +28,10 @@ public final class SecIdentity: Hashable, Sendable {
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1401305-secidentitycopycertificate>
 @discardableResult
-public func SecIdentityCopyCertificate(_ identityRef: SecIdentity, _ certificateRef: UnsafeMutablePointer<SecCertificate?>) -> OSStatus {
-    certificateRef.pointee = identityRef.certificate
+public func SecIdentityCopyCertificate(
+    _ identity: SecIdentity, _ out: UnsafeMutablePointer<SecCertificate?>
+) -> OSStatus {
+    out.pointee = identity.certificate
     return errSecSuccess
 }
 
@@ -37,7 +39,7 @@ public func SecIdentityCopyCertificate(_ identityRef: SecIdentity, _ certificate
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1396099-secidentitycopyprivatekey>
 @discardableResult
-public func SecIdentityCopyPrivateKey(_ identityRef: SecIdentity, _ privateKeyRef: UnsafeMutablePointer<SecKey?>) -> OSStatus {
-    privateKeyRef.pointee = identityRef.privateKey
+public func SecIdentityCopyPrivateKey(_ identity: SecIdentity, _ out: UnsafeMutablePointer<SecKey?>) -> OSStatus {
+    out.pointee = identity.privateKey
     return errSecSuccess
 }

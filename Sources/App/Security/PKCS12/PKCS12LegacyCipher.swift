@@ -39,7 +39,8 @@ enum PKCS12LegacyCipher {
         case -3:
             throw KeychainError(
                 .errSecUnimplemented,
-                "the file uses PKCS #12's legacy encryption (3DES or RC2), and OpenSSL 3's libcrypto with its legacy provider (libcrypto.so.3 and ossl-modules/legacy.so, in Debian's libssl3) is not installed"
+                "the file uses PKCS #12's legacy encryption (3DES or RC2), and OpenSSL 3's libcrypto with its legacy "
+                    + "provider (libcrypto.so.3 and ossl-modules/legacy.so, in Debian's libssl3) is not installed"
             )
         default: throw KeychainError(.errSecDecode, "the file's legacy PKCS #12 encryption parameters are malformed")
         }

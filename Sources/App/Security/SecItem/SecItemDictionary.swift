@@ -45,7 +45,8 @@ struct SecItemDictionary {
         }
         if let keyNotAString {
             throw KeychainError(
-                .errSecParam, "a dictionary key is not a string (\(type(of: keyNotAString))); keys are kSec… constants")
+                .errSecParam,
+                "a dictionary key is not a string (\(type(of: keyNotAString))); keys are kSec… constants")
         }
         self.entries = entries
         self.optionsLeft = optionsLeft

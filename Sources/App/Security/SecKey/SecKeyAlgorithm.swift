@@ -67,7 +67,8 @@ public struct SecKeyAlgorithm: Hashable, RawRepresentable, @unchecked Sendable {
     public static let rsaSignatureMessagePSSSHA384 = SecKeyAlgorithm("algid:sign:RSA:message-PSS:SHA384:SHA384:48")
     /// RSA PSS over the message's SHA512, MGF1 with the same hash and a salt as long as the digest.
     public static let rsaSignatureMessagePSSSHA512 = SecKeyAlgorithm("algid:sign:RSA:message-PSS:SHA512:SHA512:64")
-    /// ECDSA over a digest the caller computed, signature as `r ‖ s`, each as long as the key's block size (RFC 4754).
+    /// ECDSA over a digest the caller computed, signature as `r ‖ s`, each as long as the key's
+    /// block size (RFC 4754).
     public static let ecdsaSignatureRFC4754 = SecKeyAlgorithm("algid:sign:ECDSA:RFC4754")
     /// ECDSA over a digest of any length the caller computed, signature in X9.62 DER.
     public static let ecdsaSignatureDigestX962 = SecKeyAlgorithm("algid:sign:ECDSA:digest-X962")

@@ -124,7 +124,17 @@ extension SecKey {
         guard privateKey == nil, scheme.fits(publicKey) else {
             throw KeychainError(.errSecParam, "algorithm not supported by the key")
         }
-        let rfc4754 = scheme.family.isRFC4754
+        /// The signature read as `r ‖ s` (RFC 4754) or DER, as the scheme says, and checked over
+        /// the scheme's digest of `data`; false when it is not a signature at all.
+        func ecdsa<Signature: ECDSASignatureEncodings>(
+            _: Signature.Type, _ isValid: (Signature, PrecomputedDigest) -> Bool
+        ) throws(KeychainError) -> Bool {
+            let digest = try scheme.ecdsaDigest(of: data)
+            let parsed =
+                scheme.family.isRFC4754
+                ? try? Signature(rawRepresentation: signature) : try? Signature(derRepresentation: signature)
+            return parsed.map { isValid($0, digest) } ?? false
+        }
         switch (publicKey, scheme.family) {
         case (.rsa(let key), .rsa(let padding)):
             guard case .message(let hash) = scheme.input else {
@@ -133,17 +143,11 @@ extension SecKey {
             let parsed = _RSA.Signing.RSASignature(rawRepresentation: signature)
             return hash.withDigest(of: data) { key.isValidSignature(parsed, for: $0, padding: padding) }
         case (.p256(let key), _):
-            let digest = try scheme.ecdsaDigest(of: data)
-            guard let parsed = try? (rfc4754 ? P256.Signing.ECDSASignature(rawRepresentation: signature) : P256.Signing.ECDSASignature(derRepresentation: signature)) else { return false }
-            return key.isValidSignature(parsed, for: digest)
+            return try ecdsa(P256.Signing.ECDSASignature.self) { key.isValidSignature($0, for: $1) }
         case (.p384(let key), _):
-            let digest = try scheme.ecdsaDigest(of: data)
-            guard let parsed = try? (rfc4754 ? P384.Signing.ECDSASignature(rawRepresentation: signature) : P384.Signing.ECDSASignature(derRepresentation: signature)) else { return false }
-            return key.isValidSignature(parsed, for: digest)
+            return try ecdsa(P384.Signing.ECDSASignature.self) { key.isValidSignature($0, for: $1) }
         case (.p521(let key), _):
-            let digest = try scheme.ecdsaDigest(of: data)
-            guard let parsed = try? (rfc4754 ? P521.Signing.ECDSASignature(rawRepresentation: signature) : P521.Signing.ECDSASignature(derRepresentation: signature)) else { return false }
-            return key.isValidSignature(parsed, for: digest)
+            return try ecdsa(P521.Signing.ECDSASignature.self) { key.isValidSignature($0, for: $1) }
         default:
             throw KeychainError(.errSecParam, "algorithm not supported by the key")
         }
@@ -156,3 +160,14 @@ extension SignatureScheme.Family {
         return false
     }
 }
+
+/// The ECDSA signatures of the three curves, which read both encodings a scheme may name: `r ‖ s`
+/// (RFC 4754) and X9.62 DER.
+private protocol ECDSASignatureEncodings {
+    init<D: DataProtocol>(rawRepresentation: D) throws
+    init<D: DataProtocol>(derRepresentation: D) throws
+}
+
+extension P256.Signing.ECDSASignature: ECDSASignatureEncodings {}
+extension P384.Signing.ECDSASignature: ECDSASignatureEncodings {}
+extension P521.Signing.ECDSASignature: ECDSASignatureEncodings {}

@@ -76,8 +76,8 @@ public enum SecureEnclave {
             public struct PrivateKey: Sendable {
                 let key: EnclavePrivateKey
 
-                /// Makes a key inside the Enclave (see
-                /// ``SecureEnclave/P256/Signing/PrivateKey/init(compactRepresentable:accessControl:authenticationContext:)``).
+                /// Makes a key inside the Enclave, as a signing key's initializer does (see
+                /// ``SecureEnclave/P256/Signing/PrivateKey``).
                 public init(
                     compactRepresentable: Bool = true,
                     accessControl: SecAccessControl = SecAccessControlCreateWithFlags(

@@ -236,7 +236,8 @@ enum WireValues {
         var changes = ItemChanges(attributes: try attributes(&reader))
         changes.accessGroup = try reader.optional(accessGroup)
         changes.accessibility = try reader.optional(accessibility)
-        changes.synchronizable = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.bool() }
+        changes.synchronizable = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.bool()
+        }
         changes.secret = try reader.optional(secret)
         changes.accessControl = try reader.optional(accessControl)
         return changes

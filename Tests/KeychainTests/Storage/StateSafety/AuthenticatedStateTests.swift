@@ -62,7 +62,8 @@ import Testing
         let keychain = try TestKeychain.make()
         defer { keychain.remove() }
         let formatOne =
-            #"{"eraseAfterFailedAttempts":false,"keychainID":"0E0B1D2C-0000-4000-8000-000000000000","version":1,"wrappedClassKeys":[]}"#
+            #"{"eraseAfterFailedAttempts":false,"keychainID":"0E0B1D2C-0000-4000-8000-000000000000","#
+            + #""version":1,"wrappedClassKeys":[]}"#
         try Data(formatOne.utf8).write(to: keychain.directory.appendingPathComponent("keybag"))
         do {
             _ = try keychain.restarted()
@@ -177,7 +178,9 @@ import Testing
         let keychain = try withPasscode()
         defer { keychain.remove() }
         _ = try keychain.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "1234")))
-        try tamper(keychain, "biometry") { $0["consecutiveFailures"] = 0; $0["simulatorEnabled"] = true }
+        try tamper(keychain, "biometry") {
+            $0["consecutiveFailures"] = 0; $0["simulatorEnabled"] = true
+        }
         let restarted = try keychain.restarted()
         #expect(try restarted.status().passcodeSet)
         try restarted.unlock("1234")
