@@ -67,7 +67,7 @@ struct Fixture {
         try FileManager.default.createDirectory(
             at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         RunningDaemons.register(fixture)
-        KeychainServices.transport = fixture.transport()
+        ProcessKeychain.transport = fixture.transport()
         if isFilled {
             try KeychainDevice.unlock(passcode: SecretBytes(utf8: passcode))
         } else {
@@ -99,7 +99,7 @@ struct Fixture {
         let total = count + Fixture.queryItems
         let failures = Atomic<Int>(0)
         // In daemon mode each writer has its own connection, as separate apps would.
-        let embedded = mode == .embedded ? KeychainServices.transport : nil
+        let embedded = mode == .embedded ? ProcessKeychain.transport : nil
         DispatchQueue.concurrentPerform(iterations: 16) { writer in
             let connection = embedded ?? transport()
             for i in stride(from: writer, to: total, by: 16) {

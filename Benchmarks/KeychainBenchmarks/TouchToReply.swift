@@ -34,11 +34,11 @@ final class TouchToReply: Sendable {
     func prepare() throws {
         let directory = Fixture.root.appendingPathComponent("touch-\(getpid())")
         atexit { try? FileManager.default.removeItem(at: Fixture.root.appendingPathComponent("touch-\(getpid())")) }
-        KeychainServices.transport = EmbeddedTransport(
+        ProcessKeychain.transport = EmbeddedTransport(
             directory: directory, accessGroups: ["bench"], sharedUnlock: false)
         try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
-        _ = try KeychainServices.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "correct horse")))
-        _ = try KeychainServices.perform(.enrollFinger(name: "thumb", passcode: SecretBytes(utf8: "correct horse")))
+        _ = try ProcessKeychain.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "correct horse")))
+        _ = try ProcessKeychain.perform(.enrollFinger(name: "thumb", passcode: SecretBytes(utf8: "correct horse")))
     }
 
     /// One evaluation: measured from the touch to the reply.
@@ -66,7 +66,7 @@ final class TouchToReply: Sendable {
     private func touch() {
         for attempt in 1...5 {
             do {
-                _ = try KeychainServices.perform(.simulateTouch(matching: true, finger: nil))
+                _ = try ProcessKeychain.perform(.simulateTouch(matching: true, finger: nil))
                 return
             } catch where error.status == KeychainError.errSecBadReq.status && attempt < 5 {
                 continue

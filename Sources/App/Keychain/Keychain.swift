@@ -145,14 +145,14 @@ public struct Keychain: Sendable {
             attributes: attributes, accessibility: accessControl == nil ? itemAccessibility : nil, secret: secret)
         changes.accessControl = accessControl
         do {
-            _ = try KeychainServices.perform(.update(query(key), changes), authenticating: authentication)
+            _ = try ProcessKeychain.perform(.update(query(key), changes), authenticating: authentication)
         } catch KeychainError.errSecItemNotFound {
             var item = NewItem(
                 itemClass: .genericPassword, attributes: attributes, accessGroup: accessGroup,
                 accessibility: accessControl == nil ? itemAccessibility : nil, synchronizable: isSynchronizable,
                 secret: secret)
             item.accessControl = accessControl
-            _ = try KeychainServices.perform(.add(item), authenticating: authentication)
+            _ = try ProcessKeychain.perform(.add(item), authenticating: authentication)
         }
     }
 
@@ -173,7 +173,7 @@ public struct Keychain: Sendable {
         query.returns = .data
         do {
             guard
-                case .items(let items) = try KeychainServices.perform(
+                case .items(let items) = try ProcessKeychain.perform(
                     .copyMatching(query), authenticating: authentication)
             else { return nil }
             return items.first?.secret?.copyData()
@@ -185,21 +185,21 @@ public struct Keychain: Sendable {
     /// Removes the value under `key`; no error when there is none.
     public func remove(_ key: String) throws(KeychainError) {
         do {
-            _ = try KeychainServices.perform(.delete(query(key)))
+            _ = try ProcessKeychain.perform(.delete(query(key)))
         } catch KeychainError.errSecItemNotFound {}
     }
 
     /// Removes every item of this service.
     public func removeAll() throws(KeychainError) {
         do {
-            _ = try KeychainServices.perform(.delete(query(nil)))
+            _ = try ProcessKeychain.perform(.delete(query(nil)))
         } catch KeychainError.errSecItemNotFound {}
     }
 
     /// True when a value is stored under `key`. Reads attributes only, never the secret.
     public func contains(_ key: String) throws(KeychainError) -> Bool {
         do {
-            _ = try KeychainServices.perform(.copyMatching(query(key)))
+            _ = try ProcessKeychain.perform(.copyMatching(query(key)))
             return true
         } catch KeychainError.errSecItemNotFound {
             return false
@@ -212,7 +212,7 @@ public struct Keychain: Sendable {
         query.returns = .attributes
         query.limit = .all
         do {
-            guard case .items(let items) = try KeychainServices.perform(.copyMatching(query)) else { return [] }
+            guard case .items(let items) = try ProcessKeychain.perform(.copyMatching(query)) else { return [] }
             return items.compactMap {
                 if case .string(let account)? = $0.attributes?[kSecAttrAccount as String] { return account }
                 return nil

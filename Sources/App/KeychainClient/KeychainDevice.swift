@@ -13,7 +13,7 @@ import Foundation
 public enum KeychainDevice {
     /// The current protection state.
     public static func status() throws(KeychainError) -> DeviceStatus {
-        guard case .status(let status) = try KeychainServices.perform(.deviceStatus) else {
+        guard case .status(let status) = try ProcessKeychain.perform(.deviceStatus) else {
             throw KeychainError(.errSecInternalComponent, "the keychain answered a status request with something else")
         }
         return status
@@ -21,7 +21,7 @@ public enum KeychainDevice {
 
     /// Drops the keys of WhenUnlocked and WhenPasscodeSet items until the next unlock.
     public static func lock() throws(KeychainError) {
-        _ = try KeychainServices.perform(.lock)
+        _ = try ProcessKeychain.perform(.lock)
     }
 
     /// Unlocks with the passcode.
@@ -29,29 +29,29 @@ public enum KeychainDevice {
     /// - Throws: `errSecAuthFailed` (-25293) for a wrong passcode, `errSecInteractionNotAllowed`
     ///   (-25308) while a delay after failed attempts runs.
     public static func unlock(passcode: SecretBytes) throws(KeychainError) {
-        _ = try KeychainServices.perform(.unlock(passcode: passcode))
+        _ = try ProcessKeychain.perform(.unlock(passcode: passcode))
     }
 
     /// Sets the passcode (`current` nil when none is set) or changes it.
     public static func setPasscode(current: SecretBytes?, new: SecretBytes) throws(KeychainError) {
-        _ = try KeychainServices.perform(.setPasscode(current: current, new: new))
+        _ = try ProcessKeychain.perform(.setPasscode(current: current, new: new))
     }
 
     /// Removes the passcode; deletes every WhenPasscodeSetThisDeviceOnly item.
     public static func removePasscode(current: SecretBytes) throws(KeychainError) {
-        _ = try KeychainServices.perform(.removePasscode(current: current))
+        _ = try ProcessKeychain.perform(.removePasscode(current: current))
     }
 
     /// Turns erasing every item after 10 consecutive failed passcode attempts on or off.
     public static func setEraseAfterFailedAttempts(_ enabled: Bool, passcode: SecretBytes) throws(KeychainError) {
-        _ = try KeychainServices.perform(.setEraseAfterFailedAttempts(enabled, passcode: passcode))
+        _ = try ProcessKeychain.perform(.setEraseAfterFailedAttempts(enabled, passcode: passcode))
     }
 }
 
 extension KeychainDevice {
     /// How many items the keychain holds, of one accessibility or of any. Nothing is decrypted.
     public static func itemCount(accessibility: Accessibility? = nil) throws(KeychainError) -> Int {
-        guard case .count(let count) = try KeychainServices.perform(.countItems(accessibility: accessibility)) else {
+        guard case .count(let count) = try ProcessKeychain.perform(.countItems(accessibility: accessibility)) else {
             throw KeychainError(.errSecInternalComponent, "the keychain answered a count with something else")
         }
         return count
@@ -60,7 +60,7 @@ extension KeychainDevice {
     /// Erases every item and class key; needs the passcode when one is set. Returns how many
     /// items were erased.
     public static func erase(passcode: SecretBytes?) throws(KeychainError) -> Int {
-        guard case .count(let count) = try KeychainServices.perform(.erase(passcode: passcode)) else {
+        guard case .count(let count) = try ProcessKeychain.perform(.erase(passcode: passcode)) else {
             throw KeychainError(.errSecInternalComponent, "the keychain answered an erase with something else")
         }
         return count
@@ -72,7 +72,7 @@ extension KeychainDevice {
     ///
     /// - Throws: `errSecParam` when the keychain opens (erase it with ``erase(passcode:)``).
     public static func eraseUnopenableKeychain() throws(KeychainError) -> Int? {
-        if case .count(let count) = try KeychainServices.perform(.eraseUnopenableKeychain) { return count }
+        if case .count(let count) = try ProcessKeychain.perform(.eraseUnopenableKeychain) { return count }
         return nil
     }
 }

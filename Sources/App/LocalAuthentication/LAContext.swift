@@ -185,7 +185,7 @@ public final class LAContext: Sendable, Hashable {
             if state.evaluations > 0 { state.cancelRequested = true }
         }
         // The server forgets what this context earned; it would anyway when the connection ends.
-        _ = try? KeychainServices.perform(.invalidateContext(identifier))
+        _ = try? ProcessKeychain.perform(.invalidateContext(identifier))
     }
 
     /// Hands the context a credential (the app's password); nil removes it.

@@ -23,7 +23,7 @@ struct PolicyEvaluation {
     static func preflight(_ policy: LAPolicy) -> Result<BiometryStatus, LAError> {
         let status: BiometryStatus
         do {
-            guard case .biometry(let reply) = try KeychainServices.perform(.biometryStatus) else {
+            guard case .biometry(let reply) = try ProcessKeychain.perform(.biometryStatus) else {
                 return .failure(LAError(.biometryNotAvailable))
             }
             status = reply
@@ -96,10 +96,10 @@ struct PolicyEvaluation {
             }
         // The sensor learns that a prompt waits before the sheet asks for a touch: a touch
         // only answers a waiting prompt.
-        _ = try? KeychainServices.perform(.awaitBiometricMatch(timeout: 0, context: context))
+        _ = try? ProcessKeychain.perform(.awaitBiometricMatch(timeout: 0, context: context))
         let session = prompt.present(sheet(asksForTouch: true, fallbackTitle: fallback))
         defer {
-            _ = try? KeychainServices.perform(.endBiometricMatch)
+            _ = try? ProcessKeychain.perform(.endBiometricMatch)
             session.dismiss()
         }
         var failures = 0
@@ -114,7 +114,7 @@ struct PolicyEvaluation {
             let match: BiometricMatch
             do {
                 guard
-                    case .match(let reply) = try KeychainServices.perform(
+                    case .match(let reply) = try ProcessKeychain.perform(
                         .awaitBiometricMatch(timeout: 0.1, context: context))
                 else { continue }
                 match = reply
@@ -162,7 +162,7 @@ struct PolicyEvaluation {
                 return .failure(LAError(isCancelled() ? .appCancel : .userCancel))
             }
             do {
-                _ = try KeychainServices.perform(.verifyPasscode(passcode, context: context))
+                _ = try ProcessKeychain.perform(.verifyPasscode(passcode, context: context))
                 return .success(())
             } catch KeychainError.errSecAuthFailed {
                 session.show("Wrong passcode. Try again.")
@@ -184,7 +184,7 @@ struct PolicyEvaluation {
     private func waitOutDelay(_ session: any PromptSession) -> DelayOutcome {
         var waited = false
         while true {
-            guard case .status(let status)? = try? KeychainServices.perform(.deviceStatus),
+            guard case .status(let status)? = try? ProcessKeychain.perform(.deviceStatus),
                 status.secondsUntilNextAttempt > 0
             else { break }
             if isCancelled() { return .cancelled(.appCancel) }

@@ -8,14 +8,17 @@ import KeychainSupport
 extension KeychainServer {
     /// The answer to `request` while no keychain exists yet: what an empty keychain without a
     /// passcode answers, so that looking (`keychainctl status`, a search, a preflight) never
-    /// creates one as a side effect. Nil for the requests that create the keychain
-    /// (``RequestFacts/createsKeychain``: adding an item or an Enclave key, setting a passcode,
-    /// the sensor and enrollment requests).
-    public static func replyWithoutKeychain(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply? {
+    /// creates one as a side effect.
+    ///
+    /// The requests that create the keychain (``RequestFacts/createsKeychain``: adding an item
+    /// or an Enclave key, setting a passcode, the sensor and enrollment requests) never come
+    /// here, as ``OnDemandKeychain`` creates the keychain for them; should one come, it is
+    /// refused with `errSecInternalComponent`.
+    public static func replyWithoutKeychain(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
         switch request {
         case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor,
             .simulateTouch, .createEnclaveKey:
-            return nil
+            throw KeychainError(.errSecInternalComponent, "a request that creates the keychain was sent without one")
         case .useEnclaveKey:
             throw KeychainError(.errSecDecode, "no keychain exists yet, so no key is this keychain's Enclave's")
         case .copyMatching, .update, .delete:

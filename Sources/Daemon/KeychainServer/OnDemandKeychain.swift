@@ -32,10 +32,7 @@ public final class OnDemandKeychain: Sendable {
     public func perform(_ request: KeychainRequest, caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
         if case .eraseUnopenableKeychain = request { return try eraseUnopenable(caller) }
         guard let server = try server(creating: request.kind.facts.createsKeychain) else {
-            guard let reply = try KeychainServer.replyWithoutKeychain(request) else {
-                throw KeychainError.errSecInternalComponent
-            }
-            return reply
+            return try KeychainServer.replyWithoutKeychain(request)
         }
         return try server.handle(request, caller: caller)
     }

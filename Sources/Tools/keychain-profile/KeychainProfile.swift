@@ -37,7 +37,7 @@ struct KeychainProfile {
             at: scratch.appendingPathComponent("run"), withIntermediateDirectories: true)
         let daemonEnvironment = environment
         defer { if throughDaemon { _ = try? DaemonControl.stop(environment: daemonEnvironment) } }
-        KeychainServices.transport = throughDaemon
+        ProcessKeychain.transport = throughDaemon
             ? DaemonTransport(environment: environment, daemonArguments: ["--idle-lock", "0"])
             : EmbeddedTransport(directory: scratch.appendingPathComponent("data/keychain"), accessGroups: ["profile"])
         try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))

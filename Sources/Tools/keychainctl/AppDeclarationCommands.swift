@@ -27,7 +27,7 @@ extension Apps {
         var accessGroups: [String] = []
 
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 let app = try Self.resolvedExecutable(executable)
                 var declaration = try entitlements.map(Self.read) ?? AppDeclaration(applicationIdentifier: "")
                 if let identifier { declaration.applicationIdentifier = identifier }
@@ -39,8 +39,8 @@ extension Apps {
                         .errSecParam,
                         "give the app's identifier: --identifier, or application-identifier in --entitlements")
                 }
-                _ = try KeychainServices.perform(.declareApp(executable: app, declaration: declaration))
-                Session.note(
+                _ = try ProcessKeychain.perform(.declareApp(executable: app, declaration: declaration))
+                KeychainCommand.note(
                     "\(app) is \(declaration.applicationIdentifier); its groups: "
                         + "\(declaration.accessGroups.joined(separator: ", ")) (the first is its default), and its own"
                 )
@@ -89,10 +89,10 @@ extension Apps {
         @Argument(help: ArgumentHelp("The app's executable.", valueName: "executable")) var executable: String
 
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 // A removed executable's declaration is removed by the path it had.
                 let app = (try? Declare.resolvedExecutable(executable)) ?? executable
-                _ = try KeychainServices.perform(.declareApp(executable: app, declaration: nil))
+                _ = try ProcessKeychain.perform(.declareApp(executable: app, declaration: nil))
             }
         }
     }

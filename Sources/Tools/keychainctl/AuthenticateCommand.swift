@@ -21,7 +21,7 @@ struct Authenticate: ParsableCommand {
     @Option(help: "The fallback button's title; an empty string hides it.") var fallbackTitle: String?
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             let context = LAContext()
             context.localizedFallbackTitle = fallbackTitle
             let outcome = Mutex<(Bool, (any Error)?)?>(nil)

@@ -8,7 +8,7 @@ struct Biometry: ParsableCommand {
         subcommands: [BiometryStatusCommand.self, Enroll.self, List.self, Remove.self, Simulate.self, Touch.self])
 
     static func status() throws -> BiometryStatus {
-        guard case .biometry(let status) = try KeychainServices.perform(.biometryStatus) else {
+        guard case .biometry(let status) = try ProcessKeychain.perform(.biometryStatus) else {
             throw KeychainError(
                 .errSecInternalComponent, "the keychain answered a biometry request with something else")
         }
@@ -19,7 +19,7 @@ struct Biometry: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "status", abstract: "Show the sensor, enrolled fingers, failures and lockout.")
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 let status = try Biometry.status()
                 let sensor =
                     switch status.sensor {
@@ -45,8 +45,8 @@ struct Biometry: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Enroll a finger (needs the passcode).")
         @Option(help: "The finger's name.") var finger = "right-index-finger"
         func run() throws {
-            try Session.run {
-                _ = try KeychainServices.perform(
+            try KeychainCommand.run {
+                _ = try ProcessKeychain.perform(
                     .enrollFinger(name: finger, passcode: try SecretInput.line(prompt: "Passcode: ")))
             }
         }
@@ -55,7 +55,7 @@ struct Biometry: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List enrolled fingers by name (never templates).")
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 for finger in try Biometry.status().enrolledFingers { print(finger) }
             }
         }
@@ -65,8 +65,8 @@ struct Biometry: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove an enrolled finger (needs the passcode).")
         @Argument(help: "The finger's name.") var finger: String
         func run() throws {
-            try Session.run {
-                _ = try KeychainServices.perform(
+            try KeychainCommand.run {
+                _ = try ProcessKeychain.perform(
                     .removeFinger(name: finger, passcode: try SecretInput.line(prompt: "Passcode: ")))
             }
         }
@@ -77,11 +77,11 @@ struct Biometry: ParsableCommand {
             abstract: "Turn the simulated sensor on or off (needs the passcode).")
         @Argument(help: "on or off") var setting: Toggle
         func run() throws {
-            try Session.run {
-                _ = try KeychainServices.perform(
+            try KeychainCommand.run {
+                _ = try ProcessKeychain.perform(
                     .setSimulatedSensor(setting == .on, passcode: try SecretInput.line(prompt: "Passcode: ")))
                 if setting == .on {
-                    Session.note(
+                    KeychainCommand.note(
                         "WARNING: the simulated sensor is ON; turn it off with `keychainctl biometry simulate off`")
                 }
             }
@@ -102,7 +102,9 @@ struct Biometry: ParsableCommand {
         }
 
         func run() throws {
-            try Session.run { _ = try KeychainServices.perform(.simulateTouch(matching: matching, finger: finger)) }
+            try KeychainCommand.run {
+                _ = try ProcessKeychain.perform(.simulateTouch(matching: matching, finger: finger))
+            }
         }
     }
 }

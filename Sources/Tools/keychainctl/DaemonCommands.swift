@@ -21,7 +21,7 @@ struct DaemonStart: ParsableCommand {
     var idleLockSeconds: Double?
 
     func run() throws {
-        try Session.run(handlesSecrets: false) {
+        try KeychainCommand.run(handlesSecrets: false) {
             try refuseForSystemDaemon("start")
             let arguments = idleLockSeconds.map { ["--idle-lock", String($0)] } ?? []
             guard let status = try DaemonControl.status(starting: true, daemonArguments: arguments) else { return }
@@ -34,7 +34,7 @@ struct DaemonStop: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "stop", abstract: "Stop keychaind after its requests.")
 
     func run() throws {
-        try Session.run(handlesSecrets: false) {
+        try KeychainCommand.run(handlesSecrets: false) {
             try refuseForSystemDaemon("stop")
             if let pid = try DaemonControl.stop() {
                 print("keychaind (pid \(pid)) stopped")
@@ -50,8 +50,8 @@ struct DaemonStatusCommand: ParsableCommand {
         commandName: "status", abstract: "Show keychaind's pid, uptime, mode, clients and lock state.")
 
     func run() throws {
-        try Session.run(handlesSecrets: false) {
-            let found = try Session.systemDaemonSocket.map { socket throws(KeychainError) in
+        try KeychainCommand.run(handlesSecrets: false) {
+            let found = try KeychainCommand.systemDaemonSocket.map { socket throws(KeychainError) in
                 try DaemonControl.systemStatus(socket: socket)
             }
             guard let status = try found ?? DaemonControl.status(starting: false) else {
@@ -81,7 +81,7 @@ struct DaemonStatusCommand: ParsableCommand {
 /// The system daemon belongs to systemd (or whoever started it as its user): this user's
 /// `keychainctl` neither starts nor stops it.
 private func refuseForSystemDaemon(_ action: String) throws(KeychainError) {
-    guard Session.systemDaemonSocket != nil else { return }
+    guard KeychainCommand.systemDaemonSocket != nil else { return }
     throw KeychainError(
         .errSecParam,
         "the system keychain daemon serves this machine; \(action) it as root with systemd: systemctl \(action) "

@@ -30,7 +30,7 @@ struct DaemonInstall: ParsableCommand {
     var system = false
 
     func run() throws {
-        try Session.run(handlesSecrets: false) {
+        try KeychainCommand.run(handlesSecrets: false) {
             switch (user, system) {
             case (true, false): try installForUser()
             case (false, true): try SystemUnits.install()

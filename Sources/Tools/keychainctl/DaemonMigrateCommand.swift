@@ -26,8 +26,8 @@ struct DaemonMigrateToSystem: ParsableCommand {
     )
 
     func run() throws {
-        try Session.run(handlesSecrets: false) {
-            guard let socket = Session.systemDaemonSocket else {
+        try KeychainCommand.run(handlesSecrets: false) {
+            guard let socket = KeychainCommand.systemDaemonSocket else {
                 throw KeychainError(
                     .errSecNotAvailable,
                     "no system keychaind is installed: install it first (as root: keychainctl daemon install --system)")

@@ -8,7 +8,7 @@ struct Status: ParsableCommand {
         abstract: "Show whether a passcode is set, the lock state, and failed attempts.")
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             let status = try KeychainDevice.status()
             let state: String
             if !status.passcodeSet {
@@ -25,7 +25,7 @@ struct Status: ParsableCommand {
                 ? "in \(Int(status.secondsUntilNextAttempt.rounded(.up))) seconds" : "now"
             var biometryLine = ""
             do {
-                if case .biometry(let biometry) = try KeychainServices.perform(.biometryStatus),
+                if case .biometry(let biometry) = try ProcessKeychain.perform(.biometryStatus),
                     biometry.sensor == .simulated
                 {
                     print(
@@ -40,7 +40,9 @@ struct Status: ParsableCommand {
             let directory = EmbeddedTransport.defaultDirectory()
             let exists = FileManager.default.fileExists(atPath: directory.appendingPathComponent("keybag").path)
             let place =
-                Session.systemDaemonSocket.map { "kept by the system keychain daemon (\($0)), out of your reach" }
+                KeychainCommand.systemDaemonSocket.map {
+                    "kept by the system keychain daemon (\($0)), out of your reach"
+                }
                 ?? "\(directory.path)\(exists ? "" : " (none yet: it is created by the first item or passcode)")"
             print(
                 """
@@ -60,9 +62,10 @@ struct Lock: ParsableCommand {
         abstract: "Lock the keychain: WhenUnlocked items become unavailable.")
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             guard try KeychainDevice.status().passcodeSet else {
-                Session.note("no passcode is set, so the keychain cannot lock; set one with `keychainctl passcode set`")
+                KeychainCommand.note(
+                    "no passcode is set, so the keychain cannot lock; set one with `keychainctl passcode set`")
                 return
             }
             try KeychainDevice.lock()
@@ -75,7 +78,7 @@ struct Unlock: ParsableCommand {
         abstract: "Unlock the keychain with the passcode (standard input or a hidden prompt).")
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             try KeychainDevice.unlock(passcode: try SecretInput.line(prompt: "Passcode: "))
         }
     }
@@ -92,14 +95,14 @@ struct Passcode: ParsableCommand {
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Set a passcode when none is set.")
         func run() throws {
-            try Session.run { try KeychainDevice.setPasscode(current: nil, new: try SecretInput.newPasscode()) }
+            try KeychainCommand.run { try KeychainDevice.setPasscode(current: nil, new: try SecretInput.newPasscode()) }
         }
     }
 
     struct Change: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Change the passcode (current, then new).")
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 let current = try SecretInput.line(prompt: "Current passcode: ")
                 try KeychainDevice.setPasscode(current: current, new: try SecretInput.newPasscode())
             }
@@ -114,19 +117,21 @@ struct Passcode: ParsableCommand {
         @Flag(help: "Confirm deleting the items that need the passcode, without asking.") var yes = false
 
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 let doomed = try KeychainDevice.itemCount(accessibility: .whenPasscodeSetThisDeviceOnly)
                 if doomed > 0 {
-                    Session.note(
+                    KeychainCommand.note(
                         "removing the passcode deletes \(doomed) item\(doomed == 1 ? "" : "s") that can exist only "
                             + "while a passcode is set (WhenPasscodeSetThisDeviceOnly)"
                     )
-                    try Session.confirm(
+                    try KeychainCommand.confirm(
                         "Delete them and remove the passcode?", yes: yes,
                         refusal: "run again with --yes to delete \(doomed) items and remove the passcode")
                 }
                 try KeychainDevice.removePasscode(current: try SecretInput.line(prompt: "Current passcode: "))
-                if doomed > 0 { Session.note("passcode removed; deleted \(doomed) item\(doomed == 1 ? "" : "s")") }
+                if doomed > 0 {
+                    KeychainCommand.note("passcode removed; deleted \(doomed) item\(doomed == 1 ? "" : "s")")
+                }
             }
         }
     }
@@ -137,7 +142,7 @@ struct Passcode: ParsableCommand {
             abstract: "Erase every item after 10 consecutive failed passcode attempts (on|off).")
         @Argument(help: "on or off") var setting: Toggle
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 try KeychainDevice.setEraseAfterFailedAttempts(
                     setting == .on, passcode: try SecretInput.line(prompt: "Passcode: "))
             }
@@ -161,7 +166,7 @@ struct Erase: ParsableCommand {
     @Flag(help: "Confirm erasing a keychain without a passcode, or one whose files cannot be opened.") var yes = false
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             let count: Int
             let passcodeSet: Bool
             do {
@@ -171,7 +176,7 @@ struct Erase: ParsableCommand {
                 try eraseUnopenable(error)
                 return
             }
-            Session.note(
+            KeychainCommand.note(
                 "erasing the keychain deletes \(count) item\(count == 1 ? "" : "s") and every key; this cannot be "
                     + "undone"
             )
@@ -179,12 +184,12 @@ struct Erase: ParsableCommand {
             if passcodeSet {
                 passcode = try SecretInput.line(prompt: "Passcode: ")
             } else {
-                try Session.confirm(
+                try KeychainCommand.confirm(
                     "Erase the keychain?", yes: yes,
                     refusal: "no passcode is set; run again with --yes to erase \(count) items")
             }
             let erased = try KeychainDevice.erase(passcode: passcode)
-            Session.note("erased \(erased) item\(erased == 1 ? "" : "s")")
+            KeychainCommand.note("erased \(erased) item\(erased == 1 ? "" : "s")")
         }
     }
 
@@ -197,9 +202,9 @@ struct Erase: ParsableCommand {
                     + "passcode: `keychainctl erase --yes` removes its files"
             )
         }
-        Session.note("the keychain cannot be opened: \(error.message)")
+        KeychainCommand.note("the keychain cannot be opened: \(error.message)")
         let count = try KeychainDevice.eraseUnopenableKeychain()
-        Session.note(
+        KeychainCommand.note(
             "removed the keychain's files\(count.map { " (\($0) item\($0 == 1 ? "" : "s"))" } ?? ""); the next use "
                 + "starts a new keychain"
         )

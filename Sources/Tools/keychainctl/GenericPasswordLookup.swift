@@ -47,7 +47,7 @@ struct GenericPasswordLookup {
 
     /// Prints the first match's attributes, or with `secretOnly` its secret.
     func run() throws {
-        try Session.runIdentifiedByFirstRequest { firstReplyCame in
+        try KeychainCommand.runIdentifiedByFirstRequest { firstReplyCame in
             var query = ItemQuery(
                 itemClass: .genericPassword,
                 attributes: ItemCommands.attributes([

@@ -64,7 +64,7 @@ struct AddInternetPassword: ParsableCommand {
         let key = details.attributes.merging(
             ItemCommands.attributes([(kSecAttrServer as String, server), (kSecAttrAccount as String, account)])
         ) { a, _ in a }
-        try Session.run {
+        try KeychainCommand.run {
             let item = NewItem(
                 itemClass: .internetPassword,
                 attributes: key.merging(
@@ -83,7 +83,7 @@ struct FindInternetPassword: ParsableCommand {
     @Flag(name: .customShort("w"), help: "Print only the secret.") var secretOnly = false
 
     func run() throws {
-        try Session.runIdentifiedByFirstRequest { firstReplyCame in
+        try KeychainCommand.runIdentifiedByFirstRequest { firstReplyCame in
             try ItemCommands.find(
                 ItemQuery(itemClass: .internetPassword, attributes: key.attributes), secretOnly: secretOnly,
                 firstReplyCame: firstReplyCame)
@@ -98,7 +98,7 @@ struct DeleteInternetPassword: ParsableCommand {
     @Flag(help: "Delete every match, and say how many.") var all = false
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             try ItemCommands.delete(ItemQuery(itemClass: .internetPassword, attributes: key.attributes), all: all)
         }
     }
@@ -108,12 +108,12 @@ struct DumpKeychain: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print every item's class and attributes; never secrets.")
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             var blocks: [String] = []
             for itemClass in ItemClass.allCases where itemClass.isImplemented {
                 let query = ItemQuery(itemClass: itemClass, synchronizable: .any, limit: .all, returns: .attributes)
                 do {
-                    guard case .items(let items) = try KeychainServices.perform(.copyMatching(query)) else { continue }
+                    guard case .items(let items) = try ProcessKeychain.perform(.copyMatching(query)) else { continue }
                     blocks += items.map(ItemPrinter.render)
                 } catch KeychainError.errSecItemNotFound {
                     continue

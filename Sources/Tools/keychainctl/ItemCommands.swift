@@ -7,7 +7,7 @@ import Keychain
 enum ItemCommands {
     static func add(_ item: NewItem, updateExisting: Bool, key: [String: AttributeValue]) throws {
         do {
-            _ = try KeychainServices.perform(.add(item))
+            _ = try ProcessKeychain.perform(.add(item))
         } catch {
             guard updateExisting, error.status == KeychainError.errSecDuplicateItem.status else { throw error }
             let query = ItemQuery(itemClass: item.itemClass, attributes: key)
@@ -15,7 +15,7 @@ enum ItemCommands {
                 attributes: item.attributes, accessibility: item.accessibility, secret: item.secret)
             changes.accessControl = item.accessControl
             // Updating an item with an access control prompts, as the KeychainTouchID sample does.
-            _ = try KeychainServices.perform(
+            _ = try ProcessKeychain.perform(
                 .update(query, changes),
                 authenticating: AuthenticationOptions(reason: "Authenticate to update your password"))
         }
@@ -36,7 +36,7 @@ enum ItemCommands {
     ///
     /// It asks first whether several match: a search for two references, which carries no
     /// secret and which keychaind answers at once. Only when two come back is
-    /// every match counted. ``Session/runIdentifiedByFirstRequest(_:)`` hardens the process on
+    /// every match counted. ``KeychainCommand/runIdentifiedByFirstRequest(_:)`` hardens the process on
     /// that first reply (`firstReplyCame`), before the item is read.
     static func find(_ query: ItemQuery, secretOnly: Bool, firstReplyCame: () -> Void) throws {
         var count = query
@@ -47,21 +47,21 @@ enum ItemCommands {
         let firstTwo: KeychainReply
         do {
             defer { firstReplyCame() }
-            firstTwo = try KeychainServices.perform(.copyMatching(count))
+            firstTwo = try ProcessKeychain.perform(.copyMatching(count))
         }
         if case .items(let matches) = firstTwo, matches.count > 1 {
             count.limit = .all
             // Should the full count not come back as items, two is what is known to match.
             let all =
-                if case .items(let everyMatch) = try KeychainServices.perform(.copyMatching(count)) {
+                if case .items(let everyMatch) = try ProcessKeychain.perform(.copyMatching(count)) {
                     everyMatch.count
                 } else { matches.count }
-            Session.note("\(all) items match; showing the first (narrow the search with -s and -a)")
+            KeychainCommand.note("\(all) items match; showing the first (narrow the search with -s and -a)")
         }
         var query = query
         query.returns = secretOnly ? .data : .attributes
         let options = AuthenticationOptions(reason: "Authenticate to access service password")
-        guard case .items(let items) = try KeychainServices.perform(.copyMatching(query), authenticating: options),
+        guard case .items(let items) = try ProcessKeychain.perform(.copyMatching(query), authenticating: options),
             let item = items.first
         else { return }
         if secretOnly {
@@ -81,7 +81,7 @@ enum ItemCommands {
             var count = query
             count.limit = .all
             count.returns = .persistentRef
-            if case .items(let matches) = try KeychainServices.perform(.copyMatching(count)), matches.count > 1 {
+            if case .items(let matches) = try ProcessKeychain.perform(.copyMatching(count)), matches.count > 1 {
                 throw KeychainError(
                     .errSecParam,
                     "\(matches.count) items match; nothing was deleted. Narrow the search with -s and -a, or add "
@@ -89,8 +89,8 @@ enum ItemCommands {
                 )
             }
         }
-        guard case .count(let deleted) = try KeychainServices.perform(.delete(query)) else { return }
-        if all { Session.note("deleted \(deleted) item\(deleted == 1 ? "" : "s")") }
+        guard case .count(let deleted) = try ProcessKeychain.perform(.delete(query)) else { return }
+        if all { KeychainCommand.note("deleted \(deleted) item\(deleted == 1 ? "" : "s")") }
     }
 
     static func attributes(_ pairs: [(String, String?)]) -> [String: AttributeValue] {
@@ -134,7 +134,7 @@ struct AddGenericPassword: ParsableCommand {
     }
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             let key = ItemCommands.attributes([
                 (kSecAttrService as String, service), (kSecAttrAccount as String, account),
             ])
@@ -183,7 +183,7 @@ struct DeleteGenericPassword: ParsableCommand {
     @Flag(help: "Delete every match, and say how many.") var all = false
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             let attributes = ItemCommands.attributes([
                 (kSecAttrService as String, service), (kSecAttrAccount as String, account),
             ])

@@ -40,9 +40,10 @@ struct KeychainCtl: ParsableCommand {
             }
         }
         var arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == Session.systemSocketOption {
+        if arguments.first == KeychainCommand.systemSocketOption {
             guard arguments.count >= 2 else {
-                StandardError.write("keychainctl: error: \(Session.systemSocketOption) needs the socket's path\n")
+                StandardError.write(
+                    "keychainctl: error: \(KeychainCommand.systemSocketOption) needs the socket's path\n")
                 Glibc.exit(64)
             }
             arguments.removeFirst(2)

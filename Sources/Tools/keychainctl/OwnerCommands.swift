@@ -24,25 +24,25 @@ struct Owner: ParsableCommand {
         static let missesAllowed = 3
 
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 if fingerprint {
                     try loginWithFingerprint()
                 } else {
-                    _ = try KeychainServices.perform(
+                    _ = try ProcessKeychain.perform(
                         .openOwnerSession(passcode: try SecretInput.line(prompt: "Passcode: ")))
                 }
-                Session.note("owner session open for 5 minutes in this login session")
+                KeychainCommand.note("owner session open for 5 minutes in this login session")
             }
         }
 
         /// Asks keychaind to wait for a touch for this session, a short wait at a time.
         private func loginWithFingerprint() throws {
-            Session.note("Touch the fingerprint sensor.")
-            defer { _ = try? KeychainServices.perform(.endBiometricMatch) }
+            KeychainCommand.note("Touch the fingerprint sensor.")
+            defer { _ = try? ProcessKeychain.perform(.endBiometricMatch) }
             let deadline = Date().addingTimeInterval(Self.touchSeconds)
             var misses = 0
             while Date() < deadline {
-                guard case .match(let match) = try KeychainServices.perform(.openOwnerSessionByBiometry(timeout: 0.5))
+                guard case .match(let match) = try ProcessKeychain.perform(.openOwnerSessionByBiometry(timeout: 0.5))
                 else {
                     throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
                 }
@@ -56,7 +56,7 @@ struct Owner: ParsableCommand {
                     guard misses < Self.missesAllowed else {
                         throw KeychainError(.errSecAuthFailed, "the fingerprint was not recognized")
                     }
-                    Session.note("Not recognized. Try again.")
+                    KeychainCommand.note("Not recognized. Try again.")
                 }
             }
             throw KeychainError(.errSecAuthFailed, "no touch within \(Int(Self.touchSeconds)) seconds")
@@ -67,7 +67,7 @@ struct Owner: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Close the owner session now.")
 
         func run() throws {
-            try Session.run { _ = try KeychainServices.perform(.closeOwnerSession) }
+            try KeychainCommand.run { _ = try ProcessKeychain.perform(.closeOwnerSession) }
         }
     }
 }
@@ -88,8 +88,8 @@ struct Apps: ParsableCommand {
         @Argument(help: ArgumentHelp("The shared group.", valueName: "group")) var group: String
 
         func set(granted: Bool) throws {
-            try Session.run {
-                _ = try KeychainServices.perform(.setEntitlement(app: app, group: group, granted: granted))
+            try KeychainCommand.run {
+                _ = try ProcessKeychain.perform(.setEntitlement(app: app, group: group, granted: granted))
             }
         }
     }
@@ -112,15 +112,15 @@ struct Apps: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show each app's shared access groups.")
 
         func run() throws {
-            try Session.run {
-                guard case .entitlements(let entitlements) = try KeychainServices.perform(.listEntitlements) else {
+            try KeychainCommand.run {
+                guard case .entitlements(let entitlements) = try ProcessKeychain.perform(.listEntitlements) else {
                     throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
                 }
-                guard case .declaredApps(let declared) = try KeychainServices.perform(.listDeclaredApps) else {
+                guard case .declaredApps(let declared) = try ProcessKeychain.perform(.listDeclaredApps) else {
                     throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
                 }
                 if entitlements.isEmpty && declared.isEmpty {
-                    Session.note("no app has a shared access group or a declaration")
+                    KeychainCommand.note("no app has a shared access group or a declaration")
                 }
                 for (app, declaration) in declared.sorted(by: { $0.key < $1.key }) {
                     print(

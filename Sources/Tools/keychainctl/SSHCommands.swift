@@ -28,7 +28,7 @@ struct SSH: ParsableCommand {
         var protection: SSHKeyStore.Protection = .none
 
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 print(try SSHKeyStore.create(name: name, protection: protection).authorizedKeysLine)
             }
         }
@@ -38,7 +38,7 @@ struct SSH: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the keys: name and fingerprint.")
 
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 for key in try SSHKeyStore.all() { print("\(key.name)\t\(key.fingerprint)") }
             }
         }
@@ -52,7 +52,7 @@ struct SSH: ParsableCommand {
         var name: String
 
         func run() throws {
-            try Session.run {
+            try KeychainCommand.run {
                 guard let key = try SSHKeyStore.find(name) else {
                     throw KeychainError(.errSecItemNotFound, "no SSH key is named \(name)")
                 }
@@ -68,7 +68,7 @@ struct SSH: ParsableCommand {
         var name: String
 
         func run() throws {
-            try Session.run { try SSHKeyStore.delete(name) }
+            try KeychainCommand.run { try SSHKeyStore.delete(name) }
         }
     }
 }
@@ -81,7 +81,7 @@ extension SSH {
             abstract: "Install a systemd user unit that runs `keychainctl ssh-agent` (keychain-ssh-agent.service).")
 
         func run() throws {
-            try Session.run(handlesSecrets: false) {
+            try KeychainCommand.run(handlesSecrets: false) {
                 let executable =
                     (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
                     ?? CommandLine.arguments[0]
@@ -151,7 +151,7 @@ struct SSHAgentCommand: ParsableCommand {
     var proxy: String?
 
     func run() throws {
-        try Session.run {
+        try KeychainCommand.run {
             let directory = KeychainPaths.runtimeDirectory()
             let path = socket ?? directory.appendingPathComponent("ssh-agent.socket").path
             if socket == nil {

@@ -90,7 +90,7 @@ extension SecItemAPITests {
                 do { try body() } catch let error as KeychainError { errors.append(error) } catch {}
             }
             capture {
-                _ = try KeychainServices.perform(
+                _ = try ProcessKeychain.perform(
                     .add(
                         NewItem(
                             itemClass: .genericPassword,
@@ -98,13 +98,13 @@ extension SecItemAPITests {
                             secret: SecretBytes(utf8: secretValue))))
             }
             capture {
-                _ = try KeychainServices.perform(
+                _ = try ProcessKeychain.perform(
                     .copyMatching(
                         ItemQuery(itemClass: .genericPassword, attributes: ["acct": .string("missing-\(account)")])))
             }
-            capture { _ = try KeychainServices.perform(.setPasscode(current: nil, new: SecretBytes(utf8: "12"))) }
+            capture { _ = try ProcessKeychain.perform(.setPasscode(current: nil, new: SecretBytes(utf8: "12"))) }
             try keychain.setPasscode("4321")
-            capture { _ = try KeychainServices.perform(.unlock(passcode: SecretBytes(utf8: "9999"))) }
+            capture { _ = try ProcessKeychain.perform(.unlock(passcode: SecretBytes(utf8: "9999"))) }
             #expect(errors.map(\.status) == [errSecDuplicateItem, errSecItemNotFound, errSecParam, errSecAuthFailed])
             for error in errors {
                 for value in [secretValue, account, "private-service-name", "9999", "4321"] {

@@ -44,7 +44,7 @@ final class ScriptedPrompt: AuthenticationPrompt {
             switch prompt.next({ if case .passcode = $0 { return false } else { return true } }) {
             case .press(let button)?: return button
             case .touch(let matching)?:
-                _ = try? KeychainServices.perform(.simulateTouch(matching: matching, finger: nil))
+                _ = try? ProcessKeychain.perform(.simulateTouch(matching: matching, finger: nil))
                 return nil
             default: return nil
             }

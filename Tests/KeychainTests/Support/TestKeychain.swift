@@ -55,7 +55,7 @@ struct TestKeychain {
 
     /// Makes the SecItem functions and `Keychain` use this keychain.
     func install(_ groups: [String] = ["com.example.app"]) -> TestKeychain {
-        KeychainServices.transport = transport(groups)
+        ProcessKeychain.transport = transport(groups)
         return self
     }
 

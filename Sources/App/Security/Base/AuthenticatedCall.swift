@@ -22,7 +22,7 @@ package struct AuthenticationOptions: Sendable {
     }
 }
 
-extension KeychainServices {
+extension ProcessKeychain {
     /// Performs a request, authenticating the device owner when an item's access control asks
     /// for it (the typed form of what the SecItem functions do).
     ///
@@ -75,7 +75,7 @@ enum AuthenticatedCall {
         // Two rounds cover `.and` items whose factors come from separate evaluations.
         for _ in 0..<3 {
             do {
-                return try KeychainServices.perform(request(material))
+                return try ProcessKeychain.perform(request(material))
             } catch {
                 guard let required = error.requiredAuthentication else { throw error }
                 guard options.interface == .allow else {

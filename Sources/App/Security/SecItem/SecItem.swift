@@ -94,7 +94,7 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     status { () throws(KeychainError) in
         var dictionary = try SecItemDictionary(query)
         if dictionary.namesIdentity { return try IdentityItems.delete(query) }
-        _ = try KeychainServices.perform(.delete(try dictionary.query(allowReturns: false)))
+        _ = try ProcessKeychain.perform(.delete(try dictionary.query(allowReturns: false)))
     }
 }
 

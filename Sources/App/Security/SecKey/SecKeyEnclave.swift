@@ -29,7 +29,7 @@ struct EnclavePrivateKey: Sendable {
         accessibility: Accessibility, accessControl: AccessControl?, authentication: AuthenticationOptions
     ) throws(KeychainError) -> EnclavePrivateKey {
         guard
-            case .enclaveKey(let sealedKey, let publicKey) = try KeychainServices.perform(
+            case .enclaveKey(let sealedKey, let publicKey) = try ProcessKeychain.perform(
                 .createEnclaveKey(accessibility: accessibility, accessControl: accessControl)),
             let key = try? P256.Signing.PublicKey(x963Representation: publicKey)
         else {

@@ -9,12 +9,12 @@ import Synchronization
 /// of the daemon's protections) sets its transport before the first call:
 ///
 /// ```swift
-/// KeychainServices.transport = EmbeddedTransport(accessGroups: ["com.example.chores"])
+/// ProcessKeychain.transport = EmbeddedTransport(accessGroups: ["com.example.chores"])
 /// ```
 ///
 /// A program that does not link it cannot be switched to it: with `KEYCHAIN_MODE=embedded` in
 /// its environment, and no transport set, every call fails with `errSecNotAvailable`.
-public enum KeychainServices {
+public enum ProcessKeychain {
     private static let configured = Mutex<(any KeychainTransport)?>(nil)
 
     /// The transport in use; setting it affects every later call in this process.

@@ -7,7 +7,7 @@ import KeychainSupport
 /// Runs a command body against the keychain and turns a ``KeychainError`` into the tool's
 /// contract: `keychainctl: error: …` and `keychainctl: hint: …` on stderr, exit 44 for
 /// errSecItemNotFound (as Apple's `security`), 1 otherwise.
-enum Session {
+enum KeychainCommand {
     /// The access group items added by `keychainctl` go to.
     static let accessGroup = "keychainctl"
 
@@ -51,10 +51,10 @@ enum Session {
     private static func run(hardening: Hardening, _ body: (_ firstReplyCame: () -> Void) throws -> Void) throws {
         do {
             // Through keychaind, keychainctl is an app like any other: its own items only.
-            let transport: any KeychainTransport = KeychainServices.usesDaemon
+            let transport: any KeychainTransport = ProcessKeychain.usesDaemon
                 ? systemSocket.map { DaemonTransport(systemSocket: $0) } ?? DaemonTransport()
                 : EmbeddedTransport(accessGroups: [accessGroup], actsForOwner: true)
-            KeychainServices.transport = transport
+            ProcessKeychain.transport = transport
             let daemon = transport as? DaemonTransport
             if hardening == .beforeBody || (hardening == .afterFirstReply && daemon == nil) {
                 // The per-user daemon identifies this process before it becomes undumpable,
