@@ -55,9 +55,10 @@ public enum KeychainRequest: Sendable {
     case simulateTouch(matching: Bool, finger: String?)
     /// The daemon's own state (only `keychaind` answers it).
     case daemonStatus
-    /// Nothing but a reply (`done`), which tells that the daemon has identified the caller:
-    /// a client may then make itself undumpable (only `keychaind` answers it; it opens no
-    /// keychain, so it works when the keychain cannot be opened).
+    /// Nothing but a reply (`done`), which tells that the daemon has identified the caller
+    /// (only `keychaind` answers it; it opens no keychain). The greeting already tells so, as it
+    /// comes only after the identification: `DaemonTransport.identifyThisProcess()` no longer
+    /// sends this. It stays answered, as every released request does.
     case identify
     /// Open an owner session with the passcode: for a while, this app in this login session
     /// sees every access group (keychaind; the embedded keychain only checks the passcode).

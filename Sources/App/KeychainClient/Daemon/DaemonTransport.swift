@@ -68,9 +68,15 @@ public final class DaemonTransport: KeychainTransport {
     /// it read `/proc/PID/exe` of a dumpable process only: an undumpable client that connects
     /// later is refused. The system daemon has the capability, so nothing is exchanged for it.
     /// Should the daemon restart later, an undumpable process cannot reconnect.
+    ///
+    /// The daemon greets a connection only once it has identified the process, so an open
+    /// connection of this process is the proof; no request is sent.
     public func identifyThisProcess() throws(KeychainError) {
         guard case .perUser = endpoint else { return }
-        _ = try perform(.identify)
+        try connection.withLock { (connection: inout DaemonConnection?) throws(KeychainError) in
+            if let connection, connection.owner == getpid() { return }
+            connection = try connect()
+        }
     }
 
     public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
