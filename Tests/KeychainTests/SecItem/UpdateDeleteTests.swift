@@ -34,6 +34,40 @@ extension SecItemAPITests {
             #expect(other as? Data == Data("untouched".utf8))
         }
 
+        /// A wrapper's update with its whole add dictionary as the query: on iOS the data is not
+        /// a search key there, so the item is updated, or `errSecItemNotFound` says to add it.
+        @Test func theDataInAnUpdatesQueryIsNotASearchKey() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            var addDictionary = service.merging([
+                kSecAttrAccount as String: "a", kSecValueData as String: Data("old".utf8),
+            ]) { $1 }
+            let changes = [kSecValueData as String: Data("new".utf8)] as CFDictionary
+            #expect(SecItemUpdate(addDictionary as CFDictionary, changes) == errSecItemNotFound)
+            #expect(SecItemAdd(addDictionary as CFDictionary, nil) == errSecSuccess)
+            addDictionary[kSecValueData as String] = Data("not what is stored".utf8)
+            #expect(SecItemUpdate(addDictionary as CFDictionary, changes) == errSecSuccess)
+            let (_, data) = copyMatching(service.merging([kSecReturnData as String: true]) { $1 })
+            #expect(data as? Data == Data("new".utf8))
+        }
+
+        /// Apple: "The query dictionary for update can't contain item return result keys, because
+        /// SecItemUpdate only returns a status."
+        @Test(arguments: [
+            kSecReturnData as String, kSecReturnAttributes as String, kSecReturnRef as String,
+            kSecReturnPersistentRef as String,
+        ])
+        func anUpdatesQueryCannotAskForResults(returnKey: String) throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            addPassword(account: "a", secret: "old")
+            let query = service.merging([returnKey: true]) { $1 }
+            let changes = [kSecValueData as String: Data("new".utf8)] as CFDictionary
+            #expect(SecItemUpdate(query as CFDictionary, changes) == errSecParam)
+            let unset = service.merging([returnKey: false]) { $1 }
+            #expect(SecItemUpdate(unset as CFDictionary, changes) == errSecSuccess)
+        }
+
         @Test func deleteRemovesEveryMatch() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }

@@ -177,6 +177,13 @@ enum CorpusRun {
             OtherIdioms.message(for: errSecItemNotFound) == "The specified item could not be found in the keychain.",
             "\(String(describing: OtherIdioms.message(for: errSecItemNotFound)))")
 
+        check(
+            "an update with the whole item as its query, then an add",
+            UpdateOrAddStore.save(Data("first".utf8), account: "me") == errSecSuccess
+                && UpdateOrAddStore.save(Data("second".utf8), account: "me") == errSecSuccess
+                && UpdateOrAddStore.read("me") == Data("second".utf8),
+            "\(String(describing: UpdateOrAddStore.read("me")))")
+
         exit(failures == 0 ? 0 : 1)
     }
 }

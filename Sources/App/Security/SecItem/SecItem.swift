@@ -77,7 +77,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
     status { () throws(KeychainError) in
         var queryDictionary = try SecItemDictionary(query)
         if queryDictionary.namesIdentity { return try IdentityItems.update(query, attributesToUpdate) }
-        let parsed = try queryDictionary.query(allowReturns: false)
+        let parsed = try queryDictionary.query(for: .update)
         var changesDictionary = try SecItemDictionary(attributesToUpdate)
         let changes = try changesDictionary.changes(for: parsed.itemClass)
         _ = try AuthenticatedCall.perform(queryDictionary.authentication) { .update(parsed.with($0), changes) }
@@ -94,7 +94,7 @@ public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     status { () throws(KeychainError) in
         var dictionary = try SecItemDictionary(query)
         if dictionary.namesIdentity { return try IdentityItems.delete(query) }
-        _ = try ProcessKeychain.perform(.delete(try dictionary.query(allowReturns: false)))
+        _ = try ProcessKeychain.perform(.delete(try dictionary.query(for: .delete)))
     }
 }
 

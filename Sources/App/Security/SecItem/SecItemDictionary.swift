@@ -108,12 +108,37 @@ struct SecItemDictionary {
         return item
     }
 
+    /// What a query is for, which decides what it may carry besides a search.
+    enum QueryUse {
+        /// `SecItemCopyMatching`: return keys choose the result.
+        case search
+        /// `SecItemUpdate`. As on iOS, return keys are refused (`errSecParam`: Apple, "the query
+        /// dictionary for update can't contain item return result keys, because SecItemUpdate
+        /// only returns a status"), and `kSecValueData` is not a search key: it is left out of
+        /// the match, so a wrapper that passes its whole add dictionary as the query updates the
+        /// item, or gets `errSecItemNotFound` and adds it. `kSecValueRef` and
+        /// `kSecValuePersistentRef` name the item, as in a search.
+        case update
+        /// `SecItemDelete`: return keys are ignored.
+        case delete
+    }
+
     /// A `SecItemCopyMatching`, `SecItemUpdate` or `SecItemDelete` query.
-    mutating func query(allowReturns: Bool = true) throws(KeychainError) -> ItemQuery {
+    mutating func query(for use: QueryUse = .search) throws(KeychainError) -> ItemQuery {
         let itemClass = try takeClass(orFromReference: true)
         var query = ItemQuery(itemClass: itemClass)
-        query.returns = try takeReturns(of: itemClass)
-        if !allowReturns { query.returns = [] }
+        switch use {
+        case .search:
+            query.returns = try takeReturns(of: itemClass)
+        case .update:
+            for key in SecItemOptionKey.returns where try takeBool(key) == true {
+                throw KeychainError(
+                    .errSecParam, "an update's query asks for no result (\(key)): SecItemUpdate returns only a status")
+            }
+            _ = try takeData(.valueData)
+        case .delete:
+            _ = try takeReturns(of: itemClass)
+        }
         query.limit = try takeLimit()
         query.accessGroup = try takeString(.accessGroup)
         query.accessibility = try takeAccessibility()
