@@ -272,6 +272,25 @@ extension SecItemAPITests {
         }
 
         /// As on iOS, a persistent reference names its item's class: no kSecClass is needed.
+        /// A persistent reference names one item whatever its synchronizable flag, as on iOS;
+        /// kSecAttrSynchronizable beside it still narrows the match.
+        @Test func aSynchronizableItemIsFoundByItsPersistentReference() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            var added: CFTypeRef?
+            let attributes: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "synced",
+                kSecAttrSynchronizable as String: true, kSecValueData as String: Data("s".utf8),
+                kSecReturnPersistentRef as String: true,
+            ]
+            #expect(SecItemAdd(attributes as CFDictionary, &added) == errSecSuccess)
+            let reference = try #require(added as? Data)
+            let byReference: [String: Any] = [kSecValuePersistentRef as String: reference, kSecReturnData as String: true]
+            #expect(copyMatching(byReference).1 as? Data == Data("s".utf8))
+            let notSynchronizable = byReference.merging([kSecAttrSynchronizable as String: false]) { $1 }
+            #expect(copyMatching(notSynchronizable).0 == errSecItemNotFound)
+        }
+
         @Test func aPersistentReferenceAloneFindsUpdatesAndDeletesItsItem() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }

@@ -184,6 +184,10 @@ enum CorpusRun {
                 && UpdateOrAddStore.read("me") == Data("second".utf8),
             "\(String(describing: UpdateOrAddStore.read("me")))")
 
+        check(
+            "a synchronizable item read by its persistent reference",
+            SynchronizedReference.storeAndReadBack() == Data("synced".utf8))
+
         exit(failures == 0 ? 0 : 1)
     }
 }

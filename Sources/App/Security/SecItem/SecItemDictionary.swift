@@ -142,9 +142,13 @@ struct SecItemDictionary {
         query.limit = try takeLimit()
         query.accessGroup = try takeString(.accessGroup)
         query.accessibility = try takeAccessibility()
-        query.synchronizable = try takeSynchronizableMatch()
+        let synchronizable = try takeSynchronizableMatch()
         query.persistentRef = try takeData(.valuePersistentRef)
         query.itemList = try takeItemList()
+        // A persistent reference names one item whatever its synchronizable flag, as on iOS: a
+        // query by references alone matches both (kSecAttrSynchronizable still narrows it).
+        let byReference = query.persistentRef != nil || query.itemList != nil
+        query.synchronizable = synchronizable ?? (byReference ? .any : .no)
         let reference = try takeReference(of: itemClass, data: nil)
         authentication = try takeAuthenticationOptions()
         query.skipsItemsNeedingAuthentication = authentication.interface == .skip
@@ -351,8 +355,9 @@ struct SecItemDictionary {
         return accessibility
     }
 
-    private mutating func takeSynchronizableMatch() throws(KeychainError) -> SynchronizableMatch {
-        guard let value = take(.synchronizable) else { return .no }
+    /// `kSecAttrSynchronizable` in a query; nil when absent.
+    private mutating func takeSynchronizableMatch() throws(KeychainError) -> SynchronizableMatch? {
+        guard let value = take(.synchronizable) else { return nil }
         if let raw = value as? String, raw == kSecAttrSynchronizableAny as String { return .any }
         guard let flag = Self.boolean(value) else {
             throw KeychainError(.errSecParam, "kSecAttrSynchronizable takes a boolean or kSecAttrSynchronizableAny")

@@ -1,0 +1,24 @@
+// The idiom of code that keeps a persistent reference to an iCloud Keychain item (one added with
+// kSecAttrSynchronizable) and reads the item back by that reference alone.
+import Foundation
+import Security
+
+enum SynchronizedReference {
+    static func storeAndReadBack() -> Data? {
+        let attributes: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword,
+            kSecAttrService as String: "com.example.synchronized",
+            kSecAttrAccount as String: "me",
+            kSecAttrSynchronizable as String: kCFBooleanTrue!,
+            kSecValueData as String: Data("synced".utf8),
+            kSecReturnPersistentRef as String: kCFBooleanTrue!,
+        ]
+        var added: CFTypeRef?
+        guard SecItemAdd(attributes as CFDictionary, &added) == errSecSuccess, let reference = added as? Data
+        else { return nil }
+        let query: [String: Any] = [kSecValuePersistentRef as String: reference, kSecReturnData as String: true]
+        var result: CFTypeRef?
+        guard SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess else { return nil }
+        return result as? Data
+    }
+}
