@@ -85,6 +85,32 @@ extension SecItemAPITests {
     }
 
     @Suite struct AccessControlledItemTests {
+        /// iOS 11.3 and later report an access control for every item: one added without one
+        /// has its accessibility alone. Written back with the attributes it came with, the item
+        /// is the same (synchronizable included); an accessibility that disagrees is refused.
+        @Test func everyItemReportsAnAccessControlThatWritesBack() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            addPassword(account: "plain", extra: [kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlock])
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "plain",
+                kSecReturnAttributes as String: true,
+            ]
+            let found = try #require(copyMatching(query).1 as? [String: Any])
+            let reported = try #require(found[kSecAttrAccessControl as String] as? SecAccessControl)
+            #expect(reported == accessControl([], kSecAttrAccessibleAfterFirstUnlock))
+            // The protection as read, written back for another, synchronizable, item.
+            var attributes: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "copy",
+                kSecAttrSynchronizable as String: true, kSecValueData as String: Data("s".utf8),
+            ]
+            for key in [kSecAttrAccessible as String, kSecAttrAccessControl as String] { attributes[key] = found[key] }
+            #expect(SecItemAdd(attributes as CFDictionary, nil) == errSecSuccess)
+            attributes[kSecAttrAccount as String] = "disagrees"
+            attributes[kSecAttrAccessible as String] = kSecAttrAccessibleWhenUnlocked
+            #expect(SecItemAdd(attributes as CFDictionary, nil) == errSecParam)
+        }
+
         @Test func anAccessControlCannotComeWithAccessibleOrSync() throws {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }

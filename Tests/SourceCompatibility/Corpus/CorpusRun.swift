@@ -33,6 +33,9 @@ enum CorpusRun {
             "\(attributes)")
         check("dates as Date", attributes[kSecAttrCreationDate as String] is Date, "\(attributes)")
         check(
+            "an access control reported for an item added without one",
+            attributes[kSecAttrAccessControl as String] is SecAccessControl, "\(attributes)")
+        check(
             "access group reported as agrp", !(attributes[kSecAttrAccessGroup as String] as? String ?? "").isEmpty,
             "\(attributes)")
         store.set(Data("1".utf8), forKey: "a")

@@ -81,15 +81,26 @@ enum ResultShape {
         return secret.withUnsafeBytes { NSData(bytes: $0.baseAddress, length: $0.count) }
     }
 
-    /// Attribute values as Foundation objects, with `class` added as iOS does.
+    /// Attribute values as Foundation objects, with `class` added as iOS does, and an access
+    /// control for every item, as iOS 11.3 and later report one: an item added without one has
+    /// its accessibility alone, with no constraint.
     private static func addAttributes(of item: ItemResult, to entries: inout FoundationDictionary) {
         entries.add(kSecClass, item.itemClass.rawValue as NSString)
-        for (name, value) in item.attributes ?? [:] {
+        let attributes = item.attributes ?? [:]
+        for (name, value) in attributes {
             entries.add(name as NSString, foundationObject(value))
         }
-        if let accessControl = item.accessControl {
+        if let accessControl = item.accessControl ?? accessibilityAlone(attributes) {
             entries.add(kSecAttrAccessControl, SecAccessControl(accessControl))
         }
+    }
+
+    /// The access control of an item added without one: its accessibility, no constraint.
+    private static func accessibilityAlone(_ attributes: [String: AttributeValue]) -> AccessControl? {
+        guard case .string(let raw)? = attributes[kSecAttrAccessible as String],
+            let accessibility = Accessibility(rawValue: raw)
+        else { return nil }
+        return try? AccessControl(protection: accessibility, flags: [])
     }
 
     /// Keys and objects gathered for one `NSDictionary(objects:forKeys:count:)`, the cheapest
