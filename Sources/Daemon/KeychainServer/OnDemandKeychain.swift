@@ -31,6 +31,7 @@ public final class OnDemandKeychain: Sendable {
     /// keychain first.
     public func perform(_ request: KeychainRequest, caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
         if case .eraseUnopenableKeychain = request { return try eraseUnopenable(caller) }
+        try RequestValidation.checkNamedGroups(request, caller)
         guard let server = try server(creating: request.kind.facts.createsKeychain) else {
             return try KeychainServer.replyWithoutKeychain(request)
         }

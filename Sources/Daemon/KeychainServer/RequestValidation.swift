@@ -81,6 +81,20 @@ enum RequestValidation {
         }
     }
 
+    /// The access groups an item request names, checked before the keychain is looked at, as
+    /// on iOS: a group the caller is not entitled to is `errSecMissingEntitlement` whether or
+    /// not a keychain exists yet, and a refused add creates none.
+    static func checkNamedGroups(_ request: KeychainRequest, _ caller: CallerIdentity) throws(KeychainError) {
+        let named: [String?]
+        switch request {
+        case .add(let item): named = [item.accessGroup]
+        case .copyMatching(let query), .delete(let query): named = [query.accessGroup]
+        case .update(let query, let changes): named = [query.accessGroup, changes.accessGroup]
+        default: return
+        }
+        for case let group? in named { try checkMembership(group, caller) }
+    }
+
     /// An entitlement names an app by its identity (an absolute executable path) and a shared
     /// group, which is never a path: an app's own group (its path) is not for sharing, so no
     /// grant can open one app's private items to another.

@@ -1,5 +1,6 @@
 import Foundation
 import Keychain
+import KeychainEmbedded
 import Testing
 
 extension SecItemAPITests {
@@ -324,6 +325,26 @@ extension SecItemAPITests {
     }
 
     @Suite struct AccessGroupTests {
+        /// As on iOS, the entitlement check comes before the keychain is looked at: a keychain
+        /// never written answers a group the app is not entitled to as one written does, and
+        /// the refused requests create none.
+        @Test func aGroupNotEntitledToIsRefusedBeforeAnyKeychainExists() throws {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "keychain-tests-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            ProcessKeychain.transport = EmbeddedTransport(directory: directory, accessGroups: ["com.example.one"])
+            let other: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrAccessGroup as String: "com.example.other",
+            ]
+            #expect(SecItemDelete(other as CFDictionary) == errSecMissingEntitlement)
+            #expect(copyMatching(other).0 == errSecMissingEntitlement)
+            let label = [kSecAttrLabel as String: "x"] as CFDictionary
+            #expect(SecItemUpdate(other as CFDictionary, label) == errSecMissingEntitlement)
+            let item = other.merging([kSecValueData as String: Data("s".utf8)]) { $1 }
+            #expect(SecItemAdd(item as CFDictionary, nil) == errSecMissingEntitlement)
+            #expect(!FileManager.default.fileExists(atPath: directory.path), "a refused request made a keychain")
+        }
+
         @Test func anAppSeesOnlyItsOwnGroups() throws {
             let keychain = try TestKeychain.make()
             defer { keychain.remove() }

@@ -13,6 +13,14 @@ enum CorpusRun {
             if !passed { failures += 1 }
         }
 
+        // First, while the keychain has never been written: the entitlement comes first.
+        let foreignGroup: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrAccessGroup as String: "com.example.not-entitled",
+        ]
+        check(
+            "a delete in a group not entitled to, before any write",
+            SecItemDelete(foreignGroup as CFDictionary) == errSecMissingEntitlement)
+
         let store = PasswordStore(service: "com.example.corpus")
         check("set a string", store.set("hunter2", forKey: "token"))
         check(
