@@ -445,3 +445,21 @@ extension SecItemAPITests {
         }
     }
 }
+
+/// LAErrorConstants.h's C constants are `LAError.Code`'s raw values, the aliases included.
+@Test func theCConstantsAreTheErrorCodes() {
+    let pairs: [(Int32, LAError.Code)] = [
+        (kLAErrorAuthenticationFailed, .authenticationFailed), (kLAErrorUserCancel, .userCancel),
+        (kLAErrorUserFallback, .userFallback), (kLAErrorSystemCancel, .systemCancel),
+        (kLAErrorPasscodeNotSet, .passcodeNotSet), (kLAErrorBiometryNotAvailable, .biometryNotAvailable),
+        (kLAErrorBiometryNotEnrolled, .biometryNotEnrolled), (kLAErrorBiometryLockout, .biometryLockout),
+        (kLAErrorTouchIDNotAvailable, .touchIDNotAvailable), (kLAErrorTouchIDNotEnrolled, .touchIDNotEnrolled),
+        (kLAErrorTouchIDLockout, .touchIDLockout), (kLAErrorAppCancel, .appCancel),
+        (kLAErrorInvalidContext, .invalidContext), (kLAErrorCompanionNotAvailable, .companionNotAvailable),
+        (kLAErrorWatchNotAvailable, .watchNotAvailable), (kLAErrorBiometryNotPaired, .biometryNotPaired),
+        (kLAErrorBiometryDisconnected, .biometryDisconnected), (kLAErrorInvalidDimensions, .invalidDimensions),
+        (kLAErrorNotInteractive, .notInteractive),
+    ]
+    for (constant, code) in pairs { #expect(Int(constant) == code.rawValue, "\(code)") }
+    #expect(kLAErrorDomain == LAErrorDomain)
+}

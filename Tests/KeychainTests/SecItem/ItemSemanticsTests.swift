@@ -285,7 +285,9 @@ extension SecItemAPITests {
             ]
             #expect(SecItemAdd(attributes as CFDictionary, &added) == errSecSuccess)
             let reference = try #require(added as? Data)
-            let byReference: [String: Any] = [kSecValuePersistentRef as String: reference, kSecReturnData as String: true]
+            let byReference: [String: Any] = [
+                kSecValuePersistentRef as String: reference, kSecReturnData as String: true,
+            ]
             #expect(copyMatching(byReference).1 as? Data == Data("s".utf8))
             let notSynchronizable = byReference.merging([kSecAttrSynchronizable as String: false]) { $1 }
             #expect(copyMatching(notSynchronizable).0 == errSecItemNotFound)

@@ -199,6 +199,8 @@ enum CorpusRun {
             "a synchronizable item read by its persistent reference",
             SynchronizedReference.storeAndReadBack() == Data("synced".utf8))
 
+        check("LAError codes mapped through kLAError constants", LAErrorMapping.mapsTheContextsErrors())
+
         exit(failures == 0 ? 0 : 1)
     }
 }
