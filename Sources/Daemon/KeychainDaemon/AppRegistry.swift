@@ -8,7 +8,7 @@ import Glibc
 
 /// The system daemon's app registry: one root-owned JSON file per app in `/etc/keychain/apps.d/`
 /// naming the app as Apple's entitlements do: its application identifier, how it is recognised,
-/// and its `keychain-access-groups`.
+/// its `keychain-access-groups` and (optional) its `com.apple.security.application-groups`.
 ///
 /// ```json
 /// {
@@ -35,10 +35,12 @@ struct AppRegistry: Sendable {
         var snap: String?
         var sha256: String?
         var keychainAccessGroups: [String]
+        var applicationGroups: [String]?
 
         enum CodingKeys: String, CodingKey {
             case identifier, executable, flatpak, snap, sha256
             case keychainAccessGroups = "keychain-access-groups"
+            case applicationGroups = "com.apple.security.application-groups"
         }
 
         /// How it is recognised: its executable's path, `flatpak:ID` or `snap:NAME`; nil unless
@@ -53,11 +55,13 @@ struct AppRegistry: Sendable {
         }
 
         /// The app's access groups, the default (where items go without `kSecAttrAccessGroup`)
-        /// first: its `keychain-access-groups`, then its identifier (as on iOS).
+        /// first, in the order of a declared app's (``AppDeclaration/accessGroups``): its
+        /// `keychain-access-groups`, its identifier, its application groups.
         var accessGroups: [String] {
-            var groups = keychainAccessGroups
-            if !groups.contains(identifier) { groups.append(identifier) }
-            return groups
+            AppDeclaration(
+                applicationIdentifier: identifier, keychainAccessGroups: keychainAccessGroups,
+                applicationGroups: applicationGroups ?? []
+            ).accessGroups
         }
     }
 
@@ -155,7 +159,7 @@ struct AppRegistry: Sendable {
         } catch {
             throw Refusal("not a registration (\(error))")
         }
-        for name in [app.identifier] + app.keychainAccessGroups {
+        for name in [app.identifier] + app.keychainAccessGroups + (app.applicationGroups ?? []) {
             guard AppDeclaration.canName(name) else {
                 throw Refusal(
                     "\"\(name)\" cannot name an app or a group (empty, over 255 bytes, or with a leading / or a :)")

@@ -70,7 +70,7 @@ extension KeychainDaemon {
             metadata["target"] = "\(app)"
             if let declaration {
                 metadata["identifier"] = "\(declaration.applicationIdentifier)"
-                metadata["groups"] = "\(declaration.keychainAccessGroups.joined(separator: ","))"
+                metadata["groups"] = "\(declaration.accessGroups.joined(separator: ","))"
             }
             audit.notice(declaration == nil ? "app declaration removed" : "app declared", metadata: metadata)
         }

@@ -10,10 +10,12 @@ extension Apps {
             abstract: "Declare an app's application identifier and keychain access groups.",
             discussion: """
                 Takes the app's Apple entitlements file (the plist Xcode keeps, with \
-                application-identifier and keychain-access-groups, build variables written out), \
-                or --identifier and --access-group. The first keychain access group is where the \
-                app's items go without kSecAttrAccessGroup; the app also keeps its executable's \
-                own group, where what it stored before stays.
+                application-identifier, keychain-access-groups and \
+                com.apple.security.application-groups, build variables written out), or \
+                --identifier and --access-group. The app's groups are its keychain access groups, \
+                its identifier and its application groups, in that order, as on iOS; the first is \
+                where its items go without kSecAttrAccessGroup. It also keeps its executable's own \
+                group, where what it stored before stays.
                 """)
 
         @Argument(help: ArgumentHelp("The app's executable.", valueName: "executable")) var executable: String
@@ -57,7 +59,8 @@ extension Apps {
         }
 
         /// An Apple entitlements plist: `application-identifier` (or macOS's
-        /// `com.apple.application-identifier`) and `keychain-access-groups`.
+        /// `com.apple.application-identifier`), `keychain-access-groups` and
+        /// `com.apple.security.application-groups`.
         static func read(_ path: String) throws -> AppDeclaration {
             let data: Data
             do {
@@ -74,11 +77,16 @@ extension Apps {
             guard identifier == nil || identifier is String else {
                 throw KeychainError(.errSecParam, "\(path): application-identifier is not a string")
             }
-            let groups = plist["keychain-access-groups"] ?? [String]()
-            guard let groups = groups as? [String] else {
-                throw KeychainError(.errSecParam, "\(path): keychain-access-groups is not an array of strings")
+            func strings(_ key: String) throws(KeychainError) -> [String] {
+                guard let strings = (plist[key] ?? [String]()) as? [String] else {
+                    throw KeychainError(.errSecParam, "\(path): \(key) is not an array of strings")
+                }
+                return strings
             }
-            return AppDeclaration(applicationIdentifier: identifier as? String ?? "", keychainAccessGroups: groups)
+            return AppDeclaration(
+                applicationIdentifier: identifier as? String ?? "",
+                keychainAccessGroups: try strings("keychain-access-groups"),
+                applicationGroups: try strings("com.apple.security.application-groups"))
         }
     }
 

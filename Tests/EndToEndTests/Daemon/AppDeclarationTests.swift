@@ -15,6 +15,10 @@ import Testing
             <array>
                 <string>ABCDE12345.com.example.shared</string>
             </array>
+            <key>com.apple.security.application-groups</key>
+            <array>
+                <string>group.com.example.suite</string>
+            </array>
         </dict>
         </plist>
         """
@@ -38,7 +42,7 @@ import Testing
         #expect(
             try daemon.shell.run(["apps", "list"]).stdout.contains(
                 "\(app.path): declared ABCDE12345.com.example.app; groups ABCDE12345.com.example.shared, "
-                    + "ABCDE12345.com.example.app"
+                    + "ABCDE12345.com.example.app, group.com.example.suite"
             ))
 
         // Without kSecAttrAccessGroup an item lands in the first keychain-access-groups entry,
@@ -59,6 +63,10 @@ import Testing
         #expect(
             try daemon.run(app, ["find-generic-password", "-s", "after", "--access-group", "ABCDE12345.com.other"])
                 .stderr.contains("OSStatus -34018"))
+        // Its application group is an access group too, after its identifier, as on iOS.
+        let inAppGroup = ["-s", "suite", "-a", "a", "--access-group", "group.com.example.suite"]
+        #expect(try daemon.run(app, ["add-generic-password"] + inAppGroup, input: "SUITE").status == 0)
+        #expect(try daemon.run(app, ["find-generic-password", "-s", "suite", "-w"]).stdout == "SUITE\n")
 
         // Another app sees the shared group only once it too is declared in it.
         let widget = try daemon.copyOfKeychainctl(named: "widget")

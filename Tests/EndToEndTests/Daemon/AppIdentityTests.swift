@@ -26,7 +26,7 @@ import Glibc
             groups: ["com.example.mail", "com.example.shared"])
         try daemon.register(
             "calendar", identifier: "com.example.calendar", executable: calendar.path,
-            groups: ["com.example.calendar", "com.example.shared"])
+            groups: ["com.example.calendar", "com.example.shared"], applicationGroups: ["group.com.example.suite"])
         try daemon.register(
             "notes", identifier: "com.example.notes", executable: notes.path, sha256: pin,
             groups: ["com.example.notes"])
@@ -57,6 +57,14 @@ import Glibc
         #expect(
             try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "inbox", "-w"], program: calendar).status
                 == 44)
+        // Calendar's application group is one of its access groups, as on iOS; mail's is not.
+        let inAppGroup = ["-s", "suite", "-a", "me", "--access-group", "group.com.example.suite"]
+        #expect(
+            try daemon.keychainctl(as: alice, ["add-generic-password"] + inAppGroup, input: "x", program: calendar)
+                .status == 0)
+        #expect(
+            try daemon.keychainctl(as: alice, ["add-generic-password"] + inAppGroup, input: "x", program: mail)
+                .stderr.contains(Self.missingEntitlement))
         // Notes shares nothing: the shared item is invisible, and naming the group is -34018.
         #expect(
             try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "team", "-w"], program: notes).status

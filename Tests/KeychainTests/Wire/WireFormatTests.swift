@@ -55,7 +55,8 @@ import Testing
             .declareApp(
                 executable: "/usr/bin/a",
                 declaration: AppDeclaration(
-                    applicationIdentifier: "T.com.example.a", keychainAccessGroups: ["T.shared", "T.other"])),
+                    applicationIdentifier: "T.com.example.a", keychainAccessGroups: ["T.shared", "T.other"],
+                    applicationGroups: ["group.com.example"])),
             .declareApp(executable: "/usr/bin/a", declaration: nil), .listDeclaredApps,
             .createEnclaveKey(accessibility: .whenUnlockedThisDeviceOnly, accessControl: nil),
             .createEnclaveKey(

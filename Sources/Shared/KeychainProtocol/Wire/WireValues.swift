@@ -212,15 +212,18 @@ enum WireValues {
     static func write(_ declaration: AppDeclaration, to writer: inout WireWriter) {
         writer.string(declaration.applicationIdentifier)
         writer.array(declaration.keychainAccessGroups) { $0.string($1) }
+        writer.array(declaration.applicationGroups) { $0.string($1) }
     }
 
     static func appDeclaration(_ reader: inout WireReader) throws(WireError) -> AppDeclaration {
-        AppDeclaration(
-            applicationIdentifier: try reader.string(max: KeychainLimits.maximumAttributeSize),
-            keychainAccessGroups: try reader.array(max: AppDeclaration.maximumGroups) {
-                (reader: inout WireReader) throws(WireError) in
+        func groups(_ reader: inout WireReader) throws(WireError) -> [String] {
+            try reader.array(max: AppDeclaration.maximumGroups) { (reader: inout WireReader) throws(WireError) in
                 try reader.string(max: KeychainLimits.maximumAttributeSize)
-            })
+            }
+        }
+        return AppDeclaration(
+            applicationIdentifier: try reader.string(max: KeychainLimits.maximumAttributeSize),
+            keychainAccessGroups: try groups(&reader), applicationGroups: try groups(&reader))
     }
 
     static func write(_ changes: ItemChanges, to writer: inout WireWriter) {
