@@ -201,6 +201,9 @@ enum CorpusRun {
 
         check("LAError codes mapped through kLAError constants", LAErrorMapping.mapsTheContextsErrors())
 
+        check("a CryptoKit key stored through CFDataCreateWithBytesNoCopy", CryptoKitKeyStore.storeAndReadBack())
+        check("the bundle identifier through kCFBundleIdentifierKey", !CryptoKitKeyStore.bundleIdentifier().isEmpty)
+
         exit(failures == 0 ? 0 : 1)
     }
 }
