@@ -21,4 +21,23 @@ import Testing
         #expect(CFDataCreate(nil, nil, -1) == nil)
         #expect(kCFBundleIdentifierKey as String == "CFBundleIdentifier")
     }
+
+    /// Each kind of keychain result has its own type identifier, as on Apple platforms.
+    @Test func typeIdentifiersTellResultsApart() throws {
+        let attributes: [String: Any] = [
+            kSecAttrKeyType as String: kSecAttrKeyTypeECSECPrimeRandom, kSecAttrKeySizeInBits as String: 256,
+        ]
+        let key = try #require(SecKeyCreateRandomKey(attributes as CFDictionary, nil))
+        let identifiers = [
+            CFGetTypeID(key), CFGetTypeID(Data() as CFData), CFGetTypeID("s" as CFString),
+            CFGetTypeID(NSDictionary()), CFGetTypeID(NSArray()), CFGetTypeID(kCFBooleanTrue),
+            CFGetTypeID(NSNumber(value: 7)), CFGetTypeID(NSDate()),
+        ]
+        #expect(
+            identifiers == [
+                SecKeyGetTypeID(), CFDataGetTypeID(), CFStringGetTypeID(), CFDictionaryGetTypeID(), CFArrayGetTypeID(),
+                CFBooleanGetTypeID(), CFNumberGetTypeID(), CFDateGetTypeID(),
+            ])
+        #expect(Set(identifiers).count == identifiers.count)
+    }
 }

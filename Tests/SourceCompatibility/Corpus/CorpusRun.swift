@@ -204,6 +204,8 @@ enum CorpusRun {
         check("a CryptoKit key stored through CFDataCreateWithBytesNoCopy", CryptoKitKeyStore.storeAndReadBack())
         check("the bundle identifier through kCFBundleIdentifierKey", !CryptoKitKeyStore.bundleIdentifier().isEmpty)
 
+        check("results told apart with CFGetTypeID", TypeIDChecks.tellResultsApart())
+
         exit(failures == 0 ? 0 : 1)
     }
 }
