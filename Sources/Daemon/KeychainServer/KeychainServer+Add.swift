@@ -18,21 +18,14 @@ extension KeychainServer {
         try RequestValidation.checkSecret(item.secret)
         let group = item.accessGroup ?? caller.defaultAccessGroup
         try RequestValidation.checkMembership(group, caller)
-        if item.accessControl != nil {
-            guard item.accessibility == nil else {
-                throw KeychainError(
-                    .errSecParam,
-                    "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
-            }
-            guard !item.synchronizable else {
-                throw KeychainError(
-                    .errSecParam,
-                    "an item with an access control never leaves this device, so it cannot be synchronizable")
-            }
+        let protection = try RequestValidation.protection(item.accessibility, item.accessControl)
+        guard protection.constraints == nil || !item.synchronizable else {
+            throw KeychainError(
+                .errSecParam, "an item with an access control never leaves this device, so it cannot be synchronizable")
         }
-        let accessibility = item.accessControl?.protection ?? item.accessibility ?? .whenUnlocked
+        let accessibility = protection.accessibility ?? .whenUnlocked
         try RequestValidation.checkSync(item.synchronizable, accessibility)
-        let accessControl = try item.accessControl.map {
+        let accessControl = try protection.constraints.map {
             (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control)
         }
 
@@ -58,7 +51,7 @@ extension KeychainServer {
         return [
             ItemResult(
                 itemClass: item.itemClass, attributes: item.returns.contains(.attributes) ? record.attributes : nil,
-                accessControl: item.accessControl,
+                accessControl: protection.constraints,
                 secret: item.returns.contains(.data) ? (item.secret ?? SecretBytes([])) : nil,
                 persistentRef: item.returns.contains(.persistentRef)
                     ? PersistentReference.make(itemClass: item.itemClass, identity: identity) : nil)

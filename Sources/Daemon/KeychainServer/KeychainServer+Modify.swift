@@ -19,12 +19,8 @@ extension KeychainServer {
         try RequestValidation.checkAttributes(changes.attributes, of: query.itemClass, writing: true)
         try RequestValidation.checkSecret(changes.secret)
         if let group = changes.accessGroup { try RequestValidation.checkMembership(group, caller) }
-        if changes.accessControl != nil && changes.accessibility != nil {
-            throw KeychainError(
-                .errSecParam,
-                "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
-        }
-        let newAccessControl = try changes.accessControl.map {
+        let protection = try RequestValidation.protection(changes.accessibility, changes.accessControl)
+        let newAccessControl = try protection.constraints.map {
             (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control)
         }
         let filter = try rowFilter(query, caller: caller, ignoringLimit: true)
@@ -37,7 +33,7 @@ extension KeychainServer {
                 var record = item.record
                 for (name, value) in changes.attributes { record.attributes[name] = value }
                 if let group = changes.accessGroup { record.attributes[CommonAttribute.accessGroup] = .string(group) }
-                if let accessibility = changes.accessibility ?? newAccessControl?.control.protection {
+                if let accessibility = protection.accessibility {
                     record.attributes[CommonAttribute.accessible] = .string(accessibility.rawValue)
                 }
                 if let synchronizable = changes.synchronizable {
@@ -49,7 +45,8 @@ extension KeychainServer {
                     case .bool(let synchronizable)? = record.attributes[CommonAttribute.synchronizable]
                 else { throw KeychainError(.errSecDecode, "an item's stored attributes are incomplete") }
                 try RequestValidation.checkSync(synchronizable, accessibility)
-                let accessControl = newAccessControl ?? item.binding.accessControl
+                // A new access control replaces the item's; one without constraints removes it.
+                let accessControl = changes.accessControl != nil ? newAccessControl : item.binding.accessControl
                 if synchronizable && accessControl != nil {
                     throw KeychainError(.errSecParam, "an item with an access control cannot be synchronizable")
                 }

@@ -81,6 +81,28 @@ enum RequestValidation {
         }
     }
 
+    /// The protection an add or an update gives, from `kSecAttrAccessible` and
+    /// `kSecAttrAccessControl`: the accessibility (nil when neither is given) and the
+    /// constraints (nil when there are none).
+    ///
+    /// Every item reports an access control in its attributes (iOS 11.3 and later), so a
+    /// dictionary read back and written again carries both keys. An access control without
+    /// constraints is the accessibility alone (an item so added may be synchronizable, as the
+    /// one it was read from). An accessibility beside an access control must be its protection;
+    /// one that differs is `errSecParam`. (UNCONFIRMED whether iOS accepts an agreeing pair;
+    /// refusing it would break the read-and-write-back idiom that its own attributes invite.)
+    static func protection(
+        _ accessibility: Accessibility?, _ accessControl: AccessControl?
+    ) throws(KeychainError) -> (accessibility: Accessibility?, constraints: AccessControl?) {
+        guard let accessControl else { return (accessibility, nil) }
+        guard accessibility == nil || accessibility == accessControl.protection else {
+            throw KeychainError(
+                .errSecParam,
+                "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
+        }
+        return (accessControl.protection, accessControl.flags.isEmpty ? nil : accessControl)
+    }
+
     /// The access groups an item request names, checked before the keychain is looked at, as
     /// on iOS: a group the caller is not entitled to is `errSecMissingEntitlement` whether or
     /// not a keychain exists yet, and a refused add creates none.

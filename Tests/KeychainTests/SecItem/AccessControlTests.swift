@@ -296,6 +296,27 @@ extension SecItemAPITests {
             #expect(readProtected(creator) == (errSecSuccess, "SECRET_PASSWORD_TEXT"))
         }
 
+        /// An update to an access control without constraints removes the item's constraints,
+        /// as on iOS; its accessibility becomes the control's protection.
+        @Test func anUpdateToAnAccessControlWithoutConstraintsRemovesThem() throws {
+            let keychain = try biometricKeychain()
+            defer { keychain.remove() }
+            addProtected(.userPresence)
+            #expect(readProtected(nil).0 == errSecInteractionNotAllowed)
+            let query: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "SampleService",
+                kSecUseAuthenticationContext as String: LAContext(prompt: ScriptedPrompt([.touch(matching: true)])),
+            ]
+            let alone = [kSecAttrAccessControl as String: accessControl([], kSecAttrAccessibleAfterFirstUnlock) as Any]
+            #expect(SecItemUpdate(query as CFDictionary, alone as CFDictionary) == errSecSuccess)
+            #expect(readProtected(nil) == (errSecSuccess, "SECRET_PASSWORD_TEXT"))
+            let attributes = try #require(
+                copyMatching([
+                    kSecClass as String: kSecClassGenericPassword, kSecReturnAttributes as String: true,
+                ]).1 as? [String: Any])
+            #expect(attributes[kSecAttrAccessible as String] as? String == kSecAttrAccessibleAfterFirstUnlock as String)
+        }
+
         @Test func updatingNeedsAuthenticationAndDeletingDoesNot() throws {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }

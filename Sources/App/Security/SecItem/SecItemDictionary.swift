@@ -78,7 +78,7 @@ struct SecItemDictionary {
                     + "(its DER)"
             )
         }
-        (item.accessibility, item.accessControl) = try Self.protection(item.accessibility, try takeAccessControl())
+        item.accessControl = try takeAccessControl()
         authentication = try takeAuthenticationOptions()
         try refuse(SecItemOptionKey.unsupportedSearch, in: "SecItemAdd", code: .errSecUnimplemented)
         try refuse(SecItemOptionKey.search, in: "SecItemAdd")
@@ -184,8 +184,7 @@ struct SecItemDictionary {
                     + "and add the new certificate"
             )
         }
-        (changes.accessibility, changes.accessControl) = try Self.protection(
-            changes.accessibility, try takeAccessControl())
+        changes.accessControl = try takeAccessControl()
         changes.attributes = try takeAttributes(of: itemClass)
         return changes
     }
@@ -354,27 +353,6 @@ struct SecItemDictionary {
             throw KeychainError(.errSecParam, "kSecAttrAccessible takes one of the kSecAttrAccessible… constants")
         }
         return accessibility
-    }
-
-    /// An item's protection from `kSecAttrAccessible` and `kSecAttrAccessControl`, as they come
-    /// back from `kSecReturnAttributes`: every item reports an access control there (iOS 11.3
-    /// and later), so a dictionary read back and written again carries both.
-    ///
-    /// An access control without constraints is the accessibility alone, and is stored as such
-    /// (so it may be synchronizable, as the item it was read from). An accessibility beside an
-    /// access control must be its protection; one that differs is `errSecParam`. (UNCONFIRMED
-    /// whether iOS accepts an agreeing pair; refusing it would break the read-and-write-back
-    /// idiom that its own attributes invite.)
-    private static func protection(
-        _ accessibility: Accessibility?, _ accessControl: AccessControl?
-    ) throws(KeychainError) -> (Accessibility?, AccessControl?) {
-        guard let accessControl else { return (accessibility, nil) }
-        guard accessibility == nil || accessibility == accessControl.protection else {
-            throw KeychainError(
-                .errSecParam,
-                "kSecAttrAccessControl already carries the accessibility; give it without kSecAttrAccessible")
-        }
-        return accessControl.flags.isEmpty ? (accessControl.protection, nil) : (nil, accessControl)
     }
 
     /// `kSecAttrSynchronizable` in a query; nil when absent.
