@@ -32,7 +32,8 @@ extension Enclave {
     }
 
     /// What the Enclave knows of biometry. The domain state is that of the simulated sensor's
-    /// enrolled set when it is on, otherwise that of `sensorFingers` (fprintd's enrolled fingers).
+    /// enrolled set when it is on, otherwise that of `sensorFingers` (fprintd's enrolled fingers),
+    /// nil when neither is given.
     public func biometryReport(sensorFingers: [String] = []) throws(KeychainError) -> BiometryReport {
         let state = try loadBiometry()
         let enrollments =
@@ -68,7 +69,8 @@ extension Enclave {
         try verifyPasscode(passcode)
         switch change {
         case .setEnabled(let enabled):
-            try updateBiometry { (state: inout BiometryState) throws(KeychainError) in state.simulatorEnabled = enabled
+            try updateBiometry { (state: inout BiometryState) throws(KeychainError) in
+                state.simulatorEnabled = enabled
             }
         case .enroll(let name):
             try enrollSimulatedFinger(name)

@@ -10,7 +10,12 @@ extension KeychainServer {
     /// The simulated sensor when the owner turned it on; otherwise fprintd when it answers;
     /// otherwise none.
     func currentSensor() throws(KeychainError) -> (any BiometricSensor)? {
-        if try enclave.biometryReport().simulatedSensorEnabled {
+        sensor(for: try enclave.biometryReport())
+    }
+
+    /// The sensor in use, given what the Enclave reports.
+    private func sensor(for report: BiometryReport) -> (any BiometricSensor)? {
+        if report.simulatedSensorEnabled {
             return SimulatedSensor(directory: simulatedSensorDirectory)
         }
         return fprintd.withLock { cached in
@@ -24,13 +29,18 @@ extension KeychainServer {
         store.url.deletingLastPathComponent().appendingPathComponent(KeychainPaths.simulatedSensorName)
     }
 
+    /// One report from the Enclave, and a second only for fprintd, whose enrolled set (the
+    /// domain state's input) is known once the sensor is.
     func biometryStatus() throws(KeychainError) -> BiometryStatus {
-        let sensor = try currentSensor()
-        let fprintdFingers = try (sensor as? FprintdSensor)?.enrolledFingers() ?? []
-        let report = try enclave.biometryReport(sensorFingers: fprintdFingers)
+        var report = try enclave.biometryReport()
+        let sensor = sensor(for: report)
+        var fingers = sensor is SimulatedSensor ? report.simulatedFingers : []
+        if let fprintd = sensor as? FprintdSensor {
+            fingers = try fprintd.enrolledFingers()
+            report = try enclave.biometryReport(sensorFingers: fingers)
+        }
         return BiometryStatus(
-            sensor: sensor?.kind ?? .none,
-            enrolledFingers: sensor is SimulatedSensor ? report.simulatedFingers : fprintdFingers,
+            sensor: sensor?.kind ?? .none, enrolledFingers: fingers,
             isLockedOut: report.isLockedOut, passcodeRequired: report.passcodeRequired,
             consecutiveFailures: report.consecutiveFailures, domainState: report.domainState,
             passcodeSet: report.passcodeSet)
@@ -68,7 +78,7 @@ extension KeychainServer {
     /// matched and counted like any other, under a context of its own that is forgotten at once,
     /// so the grant serves nothing else. keychaind opens the session on `matched`.
     func ownerMatch(timeout: Double, caller: CallerIdentity) throws(KeychainError) -> BiometricMatch {
-        guard try enclave.biometryReport().passcodeSet else {
+        guard try enclave.status().passcodeSet else {
             throw KeychainError(
                 .errSecNotAvailable, "no device passcode is set: set one first (`keychainctl passcode set`)")
         }

@@ -90,18 +90,22 @@ enum ResultShape {
         for (name, value) in attributes {
             entries.add(name as NSString, foundationObject(value))
         }
-        if let accessControl = item.accessControl ?? accessibilityAlone(attributes) {
+        if let accessControl = item.accessControl {
             entries.add(kSecAttrAccessControl, SecAccessControl(accessControl))
+        } else if case .string(let raw)? = attributes[kSecAttrAccessible as String],
+            let accessibility = Accessibility(rawValue: raw), let alone = accessibilityAlone[accessibility]
+        {
+            entries.add(kSecAttrAccessControl, alone)
         }
     }
 
-    /// The access control of an item added without one: its accessibility, no constraint.
-    private static func accessibilityAlone(_ attributes: [String: AttributeValue]) -> AccessControl? {
-        guard case .string(let raw)? = attributes[kSecAttrAccessible as String],
-            let accessibility = Accessibility(rawValue: raw)
-        else { return nil }
-        return try? AccessControl(protection: accessibility, flags: [])
-    }
+    /// The access control of an item added without one, by accessibility: the accessibility
+    /// alone, no constraint. Made once; an access control object is immutable, so every result
+    /// shares it (a query of many items makes no object per item for it).
+    private static let accessibilityAlone: [Accessibility: SecAccessControl] = Dictionary(
+        uniqueKeysWithValues: Accessibility.allCases.compactMap { accessibility in
+            (try? AccessControl(protection: accessibility, flags: [])).map { (accessibility, SecAccessControl($0)) }
+        })
 
     /// Keys and objects gathered for one `NSDictionary(objects:forKeys:count:)`, the cheapest
     /// way to make one here: half the instructions of `NSDictionary(dictionary:)` from a Swift
