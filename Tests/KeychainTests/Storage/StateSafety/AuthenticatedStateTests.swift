@@ -19,7 +19,10 @@ import Testing
         let encoded = try #require(envelope["payload"] as? String)
         let payload = try #require(Data(base64Encoded: encoded))
         var fields = try #require(try JSONSerialization.jsonObject(with: payload) as? [String: Any])
+        let original = NSDictionary(dictionary: fields)
         edit(&fields)
+        // An edit that leaves every value as it was may re-encode to the very bytes the MAC covers.
+        try #require(!original.isEqual(to: fields), "the edit of \(name) changed nothing")
         envelope["payload"] = try JSONSerialization.data(withJSONObject: fields).base64EncodedString()
         try JSONSerialization.data(withJSONObject: envelope).write(to: url)
     }
@@ -178,9 +181,9 @@ import Testing
         let keychain = try withPasscode()
         defer { keychain.remove() }
         _ = try keychain.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "1234")))
-        try tamper(keychain, "biometry") {
-            $0["consecutiveFailures"] = 0; $0["simulatorEnabled"] = true
-        }
+        _ = try keychain.perform(.setSimulatedSensor(false, passcode: SecretBytes(utf8: "1234")))
+        // Turning the simulated sensor on without the passcode, by editing the file.
+        try tamper(keychain, "biometry") { $0["simulatorEnabled"] = true }
         let restarted = try keychain.restarted()
         #expect(try restarted.status().passcodeSet)
         try restarted.unlock("1234")
