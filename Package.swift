@@ -70,16 +70,10 @@ let package = Package(
         .target(
             name: "KeychainClient", dependencies: ["KeychainProtocol", "KeychainSupport", "CKeychainSupport"],
             path: "Sources/App/KeychainClient", swiftSettings: strict),
-        // The sheet LAContext draws (on the terminal by default) and the protocol to draw it
-        // otherwise: this package's names, apart from Apple's.
-        .target(
-            name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"],
-            path: "Sources/App/KeychainPrompt",
-            swiftSettings: strict),
         // LocalAuthentication: LAContext under Apple's module name, Apple's names only; the rules
         // stay in the Enclave.
         .target(
-            name: "LocalAuthentication", dependencies: ["KeychainClient", "KeychainPrompt"],
+            name: "LocalAuthentication", dependencies: ["KeychainClient"],
             path: "Sources/App/LocalAuthentication",
             swiftSettings: strict),
         // PKCS #12's legacy 3DES and RC2 encryption, which swift-crypto lacks: OpenSSL's libcrypto
@@ -100,7 +94,7 @@ let package = Package(
         // One import for everything: Security, LocalAuthentication, the typed API and the facade.
         .target(
             name: "Keychain",
-            dependencies: ["KeychainProtocol", "KeychainClient", "KeychainPrompt", "LocalAuthentication", "Security"],
+            dependencies: ["KeychainProtocol", "KeychainClient", "LocalAuthentication", "Security"],
             path: "Sources/App/Keychain", swiftSettings: strict),
 
         // MARK: Daemon side
@@ -128,18 +122,25 @@ let package = Package(
         // Fingerprint sensors behind one protocol: simulated, and fprintd (loaded at run time).
         .target(name: "Biometrics", dependencies: ["KeychainProtocol"],
                 path: "Sources/Daemon/Biometrics", swiftSettings: strict),
+        // The sheet the keychain draws when an app asks it to authenticate the owner (on the
+        // app's terminal, or a script in tests), and the protocol to draw it otherwise.
+        .target(
+            name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"],
+            path: "Sources/Daemon/KeychainPrompt", swiftSettings: strict),
         // SecItem semantics for one caller identity, on Store + Enclave.
         .target(
             name: "KeychainServer",
             dependencies: [
                 "KeychainProtocol", "KeychainSupport", "StorageContracts", "Enclave", "KeychainStore", "Biometrics",
+                "KeychainPrompt",
                 crypto,
             ],
             path: "Sources/Daemon/KeychainServer", swiftSettings: strict),
         // The server in the program's own process (KEYCHAIN_MODE=embedded for the programs that
         // link it): no isolation between a user's programs.
         .target(
-            name: "KeychainEmbedded", dependencies: ["KeychainClient", "KeychainServer", "KeychainSupport", "Enclave"],
+            name: "KeychainEmbedded",
+            dependencies: ["KeychainClient", "KeychainPrompt", "KeychainServer", "KeychainSupport", "Enclave"],
             path: "Sources/Daemon/KeychainEmbedded", swiftSettings: strict),
         // keychaind's first steps, before any thread: its capabilities and its seccomp filter
         // (libseccomp, libseccomp-dev to build).
@@ -155,7 +156,7 @@ let package = Package(
             name: "KeychainDaemon",
             dependencies: [
                 "KeychainProtocol", "KeychainSupport", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus",
-                "ProcessBoundSockets",
+                "ProcessBoundSockets", "KeychainPrompt",
                 crypto, .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -228,7 +229,7 @@ let package = Package(
         .executableTarget(
             name: "KeychainBenchmarks",
             dependencies: [
-                "Keychain", "KeychainEmbedded", "LocalAuthentication", "keychaind",
+                "Keychain", "KeychainEmbedded", "KeychainPrompt", "LocalAuthentication", "keychaind",
                 .product(name: "Benchmark", package: "benchmark"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/KeychainBenchmarks", swiftSettings: strict,

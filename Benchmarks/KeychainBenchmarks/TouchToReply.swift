@@ -2,13 +2,18 @@ import Benchmark
 import Foundation
 import Keychain
 import KeychainEmbedded
+import KeychainPrompt
 import LocalAuthentication
 import Synchronization
 
-/// A prompt with nobody at it: interactive, presses nothing, counts the sheets it showed.
-final class UnattendedPrompt: AuthenticationPrompt {
+/// A prompt with nobody at it: interactive, presses nothing, counts the sheets it showed. The
+/// keychain draws every sheet with it.
+final class UnattendedPrompt: AuthenticationPrompt, PromptProvider {
     let sheetsShown = Mutex(0)
     var isInteractive: Bool { true }
+    var appName: String { "bench" }
+
+    func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt { self }
 
     func present(_ sheet: PromptSheet) -> any PromptSession {
         sheetsShown.withLock { $0 += 1 }
@@ -35,7 +40,7 @@ final class TouchToReply: Sendable {
         let directory = Fixture.root.appendingPathComponent("touch-\(getpid())")
         atexit { try? FileManager.default.removeItem(at: Fixture.root.appendingPathComponent("touch-\(getpid())")) }
         ProcessKeychain.transport = EmbeddedTransport(
-            directory: directory, accessGroups: ["bench"], sharedUnlock: false)
+            directory: directory, accessGroups: ["bench"], sharedUnlock: false, prompts: prompt)
         try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
         _ = try ProcessKeychain.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "correct horse")))
         _ = try ProcessKeychain.perform(.enrollFinger(name: "thumb", passcode: SecretBytes(utf8: "correct horse")))
@@ -44,7 +49,7 @@ final class TouchToReply: Sendable {
     /// One evaluation: measured from the touch to the reply.
     func measureOne(_ benchmark: Benchmark) {
         let shown = prompt.sheetsShown.withLock { $0 }
-        let context = LAContext(prompt: prompt)
+        let context = LAContext()
         let done = DispatchSemaphore(value: 0)
         context.evaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, localizedReason: "benchmark") {
             success, error in

@@ -1,8 +1,6 @@
 // Apple's API (`Security`, `LocalAuthentication`), the typed API (KeychainError, ItemClass,
-// Accessibility, SecretBytes, transports), the prompt (`KeychainPrompt`) and the facade, in one
-// import.
+// Accessibility, SecretBytes, transports) and the facade, in one import.
 @_exported import KeychainClient
-@_exported import KeychainPrompt
 @_exported import KeychainProtocol
 @_exported import LocalAuthentication
 @_exported import Security

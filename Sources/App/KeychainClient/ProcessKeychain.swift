@@ -56,4 +56,9 @@ public enum ProcessKeychain {
     public static func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
         try currentTransport().perform(request)
     }
+
+    /// Performs a request beside one that may be waiting (``KeychainTransport/performBeside(_:)``).
+    public static func performBeside(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+        try currentTransport().performBeside(request)
+    }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import KeychainClient
-import KeychainPrompt
 import Synchronization
 
 /// Asks whether the device owner is here: Apple's `LAContext`, on Linux.
@@ -18,9 +17,12 @@ import Synchronization
 /// }
 /// ```
 ///
-/// The rules live in the Enclave (the keychain's `Enclave` module): it matches touches, counts
-/// failures across evaluations and processes, and checks the passcode. The context shows the
-/// sheet on the caller's terminal; without one it fails with `notInteractive`, never hangs.
+/// The keychain draws the sheet, not the app: keychaind shows it on the terminal of the process
+/// it identified, under that executable's name, reads the passcode or waits for the touch, and
+/// answers with the outcome only, so the passcode never enters the app's memory. The rules live
+/// in the Enclave (the keychain's `Enclave` module): it matches touches, counts failures across
+/// evaluations and processes, and checks the passcode. Where no sheet can be shown (no
+/// terminal), an evaluation fails with `notInteractive`, never hangs.
 ///
 /// A context is an object with identity, as Apple's (an `NSObject`): two contexts are equal only
 /// when they are the same one, so they can be kept in sets and `[String: AnyHashable]` queries.
@@ -42,7 +44,6 @@ public final class LAContext: Sendable, Hashable {
         var domainState: Data?
         var invalidated = false
         var evaluations = 0
-        var cancelRequested = false
         /// Monotonic time (ns) of the last success, for the reuse window.
         var lastSuccess: UInt64?
         var credentials: [LACredentialType: SecretBytes] = [:]
@@ -53,20 +54,22 @@ public final class LAContext: Sendable, Hashable {
     }
 
     private let state = Mutex(State())
-    private let prompt: any AuthenticationPrompt
+    /// The terminal the keychain draws this context's sheets on instead of this process's own.
+    private let promptTerminal: String?
     /// This context's name in the keychain server, which keeps what its evaluations earned
     /// (the Enclave's grants never come to this process). Keychain calls using the context
     /// send the name.
     package let identifier = AuthenticationContextID.random()
 
-    /// A context that prompts on this process's terminal.
-    public convenience init() {
-        self.init(prompt: TerminalPrompt())
+    /// A context whose sheets the keychain draws on this process's terminal.
+    public init() {
+        promptTerminal = nil
     }
 
-    /// A context that prompts through `prompt` (tests script one; a graphical agent can be one).
-    public init(prompt: any AuthenticationPrompt) {
-        self.prompt = prompt
+    /// A context whose sheets the keychain draws on `terminal` (`/dev/pts/3`), a terminal of
+    /// this process's user: the ssh agent names the terminal of the `ssh` it signs for.
+    package init(promptTerminal terminal: String) {
+        promptTerminal = terminal
     }
 
     // MARK: Settings
@@ -133,7 +136,7 @@ public final class LAContext: Sendable, Hashable {
             error?.pointee = LAError(.invalidContext) as NSError
             return false
         }
-        let result = PolicyEvaluation.preflight(policy)
+        let result = PolicyPreflight.check(policy)
         record(result, policy: policy, success: false)
         if case .failure(let failure) = result {
             error?.pointee = failure as NSError
@@ -179,11 +182,14 @@ public final class LAContext: Sendable, Hashable {
     /// Ends this context: an evaluation in progress fails with `appCancel`, later ones with
     /// `invalidContext`, and any reusable success is forgotten.
     public func invalidate() {
-        state.withLock { state in
+        let evaluating = state.withLock { state in
             state.invalidated = true
             state.lastSuccess = nil
-            if state.evaluations > 0 { state.cancelRequested = true }
+            return state.evaluations > 0
         }
+        // The keychain ends the sheet it shows for this context: the request goes beside the one
+        // that waits for it.
+        if evaluating { _ = try? ProcessKeychain.performBeside(.invalidateContext(identifier)) }
         // The server forgets what this context earned; it would anyway when the connection ends.
         _ = try? ProcessKeychain.perform(.invalidateContext(identifier))
     }
@@ -223,20 +229,51 @@ public final class LAContext: Sendable, Hashable {
         if hidesFallback { settings.fallbackTitle = "" }
         state.withLock { $0.evaluations += 1 }
         defer { state.withLock { $0.evaluations -= 1 } }
-        var evaluation = PolicyEvaluation(
-            policy: policy, reason: reason, settings: settings, prompt: prompt,
-            isCancelled: { [self] in self.state.withLock { $0.cancelRequested } }, context: identifier)
-        evaluation.passcodeOnly = passcodeOnly || state.withLock { state in
+        let passcodeOnly = passcodeOnly || state.withLock { state in
             defer { if policy == .deviceOwnerAuthentication { state.passcodeChosen = false } }
             return policy == .deviceOwnerAuthentication && state.passcodeChosen
         }
-        let result = evaluation.run()
+        let result = askKeychain(policy, reason: reason, settings: settings, passcodeOnly: passcodeOnly)
         if policy != .deviceOwnerAuthentication, case .failure(let error) = result,
             [.userFallback, .authenticationFailed, .biometryLockout].contains(error.code) {
             state.withLock { $0.passcodeChosen = true }
         }
         record(result, policy: policy, success: true)
         return result.map { _ in () }
+    }
+
+    /// Has the keychain authenticate the owner: the preflight, then the sheet the keychain
+    /// draws (``KeychainRequest/authenticateOwner(_:)``).
+    private func askKeychain(
+        _ policy: LAPolicy, reason: String, settings: Settings, passcodeOnly: Bool
+    ) -> Result<BiometryStatus, LAError> {
+        if case .failure(let error) = PolicyPreflight.check(passcodeOnly ? .deviceOwnerAuthentication : policy) {
+            return .failure(error)
+        }
+        guard !settings.interactionNotAllowed else {
+            return .failure(LAError(.notInteractive, message: "the context forbids interaction"))
+        }
+        let biometryOnly = policy != .deviceOwnerAuthentication
+        let fallback: String? =
+            switch settings.fallbackTitle {
+            case .some(""): nil
+            case .some(let title): title
+            case .none: biometryOnly ? "Enter Password" : "Enter Passcode"
+            }
+        let authentication = OwnerAuthentication(
+            factors: passcodeOnly ? .passcode : biometryOnly ? .biometry : .biometryOrPasscode, reason: reason,
+            cancelTitle: settings.cancelTitle.flatMap { $0.isEmpty ? nil : $0 } ?? "Cancel",
+            fallbackTitle: fallback, context: identifier, terminal: promptTerminal)
+        do {
+            switch try ProcessKeychain.perform(.authenticateOwner(authentication)) {
+            case .biometry(let status): return .success(status)
+            case .authenticationFailed(let failure, let message): return .failure(LAError(failure, message: message))
+            default: return .failure(LAError(.authenticationFailed, message: "the keychain answered out of turn"))
+            }
+        } catch {
+            return .failure(
+                LAError(.authenticationFailed, message: "the keychain could not authenticate: \(error.message)"))
+        }
     }
 
     /// Authenticates the device owner as `accessControl` asks, for a keychain call using this

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainClient
 
 /// An error from LocalAuthentication, with Apple's domain and codes.
 ///
@@ -129,3 +130,22 @@ extension LAError.Code {
 /// A pointer to an optional `NSError`, as `canEvaluatePolicy(_:error:)` takes it
 /// (`var error: NSError?` … `error: &error`).
 public typealias NSErrorPointer = UnsafeMutablePointer<NSError?>?
+
+extension LAError {
+    /// The error of the same name as why the keychain's authentication did not succeed.
+    init(_ failure: OwnerAuthenticationFailure, message: String) {
+        let code: Code =
+            switch failure {
+            case .authenticationFailed: .authenticationFailed
+            case .userCancel: .userCancel
+            case .userFallback: .userFallback
+            case .appCancel: .appCancel
+            case .passcodeNotSet: .passcodeNotSet
+            case .biometryNotAvailable: .biometryNotAvailable
+            case .biometryNotEnrolled: .biometryNotEnrolled
+            case .biometryLockout: .biometryLockout
+            case .notInteractive: .notInteractive
+            }
+        self.init(code, message: message)
+    }
+}

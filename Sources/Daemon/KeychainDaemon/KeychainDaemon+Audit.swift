@@ -48,6 +48,13 @@ extension KeychainDaemon {
             }
         case .passcodeCheck:
             audit.notice("passcode check", metadata: metadata)
+        case .ownerAuthentication:
+            switch result {
+            case .success(.authenticationFailed(let failure, _)): metadata["result"] = "\(failure)"
+            case .success: metadata["result"] = "authenticated"
+            case .failure: break
+            }
+            audit.notice("owner authentication for an app", metadata: metadata)
         case .ownerSessionByFingerprint:
             // Polled every tenth of a second while the user is asked to touch: only touches are
             // worth a line.

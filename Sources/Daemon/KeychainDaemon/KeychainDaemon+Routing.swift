@@ -106,7 +106,13 @@ extension KeychainDaemon {
         }
         switch facts.answeredBy {
         case .keychain:
-            return try client.keychain.onDemand.perform(request, caller: caller)
+            return try client.keychain.onDemand.perform(
+                request, caller: caller, prompts: ClientTerminalPrompts(client.peer))
+        case .embeddedKeychain:
+            throw KeychainError(
+                .errSecParam,
+                "keychaind asks the owner itself (authenticateOwner): it takes no passcode and no wait for a touch "
+                    + "from an app")
         case .daemon:
             switch request.kind {
             case .daemonStatus: return .daemon(try status(of: client.keychain.onDemand, for: client.peer.uid))

@@ -1,6 +1,7 @@
 import Enclave
 import Foundation
 import KeychainClient
+import KeychainPrompt
 import KeychainProtocol
 import KeychainServer
 import KeychainSupport
@@ -17,6 +18,7 @@ import Synchronization
 public struct EmbeddedTransport: KeychainTransport {
     private let keychain: OnDemandKeychain
     let caller: CallerIdentity
+    private let prompts: any PromptProvider
 
     /// Opens the keychain in `directory` for a caller in `accessGroups`.
     ///
@@ -27,25 +29,33 @@ public struct EmbeddedTransport: KeychainTransport {
     ///   - sharedUnlock: keep unlocked class keys in the user's kernel keyring, so that one
     ///     unlock serves this user's other processes until lock or reboot (falls back to this
     ///     process's memory where the kernel refuses).
+    ///   - prompts: where owner authentications draw their sheet; by default this process's
+    ///     terminal, under the program's name.
     public init(
         directory: URL = EmbeddedTransport.defaultDirectory(),
         accessGroups: [String] = [EmbeddedTransport.defaultAccessGroup()],
-        actsForOwner: Bool = false, sharedUnlock: Bool = true
+        actsForOwner: Bool = false, sharedUnlock: Bool = true,
+        prompts: any PromptProvider = TerminalPrompts(appName: ProcessInfo.processInfo.processName)
     ) {
+        self.prompts = prompts
         var cache: any ClassKeyCache = ProcessClassKeyCache()
         if sharedUnlock, let keyring = KernelKeyringClassKeyCache() { cache = keyring }
         keychain = OnDemandKeychain(directory: directory, cache: cache)
         caller = CallerIdentity(accessGroups: accessGroups, actsForOwner: actsForOwner)
     }
 
-    /// Serves `caller` from an already open server.
-    public init(server: KeychainServer, caller: CallerIdentity) {
+    /// Serves `caller` from an already open server, drawing sheets through `prompts`.
+    public init(
+        server: KeychainServer, caller: CallerIdentity,
+        prompts: any PromptProvider = TerminalPrompts(appName: ProcessInfo.processInfo.processName)
+    ) {
         keychain = OnDemandKeychain(server: server)
         self.caller = caller
+        self.prompts = prompts
     }
 
     public func perform(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
-        try keychain.perform(request, caller: caller)
+        try keychain.perform(request, caller: caller, prompts: prompts)
     }
 
     /// `$XDG_DATA_HOME/keychain`, or `~/.local/share/keychain` when `XDG_DATA_HOME` is unset.

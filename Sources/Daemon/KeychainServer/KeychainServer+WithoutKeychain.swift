@@ -33,6 +33,8 @@ extension KeychainServer {
             return .done
         case .verifyPasscode:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set")
+        case .authenticateOwner:
+            return .authenticationFailed(.passcodeNotSet, message: "no device passcode is set")
         case .removePasscode, .setEraseAfterFailedAttempts:
             throw KeychainError(.errSecParam, "no passcode is set")
         case .erase, .countItems:

@@ -1,6 +1,7 @@
 import Biometrics
 import Enclave
 import Foundation
+import KeychainPrompt
 import KeychainProtocol
 import KeychainStore
 import KeychainSupport
@@ -19,6 +20,8 @@ public final class KeychainServer: Sendable {
     let fprintd = Mutex<FprintdSensor?>(nil)
     /// What each authentication context earned; never sent to a client.
     let contexts = AuthenticationContexts()
+    /// The owner authentications under way, which `invalidateContext` ends.
+    let runningAuthentications = RunningAuthentications()
     /// The owner's entitlements list and app declarations as last read or written here: asked
     /// on every request of keychaind, so kept in memory (an edit of the file behind the server's
     /// back grants nothing; the file is authenticated when read).
@@ -71,8 +74,11 @@ public final class KeychainServer: Sendable {
         }
     }
 
-    /// Carries out one request for `caller`.
-    public func handle(_ request: KeychainRequest, caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
+    /// Carries out one request for `caller`; an owner authentication draws its sheet through
+    /// `prompts` (none: it fails with `notInteractive`).
+    public func handle(
+        _ request: KeychainRequest, caller: CallerIdentity, prompts: (any PromptProvider)? = nil
+    ) throws(KeychainError) -> KeychainReply {
         switch request {
         case .add(let item):
             return .items(try enclave.inItemRequest { () throws(KeychainError) in try add(item, caller: caller) })
@@ -125,18 +131,24 @@ public final class KeychainServer: Sendable {
             }
             return .done
         case .verifyPasscode(let passcode, let context):
-            var grant: AuthenticationGrant?
-            try afterPasscodeCheck { () throws(KeychainError) in grant = try enclave.verifyPasscode(passcode) }
-            guard let grant else { throw KeychainError.errSecInternalComponent }
-            contexts.record(grant, context: context, caller: caller)
+            try verifyPasscode(passcode, context: context, caller: caller)
             return .done
         case .biometryStatus:
             return .biometry(try biometryStatus())
         case .awaitBiometricMatch(let timeout, let context):
             return .match(try awaitBiometricMatch(timeout: timeout, context: context, caller: caller))
         case .invalidateContext(let context):
+            runningAuthentications.cancel(context)
             contexts.invalidate(context, caller: caller)
             return .done
+        case .authenticateOwner(let authentication):
+            let run = OwnerAuthenticationRun(
+                server: self, authentication: authentication, caller: caller,
+                prompt: prompts?.prompt(for: authentication) ?? NoPrompt(), appName: prompts?.appName ?? "")
+            switch try run.run() {
+            case .succeeded(let status): return .biometry(status)
+            case .failed(let failure, let message): return .authenticationFailed(failure, message: message)
+            }
         case .endBiometricMatch:
             try endBiometricMatch()
             return .done
@@ -243,6 +255,16 @@ public final class KeychainServer: Sendable {
     /// Runs a passcode operation; whatever its outcome, finishes an erase it caused (a 10th
     /// failure with erase turned on, or an erase on request, replaces the keybag; the rows of
     /// the erased keychain go here).
+    /// Checks the passcode for an authentication of `context` and files the grant under it.
+    func verifyPasscode(
+        _ passcode: SecretBytes, context: AuthenticationContextID, caller: CallerIdentity
+    ) throws(KeychainError) {
+        var grant: AuthenticationGrant?
+        try afterPasscodeCheck { () throws(KeychainError) in grant = try enclave.verifyPasscode(passcode) }
+        guard let grant else { throw KeychainError.errSecInternalComponent }
+        contexts.record(grant, context: context, caller: caller)
+    }
+
     private func afterPasscodeCheck(_ body: () throws(KeychainError) -> Void) throws(KeychainError) {
         do {
             try body()

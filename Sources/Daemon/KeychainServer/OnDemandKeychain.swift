@@ -1,5 +1,6 @@
 import Enclave
 import Foundation
+import KeychainPrompt
 import KeychainProtocol
 import Synchronization
 
@@ -29,13 +30,15 @@ public final class OnDemandKeychain: Sendable {
 
     /// Carries out `request` for `caller`, opening (or, for a writing request, creating) the
     /// keychain first.
-    public func perform(_ request: KeychainRequest, caller: CallerIdentity) throws(KeychainError) -> KeychainReply {
+    public func perform(
+        _ request: KeychainRequest, caller: CallerIdentity, prompts: (any PromptProvider)? = nil
+    ) throws(KeychainError) -> KeychainReply {
         if case .eraseUnopenableKeychain = request { return try eraseUnopenable(caller) }
         try RequestValidation.checkNamedGroups(request, caller)
         guard let server = try server(creating: request.kind.facts.createsKeychain) else {
             return try KeychainServer.replyWithoutKeychain(request)
         }
-        return try server.handle(request, caller: caller)
+        return try server.handle(request, caller: caller, prompts: prompts)
     }
 
     /// Removes the files of a keychain that cannot be opened, after closing the server that

@@ -106,6 +106,11 @@ public enum KeychainRequest: Sendable {
     /// caller is not in, or whose access control the context's evaluations do not satisfy
     /// (errSecInteractionNotAllowed carrying it, as for items).
     case useEnclaveKey(EnclaveKeyUse)
+    /// Authenticate the device owner (``OwnerAuthentication``): the keychain draws the sheet on
+    /// the app's terminal, reads the passcode or waits for the touch, and files the grant under
+    /// the request's context. Answered with the biometry status the evaluation ran with
+    /// (`biometry`), or why it did not succeed (`authenticationFailed`).
+    case authenticateOwner(OwnerAuthentication)
 
     /// The largest part of a file an ``importChunk(file:offset:bytes:)`` carries.
     public static let maximumImportChunk = 512 << 10
@@ -141,4 +146,6 @@ public enum KeychainReply: Sendable {
     case enclaveKey(sealedKey: Data, publicKey: Data)
     /// What an Enclave key made: a signature or a shared secret.
     case keyOutput(SecretBytes)
+    /// An owner authentication that did not succeed, and what the sheet said of it.
+    case authenticationFailed(OwnerAuthenticationFailure, message: String)
 }

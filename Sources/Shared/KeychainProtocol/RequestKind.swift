@@ -42,18 +42,21 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case listDeclaredApps = 34
     case createEnclaveKey = 35
     case useEnclaveKey = 36
+    case authenticateOwner = 37
 
     /// This request's facts.
     public var facts: RequestFacts {
         switch self {
         case .add: RequestFacts(createsKeychain: true, audit: .itemAccess)
         case .copyMatching, .update, .delete: RequestFacts(audit: .itemAccess)
-        case .deviceStatus, .biometryStatus, .endBiometricMatch, .invalidateContext, .countItems: RequestFacts()
+        case .deviceStatus, .biometryStatus, .invalidateContext, .countItems: RequestFacts()
+        case .endBiometricMatch: RequestFacts(answeredBy: .embeddedKeychain)
         case .lock: RequestFacts(ownerSessions: .endsAll)
-        case .unlock, .verifyPasscode, .setEraseAfterFailedAttempts, .erase: RequestFacts(audit: .passcodeCheck)
+        case .verifyPasscode: RequestFacts(answeredBy: .embeddedKeychain, audit: .passcodeCheck)
+        case .unlock, .setEraseAfterFailedAttempts, .erase: RequestFacts(audit: .passcodeCheck)
         case .setPasscode: RequestFacts(createsKeychain: true, ownerSessions: .endsAll, audit: .passcodeCheck)
         case .removePasscode: RequestFacts(ownerSessions: .endsAll, audit: .passcodeCheck)
-        case .awaitBiometricMatch: RequestFacts(createsKeychain: true)
+        case .awaitBiometricMatch: RequestFacts(answeredBy: .embeddedKeychain, createsKeychain: true)
         case .enrollFinger, .removeFinger, .setSimulatedSensor:
             RequestFacts(createsKeychain: true, audit: .passcodeCheck)
         case .simulateTouch: RequestFacts(createsKeychain: true, needsOwnerSession: true)
@@ -69,6 +72,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .finishImport: RequestFacts(answeredBy: .systemDaemon, audit: .keychainImport)
         case .createEnclaveKey: RequestFacts(createsKeychain: true, audit: .enclaveKeyMade)
         case .useEnclaveKey: RequestFacts(audit: .enclaveKeyUsed)
+        case .authenticateOwner: RequestFacts(audit: .ownerAuthentication)
         }
     }
 }
@@ -79,6 +83,10 @@ public struct RequestFacts: Sendable, Equatable {
     public enum Handler: Sendable, Equatable {
         /// The keychain server, in keychaind or embedded in the program.
         case keychain
+        /// The embedded keychain alone, which trusts its program anyway. keychaind draws the
+        /// owner's sheet itself (``KeychainRequest/authenticateOwner(_:)``): it takes no passcode
+        /// and no wait for a touch from an app, so the passcode never passes through one.
+        case embeddedKeychain
         /// keychaind itself; the embedded keychain answers that there is no daemon.
         case daemon
         /// The system daemon (`keychaind --system`) alone; every other answers that only it does.
@@ -119,6 +127,8 @@ public struct RequestFacts: Sendable, Equatable {
         case enclaveKeyMade
         /// An Enclave key signed or agreed a secret.
         case enclaveKeyUsed
+        /// The keychain asked the owner to authenticate for an app: the outcome.
+        case ownerAuthentication
     }
 
     /// Who answers it.
@@ -191,6 +201,7 @@ extension KeychainRequest {
         case .finishImport: .finishImport
         case .createEnclaveKey: .createEnclaveKey
         case .useEnclaveKey: .useEnclaveKey
+        case .authenticateOwner: .authenticateOwner
         }
     }
 }

@@ -43,7 +43,7 @@ public final class SSHAgentAuthentications: Sendable {
     }
 
     private static func make(_ reason: String, _ terminal: String?) -> LAContext {
-        let context = terminal.map { LAContext(prompt: TerminalPrompt(terminal: $0)) } ?? LAContext()
+        let context = terminal.map { LAContext(promptTerminal: $0) } ?? LAContext()
         context.localizedReason = reason
         return context
     }

@@ -7,13 +7,13 @@ import Testing
 @Suite struct PackageGraphTests {
     /// What an app links: Apple's two modules, this package's facade, and what they stand on.
     static let appSide: Set = [
-        "KeychainProtocol", "KeychainSupport", "CKeychainSupport", "KeychainClient", "KeychainPrompt",
+        "KeychainProtocol", "KeychainSupport", "CKeychainSupport", "KeychainClient",
         "LocalAuthentication", "CPKCS12Legacy", "Security", "Keychain",
     ]
     /// What holds the keys, and the server in a process of its own or embedded in one.
     static let daemonSide: Set = [
-        "StorageContracts", "Enclave", "KeychainStore", "Biometrics", "KeychainServer", "KeychainEmbedded",
-        "KeychainDaemon", "CKeychaindStartup", "CDBus", "keychaind",
+        "StorageContracts", "Enclave", "KeychainStore", "Biometrics", "KeychainPrompt", "KeychainServer",
+        "KeychainEmbedded", "KeychainDaemon", "CKeychaindStartup", "CDBus", "keychaind",
     ]
     /// Packages only the daemon side may link: SQLite through GRDB, and the daemon's plumbing.
     static let daemonPackages: Set = ["GRDB", "GRDBSQLite", "ServiceLifecycle", "Logging"]

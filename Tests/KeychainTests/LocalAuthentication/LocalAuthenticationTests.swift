@@ -20,7 +20,7 @@ func evaluateMatchingTouch() async -> LAError.Code? {
 func evaluate(
     _ policy: LAPolicy, _ prompt: ScriptedPrompt, context: LAContext? = nil, reason: String = "To add a new chore"
 ) async -> LAError.Code? {
-    let context = context ?? LAContext(prompt: prompt)
+    let context = context ?? LAContext.scripted(prompt)
     do {
         try await context.evaluatePolicy(policy, localizedReason: reason)
         return nil
@@ -75,7 +75,7 @@ extension SecItemAPITests {
         }
 
         @Test func theReuseDurationIsCappedAtFiveMinutes() {
-            let context = LAContext(prompt: ScriptedPrompt([]))
+            let context = LAContext.scripted(ScriptedPrompt([]))
             context.touchIDAuthenticationAllowableReuseDuration = 3600
             #expect(context.touchIDAuthenticationAllowableReuseDuration == 300)
         }
@@ -86,7 +86,7 @@ extension SecItemAPITests {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
             var error: NSError?
-            let context = LAContext(prompt: ScriptedPrompt([]))
+            let context = LAContext.scripted(ScriptedPrompt([]))
             #expect(!context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error))
             #expect(error?.code == LAError.Code.biometryNotAvailable.rawValue)
             #expect(!context.canEvaluatePolicy(.deviceOwnerAuthentication, error: &error))
@@ -127,7 +127,7 @@ extension SecItemAPITests {
             defer { keychain.remove() }
             var error: NSError?
             #expect(
-                !LAContext(prompt: ScriptedPrompt([])).canEvaluatePolicy(
+                !LAContext.scripted(ScriptedPrompt([])).canEvaluatePolicy(
                     .deviceOwnerAuthenticationWithWatch, error: &error))
             #expect(error?.code == LAError.Code.companionNotAvailable.rawValue)
         }
@@ -169,7 +169,7 @@ extension SecItemAPITests {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
             let prompt = ScriptedPrompt([.press(.fallback), .touch(matching: true)])
-            let context = LAContext(prompt: prompt)
+            let context = LAContext.scripted(prompt)
             context.localizedFallbackTitle = ""
             context.localizedCancelTitle = "Not now"
             #expect(await evaluate(.deviceOwnerAuthenticationWithBiometrics, prompt, context: context) == nil)
@@ -261,7 +261,7 @@ extension SecItemAPITests {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
             let prompt = ScriptedPrompt([.touch(matching: true)])
-            let context = LAContext(prompt: prompt)
+            let context = LAContext.scripted(prompt)
             context.touchIDAuthenticationAllowableReuseDuration = 60
             #expect(await evaluate(.deviceOwnerAuthenticationWithBiometrics, prompt, context: context) == nil)
             #expect(await evaluate(.deviceOwnerAuthenticationWithBiometrics, prompt, context: context) == nil)
@@ -275,7 +275,7 @@ extension SecItemAPITests {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
             let prompt = ScriptedPrompt([.touch(matching: true), .touch(matching: true)])
-            let context = LAContext(prompt: prompt)
+            let context = LAContext.scripted(prompt)
             #expect(await evaluate(.deviceOwnerAuthenticationWithBiometrics, prompt, context: context) == nil)
             #expect(await evaluate(.deviceOwnerAuthenticationWithBiometrics, prompt, context: context) == nil)
             #expect(prompt.sheets.withLock { $0.count } == 2)
@@ -285,7 +285,7 @@ extension SecItemAPITests {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
             let prompt = ScriptedPrompt([])
-            let context = LAContext(prompt: prompt)
+            let context = LAContext.scripted(prompt)
             async let outcome = evaluate(.deviceOwnerAuthenticationWithBiometrics, prompt, context: context)
             while prompt.sheets.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
             context.invalidate()
@@ -299,7 +299,7 @@ extension SecItemAPITests {
                 await evaluate(.deviceOwnerAuthenticationWithBiometrics, ScriptedPrompt([], interactive: false))
                     == .notInteractive)
             let prompt = ScriptedPrompt([.touch(matching: true)])
-            let context = LAContext(prompt: prompt)
+            let context = LAContext.scripted(prompt)
             context.interactionNotAllowed = true
             #expect(await evaluate(.deviceOwnerAuthentication, prompt, context: context) == .notInteractive)
             #expect(prompt.sheets.withLock { $0.isEmpty })
@@ -324,7 +324,7 @@ extension SecItemAPITests {
             defer { keychain.remove() }
             let prompt = ScriptedPrompt([.touch(matching: true)])
             let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let context = LAContext(prompt: prompt)
+                let context = LAContext.scripted(prompt)
                 var error: NSError?
                 if context.canEvaluatePolicy(LAPolicy.deviceOwnerAuthenticationWithBiometrics, error: &error) {
                     let replyHandler: @Sendable (Bool, (any Error)?) -> Void = { success, error in
@@ -347,7 +347,7 @@ extension SecItemAPITests {
         @Test func errorsFromCanEvaluatePolicyReadAsOnIOS() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
-            let context = LAContext(prompt: ScriptedPrompt([]))
+            let context = LAContext.scripted(ScriptedPrompt([]))
             var error: NSError?
             guard !context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error), let error else {
                 Issue.record("expected a failure")

@@ -172,7 +172,7 @@ extension SecItemAPITests {
             addProtected(.userPresence, account: "one", secret: "1")
             addProtected(.userPresence, account: "two", secret: "2")
             let prompt = ScriptedPrompt([.touch(matching: true)])
-            let context = LAContext(prompt: prompt)
+            let context = LAContext.scripted(prompt)
             #expect(readProtected(context, account: "one") == (errSecSuccess, "1"))
             #expect(readProtected(context, account: "two") == (errSecSuccess, "2"))
             #expect(readProtected(context, account: "one") == (errSecSuccess, "1"))
@@ -187,7 +187,7 @@ extension SecItemAPITests {
             defer { keychain.remove() }
             addProtected(.userPresence)
             let prompt = ScriptedPrompt([.touch(matching: true)])
-            let context = LAContext(prompt: prompt)
+            let context = LAContext.scripted(prompt)
             context.localizedReason = "To read your chores token"
             let (status, _) = copyMatching([
                 kSecClass as String: kSecClassGenericPassword, kSecReturnData as String: true,
@@ -206,7 +206,7 @@ extension SecItemAPITests {
             let (status, result) = copyMatching([
                 kSecClass as String: kSecClassGenericPassword, kSecReturnData as String: true,
                 kSecMatchLimit as String: kSecMatchLimitAll,
-                kSecUseAuthenticationContext as String: LAContext(prompt: prompt),
+                kSecUseAuthenticationContext as String: LAContext.scripted(prompt),
             ])
             #expect(status == errSecSuccess)
             #expect((result as? [Data])?.count == 2)
@@ -236,9 +236,9 @@ extension SecItemAPITests {
             defer { keychain.remove() }
             addProtected(.biometryAny)
             let miss = ScriptedPrompt.Step.touch(matching: false)
-            #expect(readProtected(LAContext(prompt: ScriptedPrompt([.press(.cancel)]))).0 == errSecUserCanceled)
-            #expect(readProtected(LAContext(prompt: ScriptedPrompt([miss, miss, miss]))).0 == errSecAuthFailed)
-            let context = LAContext(prompt: ScriptedPrompt([]))
+            #expect(readProtected(LAContext.scripted(ScriptedPrompt([.press(.cancel)]))).0 == errSecUserCanceled)
+            #expect(readProtected(LAContext.scripted(ScriptedPrompt([miss, miss, miss]))).0 == errSecAuthFailed)
+            let context = LAContext.scripted(ScriptedPrompt([]))
             context.interactionNotAllowed = true
             #expect(readProtected(context).0 == errSecInteractionNotAllowed)
         }
@@ -248,7 +248,7 @@ extension SecItemAPITests {
             defer { keychain.remove() }
             addProtected(.devicePasscode)
             let prompt = ScriptedPrompt([.passcode("1234")])
-            #expect(readProtected(LAContext(prompt: prompt)) == (errSecSuccess, "SECRET_PASSWORD_TEXT"))
+            #expect(readProtected(LAContext.scripted(prompt)) == (errSecSuccess, "SECRET_PASSWORD_TEXT"))
             #expect(prompt.sheets.withLock { $0.map(\.asksForTouch) } == [false])
         }
 
@@ -261,7 +261,7 @@ extension SecItemAPITests {
             defer { keychain.remove() }
             addProtected(flags)
             let prompt = ScriptedPrompt([.touch(matching: true), .passcode("1234")])
-            #expect(readProtected(LAContext(prompt: prompt)) == (errSecSuccess, "SECRET_PASSWORD_TEXT"))
+            #expect(readProtected(LAContext.scripted(prompt)) == (errSecSuccess, "SECRET_PASSWORD_TEXT"))
             #expect(prompt.sheets.withLock { $0.map(\.asksForTouch) } == [true, false])
         }
 
@@ -271,28 +271,28 @@ extension SecItemAPITests {
             addProtected(.biometryCurrentSet, account: "current")
             addProtected(.biometryAny, account: "any")
             #expect(
-                readProtected(LAContext(prompt: ScriptedPrompt([.touch(matching: true)])), account: "current").0
+                readProtected(LAContext.scripted(ScriptedPrompt([.touch(matching: true)])), account: "current").0
                     == errSecSuccess)
             _ = try keychain.perform(.enrollFinger(name: "index", passcode: SecretBytes(utf8: "1234")))
             let prompt = ScriptedPrompt([.touch(matching: true)])
-            #expect(readProtected(LAContext(prompt: prompt), account: "current").0 == errSecAuthFailed)
+            #expect(readProtected(LAContext.scripted(prompt), account: "current").0 == errSecAuthFailed)
             #expect(prompt.sheets.withLock { $0.isEmpty })
             #expect(
-                readProtected(LAContext(prompt: ScriptedPrompt([.touch(matching: true)])), account: "any").0
+                readProtected(LAContext.scripted(ScriptedPrompt([.touch(matching: true)])), account: "any").0
                     == errSecSuccess)
         }
 
         @Test func anApplicationPasswordIsNeededAndChecked() throws {
             let keychain = try biometricKeychain()
             defer { keychain.remove() }
-            let creator = LAContext(prompt: ScriptedPrompt([]))
+            let creator = LAContext.scripted(ScriptedPrompt([]))
             creator.setCredential(Data("app-secret".utf8), type: .applicationPassword)
             #expect(addProtected(.applicationPassword) == errSecInteractionNotAllowed)
             #expect(addProtected(.applicationPassword, context: creator) == errSecSuccess)
-            let wrong = LAContext(prompt: ScriptedPrompt([]))
+            let wrong = LAContext.scripted(ScriptedPrompt([]))
             wrong.setCredential(Data("guess".utf8), type: .applicationPassword)
             #expect(readProtected(wrong).0 == errSecAuthFailed)
-            #expect(readProtected(LAContext(prompt: ScriptedPrompt([]))).0 == errSecInteractionNotAllowed)
+            #expect(readProtected(LAContext.scripted(ScriptedPrompt([]))).0 == errSecInteractionNotAllowed)
             #expect(readProtected(creator) == (errSecSuccess, "SECRET_PASSWORD_TEXT"))
         }
 
@@ -305,7 +305,7 @@ extension SecItemAPITests {
             #expect(readProtected(nil).0 == errSecInteractionNotAllowed)
             let query: [String: Any] = [
                 kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "SampleService",
-                kSecUseAuthenticationContext as String: LAContext(prompt: ScriptedPrompt([.touch(matching: true)])),
+                kSecUseAuthenticationContext as String: LAContext.scripted(ScriptedPrompt([.touch(matching: true)])),
             ]
             let alone = [kSecAttrAccessControl as String: accessControl([], kSecAttrAccessibleAfterFirstUnlock) as Any]
             #expect(SecItemUpdate(query as CFDictionary, alone as CFDictionary) == errSecSuccess)
@@ -327,7 +327,7 @@ extension SecItemAPITests {
             ]
             let update = [kSecValueData as String: Data("UPDATED_SECRET_PASSWORD_TEXT".utf8)]
             #expect(SecItemUpdate(query as CFDictionary, update as CFDictionary) == errSecInteractionNotAllowed)
-            let context = LAContext(prompt: ScriptedPrompt([.touch(matching: true)]))
+            let context = LAContext.scripted(ScriptedPrompt([.touch(matching: true)]))
             var allowed = query
             allowed[kSecUseAuthenticationUI as String] = nil
             allowed[kSecUseAuthenticationContext as String] = context

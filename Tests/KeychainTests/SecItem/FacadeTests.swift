@@ -63,7 +63,7 @@ extension SecItemAPITests {
             }
             #expect(try secure.authenticationUI(.skip).get("sync") == nil)
             #expect(try secure.contains("sync"))
-            let reading = secure.authenticationContext(LAContext(prompt: prompt))
+            let reading = secure.authenticationContext(LAContext.scripted(prompt))
             #expect(try reading.get("sync") == "token")
             #expect(try reading.get("sync") == "token")
             #expect(prompt.sheets.withLock { $0.map(\.reason) } == ["To read the sync token"])

@@ -155,7 +155,7 @@ extension SecItemAPITests {
                 SecAccessControlCreateWithFlags(
                     nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, [.privateKeyUsage, .userPresence], &error))
             let prompt = ScriptedPrompt([.touch(matching: true)])
-            let context = LAContext(prompt: prompt)
+            let context = LAContext.scripted(prompt)
             let key = try makeKey(
                 [kSecUseAuthenticationContext: context], privateAttributes: [kSecAttrAccessControl: control])
             let message = Data("challenge".utf8)
@@ -183,7 +183,7 @@ extension SecItemAPITests {
             #expect(SecKeyCreateSignature(key, .ecdsaSignatureMessageX962SHA256, message as CFData, nil) != nil)
             #expect(prompt.sheets.withLock { $0.count } == 1)
             // A cancelled prompt signs nothing.
-            let cancelling = LAContext(prompt: ScriptedPrompt([.press(.cancel)]))
+            let cancelling = LAContext.scripted(ScriptedPrompt([.press(.cancel)]))
             let other = try makeKey(
                 [kSecUseAuthenticationContext: cancelling], privateAttributes: [kSecAttrAccessControl: control])
             #expect(SecKeyCreateSignature(other, .ecdsaSignatureMessageX962SHA256, message as CFData, &error) == nil)

@@ -72,14 +72,14 @@ extension SecItemAPITests {
                 SecAccessControlCreateWithFlags(
                     nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, [.privateKeyUsage, .biometryAny], &error))
             let prompt = ScriptedPrompt([.touch(matching: true)])
-            let context = LAContext(prompt: prompt)
+            let context = LAContext.scripted(prompt)
             let key = try SecureEnclave.P256.Signing.PrivateKey(accessControl: control, authenticationContext: context)
             #expect(prompt.sheets.withLock { $0.count } == 0)
             let signature = try key.signature(for: Data("login".utf8))
             #expect(key.publicKey.isValidSignature(signature, for: Data("login".utf8)))
             #expect(prompt.sheets.withLock { $0.count } == 1)
             // Without a way to prompt, the same key in a context that may not interact refuses.
-            let quiet = LAContext(prompt: ScriptedPrompt([]))
+            let quiet = LAContext.scripted(ScriptedPrompt([]))
             quiet.interactionNotAllowed = true
             let restored = try SecureEnclave.P256.Signing.PrivateKey(
                 dataRepresentation: key.dataRepresentation, authenticationContext: quiet)

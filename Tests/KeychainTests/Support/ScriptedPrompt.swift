@@ -1,7 +1,34 @@
 import Foundation
 import Keychain
+import KeychainPrompt
 import LocalAuthentication
 import Synchronization
+
+/// The sheets of the tests' keychain: a context made with ``LAContext/scripted(_:)`` gets its
+/// script; any other has nobody to ask (as a process without a terminal).
+final class ScriptedPrompts: PromptProvider {
+    static let shared = ScriptedPrompts()
+
+    private let scripts = Mutex<[AuthenticationContextID: ScriptedPrompt]>([:])
+    var appName: String { "tests" }
+
+    func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
+        scripts.withLock { $0[authentication.context] } ?? NoPrompt()
+    }
+
+    func assign(_ prompt: ScriptedPrompt, to context: LAContext) {
+        scripts.withLock { $0[context.identifier] = prompt }
+    }
+}
+
+extension LAContext {
+    /// A context whose sheets, drawn by the tests' keychain, play `prompt`.
+    static func scripted(_ prompt: ScriptedPrompt) -> LAContext {
+        let context = LAContext()
+        ScriptedPrompts.shared.assign(prompt, to: context)
+        return context
+    }
+}
 
 /// A prompt that plays a script: touches on the simulated sensor, button presses and passcode
 /// entries, in order. Records every sheet it showed and every message.

@@ -48,9 +48,10 @@ struct TestKeychain {
 
     var databaseURL: URL { directory.appendingPathComponent("keychain.db") }
 
-    /// A caller in `groups` (default group first).
+    /// A caller in `groups` (default group first), whose sheets play the scripts of
+    /// ``LAContext/scripted(_:)``.
     func transport(_ groups: [String] = ["com.example.app"]) -> EmbeddedTransport {
-        EmbeddedTransport(server: server, caller: CallerIdentity(accessGroups: groups))
+        EmbeddedTransport(server: server, caller: CallerIdentity(accessGroups: groups), prompts: ScriptedPrompts.shared)
     }
 
     /// Makes the SecItem functions and `Keychain` use this keychain.

@@ -16,7 +16,7 @@ import Testing
         .removeFinger: 19, .setSimulatedSensor: 20, .simulateTouch: 21, .daemonStatus: 22, .openOwnerSession: 23,
         .closeOwnerSession: 24, .setEntitlement: 25, .listEntitlements: 26, .eraseUnopenableKeychain: 27,
         .openOwnerSessionByBiometry: 28, .identify: 29, .beginImport: 30, .importChunk: 31, .finishImport: 32,
-        .declareApp: 33, .listDeclaredApps: 34, .createEnclaveKey: 35, .useEnclaveKey: 36,
+        .declareApp: 33, .listDeclaredApps: 34, .createEnclaveKey: 35, .useEnclaveKey: 36, .authenticateOwner: 37,
     ]
 
     @Test func tagsNeverMove() {
@@ -56,7 +56,8 @@ import Testing
     @Test func theDaemonsOwnRequestsAreNotTheKeychains() throws {
         let keychain = try TestKeychain.make()
         let transport = keychain.transport()
-        for request in WireFormatTests.everyRequest where request.kind.facts.answeredBy != .keychain {
+        let keychains: [RequestFacts.Handler] = [.keychain, .embeddedKeychain]
+        for request in WireFormatTests.everyRequest where !keychains.contains(request.kind.facts.answeredBy) {
             #expect(throws: KeychainError.self, "\(request.kind)") { try transport.perform(request) }
         }
     }

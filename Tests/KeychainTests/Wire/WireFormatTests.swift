@@ -71,6 +71,14 @@ import Testing
             .beginImport, .importChunk(file: "keybag", offset: 4096, bytes: SecretBytes(utf8: "part")),
             .finishImport(passcode: nil),
             .finishImport(passcode: passcode),
+            .authenticateOwner(
+                OwnerAuthentication(
+                    factors: .biometryOrPasscode, reason: "To add a new chore", cancelTitle: "Cancel",
+                    fallbackTitle: "Enter Passcode", context: context)),
+            .authenticateOwner(
+                OwnerAuthentication(
+                    factors: .passcode, reason: "r", cancelTitle: "", fallbackTitle: nil, context: context,
+                    terminal: "/dev/pts/3")),
         ]
     }
 
@@ -110,6 +118,7 @@ import Testing
                 ])),
             .success(.enclaveKey(sealedKey: Data([1, 2]), publicKey: Data(repeating: 4, count: 65))),
             .success(.keyOutput(SecretBytes(Data([3, 0, 1])))),
+            .success(.authenticationFailed(.userFallback, message: "the user chose the fallback")),
             .failure(KeychainError(status: -25308, message: "é needs a prompt", requiredAuthentication: control)),
             .failure(KeychainError(.errSecItemNotFound, "nothing")),
         ]

@@ -87,6 +87,21 @@ public final class DaemonTransport: KeychainTransport {
         return try Self.decode(reply, naming: "reply").get()
     }
 
+    /// Sends `request` on a new connection, closed after the reply: the open one may be
+    /// waiting for a sheet.
+    public func performBeside(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+        var body = RequestCoder.encode(request)
+        defer { body.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
+        let beside = try connect()
+        let reply: [UInt8]
+        do throws(DaemonConnection.Failure) {
+            reply = try beside.exchange(body)
+        } catch {
+            throw KeychainError(.errSecIO, "keychaind did not answer on a second connection")
+        }
+        return try Self.decode(reply, naming: "reply").get()
+    }
+
     /// A reply or greeting from keychaind: `errSecDecode`, naming `what`, when it cannot be read.
     static func decode(
         _ bytes: [UInt8], naming what: String

@@ -115,6 +115,12 @@ public enum ReplyCoder {
                 sealedKey: try reader.data(max: EnclaveKeyUse.maximumSealedKey),
                 publicKey: try reader.data(max: EnclaveKeyOperation.publicKeySize))
         case 11: return .keyOutput(try reader.secret(max: WireValues.maximumReference))
+        case 12:
+            let tag = try reader.u8()
+            guard let failure = OwnerAuthenticationFailure(rawValue: tag) else {
+                throw WireError("an unknown authentication failure (tag \(tag))")
+            }
+            return .authenticationFailed(failure, message: try reader.string(max: WireValues.maximumMessage))
         case let tag: throw WireError("an unknown reply (tag \(tag))")
         }
     }
@@ -203,6 +209,9 @@ public enum ReplyCoder {
             write(status.device, to: &writer)
         case .enclaveKey(let sealedKey, let publicKey): writer.u8(10); writer.data(sealedKey); writer.data(publicKey)
         case .keyOutput(let bytes): writer.u8(11); writer.secret(bytes)
+        case .authenticationFailed(let failure, let message):
+            writer.u8(12); writer.u8(failure.rawValue)
+            writer.string(Self.cut(message, toUTF8Bytes: WireValues.maximumMessage))
         }
     }
 }

@@ -95,6 +95,7 @@ public enum RequestCoder {
                 accessibility: try WireValues.token(&reader, Accessibility.self),
                 accessControl: try reader.optional(WireValues.accessControl))
         case .useEnclaveKey: return .useEnclaveKey(try WireValues.enclaveKeyUse(&reader))
+        case .authenticateOwner: return .authenticateOwner(try WireValues.ownerAuthentication(&reader))
         }
     }
 
@@ -131,6 +132,7 @@ public enum RequestCoder {
         case .createEnclaveKey(let accessibility, let accessControl):
             writer.string(accessibility.rawValue); writer.optional(accessControl) { WireValues.write($1, to: &$0) }
         case .useEnclaveKey(let use): WireValues.write(use, to: &writer)
+        case .authenticateOwner(let authentication): WireValues.write(authentication, to: &writer)
         case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession,
             .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps:
             break  // the tag is the whole request

@@ -202,6 +202,32 @@ enum WireValues {
             sealedKey: sealedKey, operation: operation, authenticationContext: try reader.optional(contextID))
     }
 
+    static func write(_ authentication: OwnerAuthentication, to writer: inout WireWriter) {
+        writer.u8(authentication.factors.rawValue)
+        writer.string(authentication.reason)
+        writer.string(authentication.cancelTitle)
+        writer.optional(authentication.fallbackTitle) { $0.string($1) }
+        writer.data(authentication.context.bytes)
+        writer.optional(authentication.terminal) { $0.string($1) }
+    }
+
+    static func ownerAuthentication(_ reader: inout WireReader) throws(WireError) -> OwnerAuthentication {
+        let tag = try reader.u8()
+        guard let factors = OwnerAuthentication.Factors(rawValue: tag) else {
+            throw WireError("unknown authentication factors (tag \(tag))")
+        }
+        let title = { (reader: inout WireReader) throws(WireError) in
+            try reader.string(max: OwnerAuthentication.maximumTitle)
+        }
+        return OwnerAuthentication(
+            factors: factors, reason: try reader.string(max: OwnerAuthentication.maximumReason),
+            cancelTitle: try title(&reader), fallbackTitle: try reader.optional(title),
+            context: try contextID(&reader),
+            terminal: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                try reader.string(max: maximumToken)
+            })
+    }
+
     static func contextID(_ reader: inout WireReader) throws(WireError) -> AuthenticationContextID {
         guard let id = AuthenticationContextID(bytes: try reader.data(max: 16)) else {
             throw WireError("a context name that is not 16 bytes")

@@ -1,0 +1,69 @@
+import Foundation
+import KeychainPrompt
+import KeychainProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// keychaind's sheets: on the terminal of the process it identified, under the name of the
+/// executable it identified.
+///
+/// The terminal is the client's controlling terminal as the kernel reports it
+/// (`/proc/PID/stat`'s `tty_nr`), read at each authentication, or one the request names (the ssh
+/// agent names the terminal of the `ssh` it signs for). Either must be a terminal device of the
+/// client's own user: keychaind never draws on another user's terminal. A system daemon, which
+/// runs as its own user, can open no user's terminal, so there every authentication fails with
+/// `notInteractive` (Docs/SecurityModel.md, "Who draws the prompt").
+struct ClientTerminalPrompts: PromptProvider {
+    let appName: String
+    private let pid: Int32
+    private let uid: UInt32
+
+    /// Sheets for the client `peer`.
+    init(_ peer: PeerIdentity) {
+        appName = URL(fileURLWithPath: peer.executable).lastPathComponent
+        pid = peer.pid
+        uid = peer.uid
+    }
+
+    func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
+        let named = authentication.terminal.flatMap { Self.isTerminal($0, ownedBy: uid) ? $0 : nil }
+        guard let terminal = named ?? controllingTerminal() else { return NoPrompt() }
+        return TerminalPrompt(terminal: terminal)
+    }
+
+    /// The client's controlling terminal, when it has one that is its user's: a pseudo-terminal
+    /// (`/dev/pts/N`) or a virtual console (`/dev/ttyN`).
+    private func controllingTerminal() -> String? {
+        guard let fields = ProcessFiles.statFields(pid), fields.count > 4, let number = UInt32(fields[4]),
+            number != 0
+        else { return nil }
+        let major = (number >> 8) & 0xfff
+        let minor = (number & 0xff) | ((number >> 12) & 0xfff00)
+        let path: String
+        switch major {
+        case 136...143: path = "/dev/pts/\((major - 136) * 256 + minor)"
+        case 4 where minor < 64: path = "/dev/tty\(minor)"
+        default: return nil
+        }
+        guard Self.isTerminal(path, ownedBy: uid, device: (major, minor)) else { return nil }
+        return path
+    }
+
+    /// True when `path` is a character device owned by `owner` (and, when given, that very
+    /// device), under `/dev/pts/` or a `/dev/ttyN`.
+    static func isTerminal(_ path: String, ownedBy owner: UInt32, device: (UInt32, UInt32)? = nil) -> Bool {
+        guard path.hasPrefix("/dev/pts/") || path.hasPrefix("/dev/tty"), !path.contains("..") else { return false }
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFCHR, info.st_uid == owner else { return false }
+        if let (major, minor) = device {
+            // glibc's gnu_dev_major and gnu_dev_minor, which are macros Swift cannot call.
+            let rdev = UInt64(info.st_rdev)
+            let rdevMajor = UInt32(truncatingIfNeeded: ((rdev >> 8) & 0xfff) | ((rdev >> 32) & ~UInt64(0xfff)))
+            let rdevMinor = UInt32(truncatingIfNeeded: (rdev & 0xff) | ((rdev >> 12) & ~UInt64(0xff)))
+            return rdevMajor == major && rdevMinor == minor
+        }
+        return true
+    }
+}

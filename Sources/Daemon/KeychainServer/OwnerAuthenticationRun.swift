@@ -1,0 +1,185 @@
+import Foundation
+import KeychainPrompt
+import KeychainProtocol
+
+/// One owner authentication, run by the keychain (``KeychainRequest/authenticateOwner(_:)``):
+/// the state the factors need, then the sheet, touches and passcode entry. The Enclave matches
+/// touches, counts failures and checks the passcode; this code decides what the sheet shows
+/// next. What a match or a passcode earns is filed under the request's context for the asking
+/// connection; the app gets only the outcome.
+struct OwnerAuthenticationRun {
+    let server: KeychainServer
+    let authentication: OwnerAuthentication
+    let caller: CallerIdentity
+    let prompt: any AuthenticationPrompt
+    let appName: String
+
+    /// Apple: within one evaluation, 3 failed matches end it.
+    static let matchesPerEvaluation = 3
+
+    /// The outcome: the biometry status the authentication ran with, or why it failed.
+    enum Outcome {
+        case succeeded(BiometryStatus)
+        case failed(OwnerAuthenticationFailure, String)
+    }
+
+    private var biometryOnly: Bool { authentication.factors == .biometry }
+    private var context: AuthenticationContextID { authentication.context }
+
+    /// Runs the authentication.
+    func run() throws(KeychainError) -> Outcome {
+        let status = try server.biometryStatus()
+        if let refusal = Self.refusal(authentication.factors, status) { return refusal }
+        guard prompt.isInteractive else {
+            return .failed(
+                .notInteractive,
+                "authentication needs a prompt, and the keychain has none to show for \(appName) (no terminal)")
+        }
+        server.runningAuthentications.begin(context)
+        defer { server.runningAuthentications.end(context) }
+        let biometryUsable =
+            status.sensor != .none && !status.enrolledFingers.isEmpty && !status.isLockedOut && !status.passcodeRequired
+        if biometryUsable && authentication.factors != .passcode {
+            switch try biometricPhase() {
+            case .success: return .succeeded(status)
+            case .failure(let failure, let message): return .failed(failure, message)
+            case .fallBackToPasscode: break
+            }
+        }
+        return try passcodePhase() ?? .succeeded(status)
+    }
+
+    /// Why `factors` cannot be used now, or nil when they can (what `canEvaluatePolicy` checks).
+    static func refusal(_ factors: OwnerAuthentication.Factors, _ status: BiometryStatus) -> Outcome? {
+        guard status.passcodeSet else { return .failed(.passcodeNotSet, "no device passcode is set") }
+        guard factors == .biometry else { return nil }
+        guard status.sensor != .none else { return .failed(.biometryNotAvailable, "no fingerprint sensor is available") }
+        guard !status.enrolledFingers.isEmpty else { return .failed(.biometryNotEnrolled, "no finger is enrolled") }
+        if status.isLockedOut {
+            return .failed(
+                .biometryLockout,
+                "Biometry is locked out after 5 failed matches; enter the device passcode to use it again.")
+        }
+        if status.passcodeRequired {
+            return .failed(
+                .biometryLockout,
+                "The passcode is required before biometry can be used (after a restart, or 48 hours).")
+        }
+        return nil
+    }
+
+    private enum BiometricOutcome {
+        case success
+        case failure(OwnerAuthenticationFailure, String)
+        case fallBackToPasscode
+    }
+
+    private var isCancelled: Bool { server.runningAuthentications.isCancelled(context) }
+
+    private func biometricPhase() throws(KeychainError) -> BiometricOutcome {
+        let fallback = authentication.fallbackTitle
+        // The sensor learns that a prompt waits before the sheet asks for a touch: a touch
+        // only answers a waiting prompt.
+        _ = try? server.awaitBiometricMatch(timeout: 0, context: context, caller: caller)
+        let session = prompt.present(sheet(asksForTouch: true, fallbackTitle: fallback))
+        defer {
+            try? server.endBiometricMatch()
+            session.dismiss()
+        }
+        var failures = 0
+        while true {
+            if isCancelled { return .failure(.appCancel, "the app cancelled the authentication") }
+            switch session.pressedButton() {
+            case .cancel?: return .failure(.userCancel, "the user cancelled")
+            case .fallback? where fallback != nil:
+                return biometryOnly ? .failure(.userFallback, "the user chose the fallback") : .fallBackToPasscode
+            default: break
+            }
+            let match: BiometricMatch
+            do {
+                match = try server.awaitBiometricMatch(timeout: 0.1, context: context, caller: caller)
+            } catch {
+                // The Enclave refuses matches once locked out.
+                return biometryOnly ? .failure(.biometryLockout, error.message) : .fallBackToPasscode
+            }
+            switch match {
+            case .noTouch: continue
+            case .matched: return .success
+            case .notMatched:
+                failures += 1
+                let status = try server.biometryStatus()
+                if status.isLockedOut {
+                    session.show(
+                        "Not recognized. Too many failed touches: the fingerprint is locked until the passcode is "
+                            + "entered.")
+                    return biometryOnly ? .failure(.biometryLockout, "biometry is locked out") : .fallBackToPasscode
+                }
+                if failures >= Self.matchesPerEvaluation {
+                    session.show(biometryOnly ? "Not recognized." : "Not recognized. Enter the passcode instead.")
+                    return biometryOnly
+                        ? .failure(.authenticationFailed, "the fingerprint was not recognized") : .fallBackToPasscode
+                }
+                // Tries left: in this sheet, and before the lockout across sheets.
+                let here = Self.matchesPerEvaluation - failures
+                let beforeLockout = BiometryStatus.lockoutThreshold - status.consecutiveFailures
+                let left = min(here, beforeLockout)
+                let lockout =
+                    beforeLockout <= here ? " before the fingerprint is locked until the passcode is entered" : ""
+                session.show("Not recognized. \(left) more \(left == 1 ? "try" : "tries")\(lockout).")
+            }
+        }
+    }
+
+    /// Nil when the passcode was right; the failure otherwise.
+    private func passcodePhase() throws(KeychainError) -> Outcome? {
+        let session = prompt.present(sheet(asksForTouch: false, fallbackTitle: nil))
+        defer { session.dismiss() }
+        while true {
+            // During a delay after failed attempts, say how long, count down, and take no input.
+            if let stopped = try waitOutDelay(session) { return stopped }
+            guard let passcode = session.readPasscode(shouldStop: { isCancelled }) else {
+                return isCancelled
+                    ? .failed(.appCancel, "the app cancelled the authentication")
+                    : .failed(.userCancel, "the user cancelled")
+            }
+            do {
+                try server.verifyPasscode(passcode, context: context, caller: caller)
+                return nil
+            } catch KeychainError.errSecAuthFailed {
+                session.show("Wrong passcode. Try again.")
+            } catch KeychainError.errSecInteractionNotAllowed {
+                continue
+            } catch {
+                session.show(error.message)
+                return .failed(.authenticationFailed, error.message)
+            }
+        }
+    }
+
+    /// Counts down a passcode delay on the sheet (Esc still cancels; other keys are ignored);
+    /// nil once the passcode may be entered.
+    private func waitOutDelay(_ session: any PromptSession) throws(KeychainError) -> Outcome? {
+        var waited = false
+        while true {
+            let status = try server.enclave.status()
+            guard status.secondsUntilNextAttempt > 0 else { break }
+            if isCancelled { return .failed(.appCancel, "the app cancelled the authentication") }
+            if session.pressedButton() == .cancel { return .failed(.userCancel, "the user cancelled") }
+            let seconds = Int(status.secondsUntilNextAttempt.rounded(.up))
+            session.update(
+                "\(status.failedAttempts) wrong passcodes. Try again in "
+                    + "\(seconds / 60):\(String(format: "%02d", seconds % 60)).")
+            waited = true
+            usleep(200_000)
+        }
+        if waited { session.show("You can enter the passcode now.") }
+        return nil
+    }
+
+    private func sheet(asksForTouch: Bool, fallbackTitle: String?) -> PromptSheet {
+        PromptSheet(
+            programName: appName, reason: authentication.reason, asksForTouch: asksForTouch,
+            cancelTitle: authentication.cancelTitle.isEmpty ? "Cancel" : authentication.cancelTitle,
+            fallbackTitle: fallbackTitle)
+    }
+}
