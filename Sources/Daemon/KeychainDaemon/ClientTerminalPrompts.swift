@@ -1,3 +1,4 @@
+import CKeychainSupport
 import Foundation
 import KeychainPrompt
 import KeychainProtocol
@@ -19,19 +20,24 @@ struct ClientTerminalPrompts: PromptProvider {
     let appName: String
     private let pid: Int32
     private let uid: UInt32
+    /// The client's pidfd, open for the connection's life (``PeerIdentity``).
+    private let pidfd: Int32
 
     /// Sheets for the client `peer`.
     init(_ peer: PeerIdentity) {
         appName = URL(fileURLWithPath: peer.executable).lastPathComponent
         pid = peer.pid
         uid = peer.uid
+        pidfd = peer.pidfd
     }
 
     func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
         let named = authentication.terminal.flatMap { Self.isTerminal($0, ownedBy: uid) ? $0 : nil }
         guard let terminal = named ?? controllingTerminal() else { return NoPrompt() }
-        return TerminalPrompt(terminal: terminal)
+        return TerminalPrompt(terminal: terminal, guardsProcess: false)
     }
+
+    var askerHasExited: Bool { kc_pidfd_is_alive(pidfd) != 1 }
 
     /// The client's controlling terminal, when it has one that is its user's: a pseudo-terminal
     /// (`/dev/pts/N`) or a virtual console (`/dev/ttyN`).

@@ -234,8 +234,12 @@ extension KeychainDaemon {
                         ))), false
             )
         }
-        client.keychain.requestSlots.wait()
-        defer { client.keychain.requestSlots.signal() }
+        // A sheet waits on a person, not on a processor: it takes no slot, so that apps waiting
+        // for their user do not hold up the user's other requests. Its passcode checks come at
+        // the speed of typing.
+        let takesSlot = request.kind != .authenticateOwner
+        if takesSlot { client.keychain.requestSlots.wait() }
+        defer { if takesSlot { client.keychain.requestSlots.signal() } }
         return (ReplyCoder.encode(answer(request, client)), true)
     }
 }

@@ -10,26 +10,31 @@ public protocol PromptProvider: Sendable {
     var appName: String { get }
     /// The prompt for `authentication`; one that is not interactive when no one can answer.
     func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt
+    /// True once the asking app has exited: its sheet closes (and its terminal is restored)
+    /// instead of waiting for an answer nobody will read.
+    var askerHasExited: Bool { get }
 }
 
-/// Sheets on a terminal: the one the request names, or else `fallbackTerminal`.
+extension PromptProvider {
+    /// By default the asker is this process, which is still here.
+    public var askerHasExited: Bool { false }
+}
+
+/// Sheets on a terminal: the one the request names, or else this process's controlling
+/// terminal (`/dev/tty`).
 ///
-/// The embedded keychain uses it with this process's controlling terminal (`/dev/tty`) and its
-/// own name: there the app and the keychain are one process, and nothing is checked.
+/// The embedded keychain's: there the app and the keychain are one process, the app's name is
+/// its own word, and nothing is checked.
 public struct TerminalPrompts: PromptProvider {
     public let appName: String
-    private let fallbackTerminal: String?
 
-    /// Sheets for `appName`, on the terminal a request names or on `fallbackTerminal` (none: not
-    /// interactive).
-    public init(appName: String, fallbackTerminal: String? = "/dev/tty") {
+    /// Sheets for `appName`.
+    public init(appName: String) {
         self.appName = appName
-        self.fallbackTerminal = fallbackTerminal
     }
 
     public func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
-        guard let terminal = authentication.terminal ?? fallbackTerminal else { return NoPrompt() }
-        return TerminalPrompt(terminal: terminal)
+        TerminalPrompt(terminal: authentication.terminal ?? "/dev/tty", guardsProcess: true)
     }
 }
 
@@ -43,4 +48,14 @@ public struct NoPrompt: AuthenticationPrompt {
     public func present(_ sheet: PromptSheet) -> any PromptSession {
         preconditionFailure("a prompt that is not interactive is never presented")
     }
+}
+
+/// No one to ask, for any app: the server's prompts when its host gives none.
+public struct NoPrompts: PromptProvider {
+    /// Prompts of a host that cannot show one.
+    public init() {}
+
+    public var appName: String { "" }
+
+    public func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt { NoPrompt() }
 }

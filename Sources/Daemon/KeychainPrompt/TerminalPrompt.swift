@@ -14,20 +14,22 @@ import Glibc
 /// of another (the ssh agent, for the `ssh` that wants a signature) may name that one's terminal
 /// instead.
 ///
-/// The terminal's modes are restored when the sheet closes, and also on SIGINT, SIGTERM, SIGHUP,
-/// SIGTSTP and at exit (`kc_terminal_guard_begin`).
+/// The terminal's modes are restored when the sheet closes. A sheet of the process's own
+/// (the embedded keychain's) restores them also on SIGINT, SIGTERM, SIGHUP, SIGTSTP and at exit
+/// (`kc_terminal_guard_begin`, one stack per process); keychaind's, drawn on an app's terminal
+/// while other sheets may be open, restores its own when it closes, which it does as soon as
+/// the app is gone.
 public struct TerminalPrompt: AuthenticationPrompt {
     /// The terminal device the sheet shows on.
     private let device: String
+    /// The process's signals and exit restore the terminal.
+    private let guardsProcess: Bool
 
-    /// A prompt on this process's controlling terminal.
-    public init() {
-        device = "/dev/tty"
-    }
-
-    /// A prompt on the terminal device at `path` (`/dev/pts/3`).
-    public init(terminal path: String) {
+    /// A prompt on the terminal device at `path` (`/dev/pts/3`). With `guardsProcess`, the
+    /// process's signals and exit restore the terminal too (one sheet at a time per process).
+    public init(terminal path: String, guardsProcess: Bool) {
         device = path
+        self.guardsProcess = guardsProcess
     }
 
     public var isInteractive: Bool {
@@ -38,26 +40,30 @@ public struct TerminalPrompt: AuthenticationPrompt {
     }
 
     public func present(_ sheet: PromptSheet) -> any PromptSession {
-        TerminalPromptSession(sheet, device: device)
+        TerminalPromptSession(sheet, device: device, guardsProcess: guardsProcess)
     }
 }
 
 final class TerminalPromptSession: PromptSession {
     private let terminal: Int32
     private var dismissed = false
+    /// The modes to restore, when the process's guard does not.
+    private var saved: termios?
 
-    init(_ sheet: PromptSheet, device: String) {
+    init(_ sheet: PromptSheet, device: String, guardsProcess: Bool) {
         terminal = open(device, O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard terminal >= 0 else { return }
         var raw = termios()
         tcgetattr(terminal, &raw)
+        let original = raw
         // Key by key, no echo, reads return at once: buttons are single keys.
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         withUnsafeMutableBytes(of: &raw.c_cc) { cc in
             cc[Int(VMIN)] = 0
             cc[Int(VTIME)] = 0
         }
-        if kc_terminal_guard_begin(terminal, &raw, "", "") != 0 {
+        if !guardsProcess || kc_terminal_guard_begin(terminal, &raw, "", "") != 0 {
+            saved = original
             tcsetattr(terminal, TCSAFLUSH, &raw)
         }
         var size = winsize()
@@ -126,7 +132,11 @@ final class TerminalPromptSession: PromptSession {
     func dismiss() {
         guard !dismissed, terminal >= 0 else { return }
         dismissed = true
-        kc_terminal_guard_end()
+        if var saved {
+            tcsetattr(terminal, TCSANOW, &saved)
+        } else {
+            kc_terminal_guard_end()
+        }
         close(terminal)
     }
 

@@ -144,7 +144,7 @@ public final class KeychainServer: Sendable {
         case .authenticateOwner(let authentication):
             let run = OwnerAuthenticationRun(
                 server: self, authentication: authentication, caller: caller,
-                prompt: prompts?.prompt(for: authentication) ?? NoPrompt(), appName: prompts?.appName ?? "")
+                prompts: prompts ?? NoPrompts())
             switch try run.run() {
             case .succeeded(let status): return .biometry(status)
             case .failed(let failure, let message): return .authenticationFailed(failure, message: message)

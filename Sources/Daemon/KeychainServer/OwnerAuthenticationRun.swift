@@ -11,8 +11,7 @@ struct OwnerAuthenticationRun {
     let server: KeychainServer
     let authentication: OwnerAuthentication
     let caller: CallerIdentity
-    let prompt: any AuthenticationPrompt
-    let appName: String
+    let prompts: any PromptProvider
 
     /// Apple: within one evaluation, 3 failed matches end it.
     static let matchesPerEvaluation = 3
@@ -30,23 +29,25 @@ struct OwnerAuthenticationRun {
     func run() throws(KeychainError) -> Outcome {
         let status = try server.biometryStatus()
         if let refusal = Self.refusal(authentication.factors, status) { return refusal }
+        let prompt = prompts.prompt(for: authentication)
         guard prompt.isInteractive else {
             return .failed(
                 .notInteractive,
-                "authentication needs a prompt, and the keychain has none to show for \(appName) (no terminal)")
+                "authentication needs a prompt, and the keychain has none to show for \(prompts.appName) "
+                    + "(it has no terminal)")
         }
         server.runningAuthentications.begin(context)
         defer { server.runningAuthentications.end(context) }
         let biometryUsable =
             status.sensor != .none && !status.enrolledFingers.isEmpty && !status.isLockedOut && !status.passcodeRequired
         if biometryUsable && authentication.factors != .passcode {
-            switch try biometricPhase() {
+            switch try biometricPhase(prompt) {
             case .success: return .succeeded(status)
             case .failure(let failure, let message): return .failed(failure, message)
             case .fallBackToPasscode: break
             }
         }
-        return try passcodePhase() ?? .succeeded(status)
+        return try passcodePhase(prompt) ?? .succeeded(status)
     }
 
     /// Why `factors` cannot be used now, or nil when they can (what `canEvaluatePolicy` checks).
@@ -74,9 +75,10 @@ struct OwnerAuthenticationRun {
         case fallBackToPasscode
     }
 
-    private var isCancelled: Bool { server.runningAuthentications.isCancelled(context) }
+    /// The app cancelled (`invalidate()`), or exited.
+    private var isCancelled: Bool { server.runningAuthentications.isCancelled(context) || prompts.askerHasExited }
 
-    private func biometricPhase() throws(KeychainError) -> BiometricOutcome {
+    private func biometricPhase(_ prompt: any AuthenticationPrompt) throws(KeychainError) -> BiometricOutcome {
         let fallback = authentication.fallbackTitle
         // The sensor learns that a prompt waits before the sheet asks for a touch: a touch
         // only answers a waiting prompt.
@@ -131,7 +133,7 @@ struct OwnerAuthenticationRun {
     }
 
     /// Nil when the passcode was right; the failure otherwise.
-    private func passcodePhase() throws(KeychainError) -> Outcome? {
+    private func passcodePhase(_ prompt: any AuthenticationPrompt) throws(KeychainError) -> Outcome? {
         let session = prompt.present(sheet(asksForTouch: false, fallbackTitle: nil))
         defer { session.dismiss() }
         while true {
@@ -178,7 +180,7 @@ struct OwnerAuthenticationRun {
 
     private func sheet(asksForTouch: Bool, fallbackTitle: String?) -> PromptSheet {
         PromptSheet(
-            programName: appName, reason: authentication.reason, asksForTouch: asksForTouch,
+            programName: prompts.appName, reason: authentication.reason, asksForTouch: asksForTouch,
             cancelTitle: authentication.cancelTitle.isEmpty ? "Cancel" : authentication.cancelTitle,
             fallbackTitle: fallbackTitle)
     }

@@ -33,7 +33,10 @@ import Testing
                 ItemQuery(
                     itemClass: .genericPassword, attributes: ["svce": .string("s")], returns: [.data, .attributes])),
             .verifyPasscode(SecretBytes(utf8: "1234"), context: context),
-            .awaitBiometricMatch(timeout: 0, context: context),
+            .authenticateOwner(
+                OwnerAuthentication(
+                    factors: .biometry, reason: "fuzz", cancelTitle: "Cancel", fallbackTitle: "Enter Password",
+                    context: context)),
             .update(ItemQuery(itemClass: .internetPassword), ItemChanges(attributes: ["labl": .string("l")])),
             .deviceStatus,
         ].map(RequestCoder.encode)

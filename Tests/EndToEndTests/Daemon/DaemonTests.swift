@@ -225,8 +225,26 @@ import Glibc
         let context = AuthenticationContextID.random()
         query.authenticationContext = context
         #expect(client.exchange(.copyMatching(query)).map(status) == KeychainError.errSecInteractionNotAllowed.status)
-        // The daemon checks the passcode for the context: this connection may read…
-        #expect(client.exchange(.verifyPasscode(SecretBytes(utf8: "1234"), context: context)).map(status) == 0)
+        // An app does not hand keychaind a passcode: keychaind asks for it itself.
+        #expect(
+            client.exchange(.verifyPasscode(SecretBytes(utf8: "1234"), context: context)).map(status)
+                == KeychainError.errSecParam.status)
+        #expect(client.exchange(.copyMatching(query)).map(status) == KeychainError.errSecInteractionNotAllowed.status)
+        // keychaind draws the sheet on a terminal of this user and reads the passcode there: this
+        // connection may read…
+        let terminal = try PseudoTerminal(URL(fileURLWithPath: "/bin/sleep"), ["60"], environment: [:])
+        client.send(
+            .authenticateOwner(
+                OwnerAuthentication(
+                    factors: .passcode, reason: "To read the guarded item", cancelTitle: "Cancel", fallbackTitle: nil,
+                    context: context, terminal: terminal.device)))
+        #expect(terminal.expect("Passcode:"))
+        #expect(terminal.sheetText.contains("To read the guarded item"), "\(terminal.screen)")
+        terminal.type("1234\r")
+        guard case .success(.biometry)? = client.reply() else {
+            Issue.record("the passcode typed on keychaind's sheet did not authenticate")
+            return
+        }
         guard case .success(.items(let items))? = client.exchange(.copyMatching(query)) else {
             Issue.record("the authenticated context did not read the item")
             return
@@ -248,7 +266,7 @@ import Glibc
         defer { daemon.cleanUp() }
         #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
         let checking = try RawDaemonClient(socket: daemon.socket)
-        checking.send(.verifyPasscode(SecretBytes(utf8: "1234"), context: .random()))
+        checking.send(.unlock(passcode: SecretBytes(utf8: "1234")))
         let client = try RawDaemonClient(socket: daemon.socket)
         let rounds = 25
         for round in 0..<rounds {

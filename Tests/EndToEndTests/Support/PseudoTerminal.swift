@@ -13,6 +13,9 @@ final class PseudoTerminal {
     /// The raw wait status, once the program has been reaped.
     private var exitStatus: Int32?
 
+    /// The terminal's device (`/dev/pts/3`).
+    let device: String
+
     init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
         var master: Int32 = -1
         var slave: Int32 = -1
@@ -22,6 +25,7 @@ final class PseudoTerminal {
         self.master = master
         defer { close(slave) }
         guard let name = ttyname(slave) else { throw POSIXError(.ENOTTY) }
+        device = String(cString: name)
         let child = try ChildSpawn.spawn(
             executable.path, arguments, environment: environment, stdio: (nil, nil, nil),
             controllingTerminal: String(cString: name))
@@ -99,6 +103,15 @@ final class PseudoTerminal {
         var modes = termios()
         tcgetattr(master, &modes)
         return modes
+    }
+
+    /// True once line editing and echo are back on (within `timeout` seconds): keychaind restores
+    /// the terminal of a sheet it drew when the sheet closes, which it does when the app exits.
+    func lineModeReturns(timeout: Double = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        let lineMode = tcflag_t(ICANON | ECHO)
+        while modes.c_lflag & lineMode != lineMode && Date() < deadline { usleep(20_000) }
+        return modes.c_lflag & lineMode == lineMode
     }
 
     /// Types `text` (use "\r" for Enter).

@@ -22,6 +22,34 @@ import Testing
         #expect(try shell.run(["biometry", "touch", "--matching"]).stderr.contains("OSStatus -25291"))
     }
 
+    /// keychaind draws the sheet on the app's terminal and reads the passcode there itself: a
+    /// trace of every byte the app reads and writes (its socket to keychaind included) holds
+    /// the sheet's reason, which the app sent, and never the passcode typed.
+    @Test func thePasscodeNeverPassesThroughTheApp() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let passcode = "Zq7vault4471"
+        #expect(try shell.run(["passcode", "set"], input: passcode + "\n").status == 0)
+        // Started first, so that the trace follows the app alone.
+        #expect(try shell.run(["daemon", "start"]).status == 0)
+        let trace = shell.home.appendingPathComponent("trace.txt")
+        let terminal = try PseudoTerminal(
+            URL(fileURLWithPath: "/usr/bin/strace"),
+            [
+                "-f", "-s", "65535", "-e", "trace=read,write,readv,writev,sendto,recvfrom,sendmsg,recvmsg",
+                "-o", trace.path, CommandRunner.binary.path, "authenticate", "--policy", "owner", "--reason",
+                "To show the trace",
+            ],
+            environment: shell.environment)
+        #expect(terminal.expect("Passcode:"))
+        #expect(terminal.screen.contains("\"keychainctl\" is trying to authenticate you."))
+        terminal.type(passcode + "\r")
+        #expect(terminal.wait() == 0)
+        let traced = try String(contentsOf: trace, encoding: .utf8)
+        #expect(traced.contains("To show the trace"), "the trace did not see the app's request")
+        #expect(!traced.contains(passcode), "the passcode passed through the app")
+    }
+
     @Test func aMatchingTouchAuthenticates() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }

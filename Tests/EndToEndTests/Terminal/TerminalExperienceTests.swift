@@ -66,7 +66,7 @@ import Glibc
         #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == 0, "the sheet reads key by key")
         terminal.send(signal: signal)
         #expect(terminal.wait() == 128 + signal)
-        #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == tcflag_t(ICANON | ECHO))
+        #expect(terminal.lineModeReturns())
     }
 
     @Test func aProgramThatReturnsFromMainWithTheSheetOpenLeavesTheTerminalAsItWas() throws {
@@ -78,7 +78,7 @@ import Glibc
         #expect(terminal.expect("Touch the fingerprint sensor."))
         #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == 0, "the sheet reads key by key")
         #expect(terminal.wait() == 0)
-        #expect(terminal.modes.c_lflag & tcflag_t(ICANON | ECHO) == tcflag_t(ICANON | ECHO))
+        #expect(terminal.lineModeReturns())
     }
 
     @Test func aResizedWindowIsRedrawn() throws {
