@@ -242,15 +242,19 @@ public final class LAContext: Sendable, Hashable {
         return result.map { _ in () }
     }
 
-    /// Has the keychain authenticate the owner: the preflight, then the sheet the keychain
-    /// draws (``KeychainRequest/authenticateOwner(_:)``).
+    /// Has the keychain authenticate the owner (``KeychainRequest/authenticateOwner(_:)``): it
+    /// checks what the factors need, as `canEvaluatePolicy` does, then draws the sheet.
     private func askKeychain(
         _ policy: LAPolicy, reason: String, settings: Settings, passcodeOnly: Bool
     ) -> Result<BiometryStatus, LAError> {
-        if case .failure(let error) = PolicyPreflight.check(passcodeOnly ? .deviceOwnerAuthentication : policy) {
-            return .failure(error)
+        if [.deviceOwnerAuthenticationWithWatch, .deviceOwnerAuthenticationWithWristDetection].contains(policy) {
+            return .failure(LAError(.companionNotAvailable))
         }
         guard !settings.interactionNotAllowed else {
+            // What the policy lacks comes first, as when the keychain checks it.
+            if case .failure(let error) = PolicyPreflight.check(passcodeOnly ? .deviceOwnerAuthentication : policy) {
+                return .failure(error)
+            }
             return .failure(LAError(.notInteractive, message: "the context forbids interaction"))
         }
         let biometryOnly = policy != .deviceOwnerAuthentication

@@ -54,7 +54,9 @@ struct OwnerAuthenticationRun {
     static func refusal(_ factors: OwnerAuthentication.Factors, _ status: BiometryStatus) -> Outcome? {
         guard status.passcodeSet else { return .failed(.passcodeNotSet, "no device passcode is set") }
         guard factors == .biometry else { return nil }
-        guard status.sensor != .none else { return .failed(.biometryNotAvailable, "no fingerprint sensor is available") }
+        guard status.sensor != .none else {
+            return .failed(.biometryNotAvailable, "no fingerprint sensor is available")
+        }
         guard !status.enrolledFingers.isEmpty else { return .failed(.biometryNotEnrolled, "no finger is enrolled") }
         if status.isLockedOut {
             return .failed(
