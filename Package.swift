@@ -185,8 +185,8 @@ let package = Package(
         .executableTarget(
             name: "keychainctl",
             dependencies: [
-                "Keychain", "KeychainEmbedded", "KeychainSSH", "KeychainSupport", "LocalAuthentication",
-                "CKeychainSupport",
+                "Keychain", "KeychainEmbedded", "KeychainPrompt", "KeychainSSH", "KeychainSupport",
+                "LocalAuthentication", "CKeychainSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tools/keychainctl", swiftSettings: strict,

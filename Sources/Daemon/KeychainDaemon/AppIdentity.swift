@@ -22,6 +22,8 @@ struct AppIdentity: Sendable {
     /// The file a trusted native app runs: a request from a process that no longer runs it, or
     /// that is being traced, is refused.
     let executableFile: ExecutableTrust.FileIdentity?
+    /// A trusted native program root registered as the prompt agent (``PromptAgents``).
+    var isPromptAgent = false
 
     /// The per-user daemon's view: the executable is the app.
     static func perUser(_ peer: PeerIdentity) -> AppIdentity {
@@ -40,7 +42,9 @@ struct AppIdentity: Sendable {
         case .untrusted(let reason): return untrusted(peer, reason)
         case .trusted(let running): file = running
         }
-        return trusted(peer, key: peer.executable, file: file, registry: registry)
+        var app = trusted(peer, key: peer.executable, file: file, registry: registry)
+        app.isPromptAgent = app.untrustedBecause == nil && registry.apps[peer.executable]?.promptAgent == true
+        return app
     }
 
     /// A sandboxed app's identity, once its process is shown to run the file installed for it.

@@ -8,7 +8,8 @@ import Glibc
 
 /// The system daemon's app registry: one root-owned JSON file per app in `/etc/keychain/apps.d/`
 /// naming the app as Apple's entitlements do: its application identifier, how it is recognised,
-/// its `keychain-access-groups` and (optional) its `com.apple.security.application-groups`.
+/// its `keychain-access-groups`, (optional) its `com.apple.security.application-groups`, and
+/// (optional) `"prompt-agent": true` for the program that draws its users' sheets.
 ///
 /// ```json
 /// {
@@ -36,11 +37,14 @@ struct AppRegistry: Sendable {
         var sha256: String?
         var keychainAccessGroups: [String]
         var applicationGroups: [String]?
+        /// True for the prompt agent: the program that draws its user's sheets (``PromptAgents``).
+        var promptAgent: Bool?
 
         enum CodingKeys: String, CodingKey {
             case identifier, executable, flatpak, snap, sha256
             case keychainAccessGroups = "keychain-access-groups"
             case applicationGroups = "com.apple.security.application-groups"
+            case promptAgent = "prompt-agent"
         }
 
         /// How it is recognised: its executable's path, `flatpak:ID` or `snap:NAME`; nil unless

@@ -13,28 +13,34 @@ import Glibc
 /// The terminal is the client's controlling terminal as the kernel reports it
 /// (`/proc/PID/stat`'s `tty_nr`), read at each authentication, or one the request names (the ssh
 /// agent names the terminal of the `ssh` it signs for). Either must be a terminal device of the
-/// client's own user: keychaind never draws on another user's terminal. A system daemon, which
-/// runs as its own user, can open no user's terminal, so there every authentication fails with
-/// `notInteractive` (Docs/SecurityModel.md, "Who draws the prompt").
+/// client's own user: keychaind never draws on another user's terminal. The per-user daemon
+/// draws there itself; the system daemon, which runs as its own user and can open no user's
+/// terminal, has the user's prompt agent draw there (``PromptAgents``), and without one every
+/// authentication fails with `notInteractive` (Docs/SecurityModel.md, "Who draws the prompt").
 struct ClientTerminalPrompts: PromptProvider {
     let appName: String
     private let pid: Int32
     private let uid: UInt32
     /// The client's pidfd, open for the connection's life (``PeerIdentity``).
     private let pidfd: Int32
+    /// The system daemon's agents; nil in the per-user daemon, which draws itself.
+    private let agents: PromptAgents?
 
-    /// Sheets for the client `peer`.
-    init(_ peer: PeerIdentity) {
+    /// Sheets for the client `peer`, drawn by the daemon itself, or by `agents` (system mode).
+    init(_ peer: PeerIdentity, agents: PromptAgents?) {
         appName = URL(fileURLWithPath: peer.executable).lastPathComponent
         pid = peer.pid
         uid = peer.uid
         pidfd = peer.pidfd
+        self.agents = agents
     }
 
     func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
         let named = authentication.terminal.flatMap { Self.isTerminal($0, ownedBy: uid) ? $0 : nil }
         guard let terminal = named ?? controllingTerminal() else { return NoPrompt() }
-        return TerminalPrompt(terminal: terminal, guardsProcess: false)
+        guard let agents else { return TerminalPrompt(terminal: terminal, guardsProcess: false) }
+        guard let agent = agents.agent(for: uid) else { return NoPrompt() }
+        return AgentPrompt(agent: agent, terminal: terminal)
     }
 
     var askerHasExited: Bool { kc_pidfd_is_alive(pidfd) != 1 }

@@ -55,6 +55,8 @@ extension KeychainDaemon {
             case .failure: break
             }
             audit.notice("owner authentication for an app", metadata: metadata)
+        case .promptAgent:
+            audit.notice("prompt agent offered", metadata: metadata)
         case .ownerSessionByFingerprint:
             // Polled every tenth of a second while the user is asked to touch: only touches are
             // worth a line.

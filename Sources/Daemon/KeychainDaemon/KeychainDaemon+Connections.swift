@@ -170,9 +170,16 @@ extension KeychainDaemon {
                 socket.send(&reply)
                 return
             case .frame(var frame):
-                var (reply, keepOpen) = answer(frame, client)
+                var (reply, next) = answer(frame, client)
                 frame.wipe()
-                guard socket.send(&reply), keepOpen else { return }
+                guard socket.send(&reply) else { return }
+                switch next {
+                case .close: return
+                case .nextRequest: continue
+                case .servePrompts:
+                    servePromptAgent(socket, client)
+                    return
+                }
             }
         }
     }
@@ -181,7 +188,15 @@ extension KeychainDaemon {
     /// from a later session with the same id.
 
     /// The reply to one frame, and whether the connection stays open.
-    private func answer(_ frame: InboundFrame, _ client: Client) -> (reply: [UInt8], keepOpen: Bool) {
+    /// What a connection does once a reply is sent.
+    private enum AfterReply {
+        case nextRequest
+        case close
+        /// The connection is its user's prompt agent from now on.
+        case servePrompts
+    }
+
+    private func answer(_ frame: InboundFrame, _ client: Client) -> (reply: [UInt8], next: AfterReply) {
         let request: KeychainRequest
         switch frame {
         case .oversized(let length):
@@ -189,11 +204,11 @@ extension KeychainDaemon {
                 ReplyCoder.encode(
                     .failure(
                         WireError("a request of \(length) bytes, over the \(WireFrame.maximumRequest)-byte limit")
-                            .keychainError)), false
+                            .keychainError)), .close
             )
         case .truncated:
             return (
-                ReplyCoder.encode(.failure(WireError("the connection ended inside a request").keychainError)), false
+                ReplyCoder.encode(.failure(WireError("the connection ended inside a request").keychainError)), .close
             )
         case .body(let body):
             do throws(WireError) {
@@ -207,18 +222,15 @@ extension KeychainDaemon {
                             "unlogged since the last": "\(suppressed)",
                         ])
                 }
-                return (ReplyCoder.encode(.failure(error.keychainError)), false)
+                return (ReplyCoder.encode(.failure(error.keychainError)), .close)
             }
         }
         // The process must still be the one identified: alive (its pid is still its own) and, for
         // a trusted app, untraced and running the same file.
         guard kc_pidfd_is_alive(client.peer.pidfd) == 1 else {
-            return (
-                ReplyCoder.encode(
-                    .failure(
-                        KeychainError(
-                            .errSecInteractionNotAllowed, "the process that opened this connection has exited"))), false
-            )
+            let exited = KeychainError(
+                .errSecInteractionNotAllowed, "the process that opened this connection has exited")
+            return (ReplyCoder.encode(.failure(exited)), .close)
         }
         if let file = client.app.executableFile, !ExecutableTrust.stillUntraced(client.peer.pid, executable: file) {
             audit.warning(
@@ -231,7 +243,7 @@ extension KeychainDaemon {
                             .errSecInteractionNotAllowed,
                             "this process is being traced, or runs another program than when it connected; the "
                                 + "daemon no longer trusts it"
-                        ))), false
+                        ))), .close
             )
         }
         // A sheet waits on a person, not on a processor: it takes no slot, so that apps waiting
@@ -240,6 +252,8 @@ extension KeychainDaemon {
         let takesSlot = request.kind != .authenticateOwner
         if takesSlot { client.keychain.requestSlots.wait() }
         defer { if takesSlot { client.keychain.requestSlots.signal() } }
-        return (ReplyCoder.encode(answer(request, client)), true)
+        let result = answer(request, client)
+        let becomesAgent = request.kind == .servePrompts && (try? result.get()) != nil
+        return (ReplyCoder.encode(result), becomesAgent ? .servePrompts : .nextRequest)
     }
 }

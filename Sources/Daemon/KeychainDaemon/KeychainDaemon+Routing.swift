@@ -106,8 +106,9 @@ extension KeychainDaemon {
         }
         switch facts.answeredBy {
         case .keychain:
-            return try client.keychain.onDemand.perform(
-                request, caller: caller, prompts: ClientTerminalPrompts(client.peer))
+            let prompts = ClientTerminalPrompts(
+                client.peer, agents: configuration.mode == .system ? promptAgents : nil)
+            return try client.keychain.onDemand.perform(request, caller: caller, prompts: prompts)
         case .embeddedKeychain:
             throw KeychainError(
                 .errSecParam,
@@ -117,6 +118,9 @@ extension KeychainDaemon {
             switch request.kind {
             case .daemonStatus: return .daemon(try status(of: client.keychain.onDemand, for: client.peer.uid))
             case .identify: return .done
+            case .servePrompts:
+                try checkPromptAgent(client)
+                return .done
             default:
                 // A request whose facts name keychaind but that has no answer here: refused, never
                 // answered `done` as if it had been carried out.

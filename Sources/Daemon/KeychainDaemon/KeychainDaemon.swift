@@ -43,6 +43,8 @@ public final class KeychainDaemon: Service {
     let connections: ConnectionTable
     /// A flood of bad messages is logged once a second, with how many went unlogged.
     let malformedLog = LogRateLimit()
+    /// The users' prompt agents (system mode).
+    let promptAgents = PromptAgents()
 
     /// A daemon that will serve `configuration`: its runtime directory checked (and made 0700;
     /// 0755 in system mode, so that every user reaches the socket) and its lock taken, so that

@@ -39,7 +39,7 @@ extension KeychainServer {
             throw KeychainError(.errSecParam, "no passcode is set")
         case .erase, .countItems:
             return .count(0)
-        case .daemonStatus, .identify:
+        case .daemonStatus, .identify, .servePrompts:
             throw noDaemon
         case .beginImport, .importChunk, .finishImport:
             throw onlySystemDaemonImports

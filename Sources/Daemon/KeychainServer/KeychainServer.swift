@@ -168,7 +168,7 @@ public final class KeychainServer: Sendable {
         case .simulateTouch(let matching, let finger):
             try simulateTouch(matching: matching, finger: finger)
             return .done
-        case .daemonStatus, .identify:
+        case .daemonStatus, .identify, .servePrompts:
             throw Self.noDaemon
         case .beginImport, .importChunk, .finishImport:
             throw Self.onlySystemDaemonImports

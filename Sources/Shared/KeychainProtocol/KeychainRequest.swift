@@ -111,6 +111,10 @@ public enum KeychainRequest: Sendable {
     /// the request's context. Answered with the biometry status the evaluation ran with
     /// (`biometry`), or why it did not succeed (`authenticationFailed`).
     case authenticateOwner(OwnerAuthentication)
+    /// Make this connection its user's prompt agent (system daemon only; the app must be
+    /// registered as one): after the reply, the daemon sends ``PromptAgentCommand``s on it and
+    /// the agent answers each with a ``PromptAgentEvent``, until either closes it.
+    case servePrompts
 
     /// The largest part of a file an ``importChunk(file:offset:bytes:)`` carries.
     public static let maximumImportChunk = 512 << 10

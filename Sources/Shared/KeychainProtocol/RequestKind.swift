@@ -43,6 +43,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case createEnclaveKey = 35
     case useEnclaveKey = 36
     case authenticateOwner = 37
+    case servePrompts = 38
 
     /// This request's facts.
     public var facts: RequestFacts {
@@ -73,6 +74,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .createEnclaveKey: RequestFacts(createsKeychain: true, audit: .enclaveKeyMade)
         case .useEnclaveKey: RequestFacts(audit: .enclaveKeyUsed)
         case .authenticateOwner: RequestFacts(audit: .ownerAuthentication)
+        case .servePrompts: RequestFacts(answeredBy: .daemon, audit: .promptAgent)
         }
     }
 }
@@ -129,6 +131,8 @@ public struct RequestFacts: Sendable, Equatable {
         case enclaveKeyUsed
         /// The keychain asked the owner to authenticate for an app: the outcome.
         case ownerAuthentication
+        /// A prompt agent offered to draw its user's sheets.
+        case promptAgent
     }
 
     /// Who answers it.
@@ -202,6 +206,7 @@ extension KeychainRequest {
         case .createEnclaveKey: .createEnclaveKey
         case .useEnclaveKey: .useEnclaveKey
         case .authenticateOwner: .authenticateOwner
+        case .servePrompts: .servePrompts
         }
     }
 }

@@ -57,8 +57,14 @@ public struct ClientSocket: Sendable {
     /// first byte, then ``stallTimeout`` for the rest. A body is read straight into the frame
     /// (a request can carry a secret; the frame is wiped by whoever answers it).
     public func receive(from pid: Int32, idleSeconds: Int32?) -> Received {
+        receive(from: pid, idleMilliseconds: idleSeconds.map { $0 * 1000 })
+    }
+
+    /// The next frame from process `pid`, waiting at most `idleMilliseconds` (nil: no limit) for
+    /// its first byte (``receive(from:idleSeconds:)``).
+    public func receive(from pid: Int32, idleMilliseconds: Int32?) -> Received {
         var header = [UInt8](repeating: 0, count: Self.headerSize)
-        switch fill(&header, from: pid, firstWait: idleSeconds.map { $0 * 1000 } ?? -1) {
+        switch fill(&header, from: pid, firstWait: idleMilliseconds ?? -1) {
         case .filled: break
         case .endedAt(0): return .closed
         case .endedAt: return .frame(.truncated)

@@ -16,7 +16,11 @@ final class PseudoTerminal {
     /// The terminal's device (`/dev/pts/3`).
     let device: String
 
-    init(_ executable: URL, _ arguments: [String], environment: [String: String]) throws {
+    /// Runs `executable` on a new pseudo-terminal, which belongs to `owner` (uid, gid) when given,
+    /// as a login's terminal belongs to the user logged in.
+    init(
+        _ executable: URL, _ arguments: [String], environment: [String: String], owner: (uid_t, gid_t)? = nil
+    ) throws {
         var master: Int32 = -1
         var slave: Int32 = -1
         guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw POSIXError(.EIO) }
@@ -26,6 +30,7 @@ final class PseudoTerminal {
         defer { close(slave) }
         guard let name = ttyname(slave) else { throw POSIXError(.ENOTTY) }
         device = String(cString: name)
+        if let (uid, gid) = owner { fchown(slave, uid, gid) }
         let child = try ChildSpawn.spawn(
             executable.path, arguments, environment: environment, stdio: (nil, nil, nil),
             controllingTerminal: String(cString: name))

@@ -107,9 +107,10 @@ final class SystemDaemonHarness {
     /// would, known by its executable (with or without the file's SHA-256) or its Flatpak ID.
     func register(
         _ name: String, identifier: String, executable: String? = nil, flatpak: String? = nil, sha256: String? = nil,
-        groups: [String], applicationGroups: [String]? = nil
+        groups: [String], applicationGroups: [String]? = nil, promptAgent: Bool = false
     ) throws {
         var registration: [String: Any] = ["identifier": identifier, "keychain-access-groups": groups]
+        if promptAgent { registration["prompt-agent"] = true }
         registration["com.apple.security.application-groups"] = applicationGroups
         registration["executable"] = executable
         registration["flatpak"] = flatpak

@@ -1,3 +1,4 @@
+import KeychainProtocol
 import Testing
 
 @testable import KeychainPrompt

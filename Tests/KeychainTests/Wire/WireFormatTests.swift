@@ -79,6 +79,7 @@ import Testing
                 OwnerAuthentication(
                     factors: .passcode, reason: "r", cancelTitle: "", fallbackTitle: nil, context: context,
                     terminal: "/dev/pts/3")),
+            .servePrompts,
         ]
     }
 

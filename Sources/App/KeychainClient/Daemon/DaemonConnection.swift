@@ -110,10 +110,26 @@ final class DaemonConnection {
     /// is the caller's to wipe, the reply too.
     func exchange(_ body: [UInt8]) throws(Failure) -> [UInt8] {
         // Half a frame is never acted on, so a failure while sending leaves nothing done.
+        try send(body: body)
+        return try receiveBody()
+    }
+
+    /// Sends one frame's body (a prompt agent's event). It may hold a secret: the caller wipes it.
+    func send(body: [UInt8]) throws(Failure) {
         var frame = WireFrame.header(body.count) + body
         defer { frame.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
         try send(frame)
-        return try receive(try bodyLength())
+    }
+
+    /// The next frame's body (a prompt agent's command), waiting as long as it takes.
+    func receiveBody() throws(Failure) -> [UInt8] {
+        try receive(try bodyLength())
+    }
+
+    /// True when a frame (or the end of the connection) is waiting to be read.
+    var hasInput: Bool {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, 0) > 0
     }
 
     /// The length of the next frame's body, from its header.

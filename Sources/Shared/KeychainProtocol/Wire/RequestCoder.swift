@@ -96,6 +96,7 @@ public enum RequestCoder {
                 accessControl: try reader.optional(WireValues.accessControl))
         case .useEnclaveKey: return .useEnclaveKey(try WireValues.enclaveKeyUse(&reader))
         case .authenticateOwner: return .authenticateOwner(try WireValues.ownerAuthentication(&reader))
+        case .servePrompts: return .servePrompts
         }
     }
 
@@ -134,7 +135,7 @@ public enum RequestCoder {
         case .useEnclaveKey(let use): WireValues.write(use, to: &writer)
         case .authenticateOwner(let authentication): WireValues.write(authentication, to: &writer)
         case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession,
-            .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps:
+            .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps, .servePrompts:
             break  // the tag is the whole request
         }
     }

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The system daemon, which runs as its own user, has a user's prompt agent draw the sheets of
+/// that user's apps on their terminals (Docs/SecurityModel.md, "Who draws the prompt").
+@Suite(.serialized) struct PromptAgentTests {
+    /// `keychainctl authenticate` as alice on a terminal of hers, through the system daemon.
+    func authenticate(_ daemon: SystemDaemonHarness, as user: LocalUser, reason: String) throws -> PseudoTerminal {
+        let line =
+            user.setpriv + [
+                CommandRunner.binary.path, "--system-socket", daemon.socket, "authenticate", "--policy", "owner",
+                "--reason", reason,
+            ]
+        return try PseudoTerminal(
+            URL(fileURLWithPath: line[0]), Array(line.dropFirst()), environment: SystemDaemonHarness.environment,
+            owner: (user.uid, user.gid))
+    }
+
+    @Test func theUsersAgentDrawsTheSheetAndTheDaemonChecksThePasscode() throws {
+        try #require(getuid() == 0, "needs root to create users (CI runs as root)")
+        let daemon = try SystemDaemonHarness(capabilities: ["sys_ptrace"])
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        #expect(try daemon.keychainctl(as: alice, ["passcode", "set"], input: "1234\n").status == 0)
+        // No agent: the daemon cannot draw on her terminal, and says so at once.
+        var app = try authenticate(daemon, as: alice, reason: "To read alice's item")
+        #expect(app.wait() == 1)
+        #expect(app.screen.contains("LAError.notInteractive"), "\(app.screen)")
+        // Only a program root registered as the agent may be one.
+        let agentProgram = try daemon.program("keychain-prompt-agent")
+        try daemon.register(
+            "prompt-agent", identifier: "keychain-prompt-agent", executable: agentProgram.path,
+            groups: ["keychain-prompt-agent"], promptAgent: true)
+        let impostor = try daemon.keychainctl(as: alice, ["prompt-agent"])
+        #expect(impostor.status == 1)
+        #expect(impostor.stderr.contains("OSStatus -34018"), "\(impostor.stderr)")
+        let (read, write) = try ChildSpawn.pipe()
+        let line = alice.setpriv + [agentProgram.path, "--system-socket", daemon.socket, "prompt-agent"]
+        let agent = try ChildSpawn.spawn(
+            line[0], Array(line.dropFirst()), environment: SystemDaemonHarness.environment, stdio: (nil, write, write))
+        close(write)
+        let output = FileHandle(fileDescriptor: read, closeOnDealloc: true)
+        var agentEnded = false
+        defer {
+            if !agentEnded {
+                kill(agent, SIGKILL)
+                var status: Int32 = 0
+                waitpid(agent, &status, 0)
+            }
+        }
+        let started = try ChildSpawn.readLine(output) ?? ""
+        #expect(started.hasPrefix("drawing sheets"), "\(started)")
+        // One agent per user.
+        let second = try daemon.keychainctl(as: alice, ["prompt-agent"], program: agentProgram)
+        #expect(second.stderr.contains("OSStatus -25299"), "\(second.stderr)")
+        // The agent draws the daemon's sheet on her terminal; the daemon checks what is typed.
+        app = try authenticate(daemon, as: alice, reason: "To read alice's item")
+        #expect(app.expect("Passcode:"))
+        #expect(app.sheetText.contains("\"keychainctl\" is trying to authenticate you. To read alice's item"))
+        app.type("0000\r")
+        #expect(app.expect("Wrong passcode. Try again."))
+        app.type("1234\r")
+        #expect(app.wait() == 0)
+        #expect(daemon.daemonLog.contains("prompt agent serving"))
+        // Cancel on the agent's sheet is the app's userCancel.
+        app = try authenticate(daemon, as: alice, reason: "To read it again")
+        #expect(app.expect("Passcode:"))
+        app.type("\u{1b}")
+        #expect(app.wait() == 1)
+        #expect(app.screen.contains("LAError.userCancel"), "\(app.screen)")
+        // Once the agent is gone, no sheet again, at once.
+        kill(agent, SIGTERM)
+        var status: Int32 = 0
+        waitpid(agent, &status, 0)
+        agentEnded = true
+        app = try authenticate(daemon, as: alice, reason: "To read it once more")
+        #expect(app.wait() == 1)
+        #expect(app.screen.contains("LAError.notInteractive"), "\(app.screen)")
+    }
+}
