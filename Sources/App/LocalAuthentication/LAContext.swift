@@ -272,7 +272,7 @@ public final class LAContext: Sendable, Hashable {
             switch try ProcessKeychain.perform(.authenticateOwner(authentication)) {
             case .biometry(let status): return .success(status)
             case .authenticationFailed(let failure, let message): return .failure(LAError(failure, message: message))
-            default: return .failure(LAError(.authenticationFailed, message: "the keychain answered out of turn"))
+            case let other: return .failure(LAError(.authenticationFailed, message: "the keychain answered \(other)"))
             }
         } catch {
             return .failure(

@@ -38,12 +38,25 @@ struct ClientTerminalPrompts: PromptProvider {
     func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
         let named = authentication.terminal.flatMap { Self.isTerminal($0, ownedBy: uid) ? $0 : nil }
         guard let terminal = named ?? controllingTerminal() else { return NoPrompt() }
-        guard let agents else { return TerminalPrompt(terminal: terminal, guardsProcess: false) }
+        guard let agents else {
+            return TerminalSheets.configured.prompt(
+                terminal: terminal, terminalType: terminalType(), guardsProcess: false)
+        }
         guard let agent = agents.agent(for: uid) else { return NoPrompt() }
         return AgentPrompt(agent: agent, terminal: terminal)
     }
 
     var askerHasExited: Bool { kc_pidfd_is_alive(pidfd) != 1 }
+
+    /// The client's `TERM`, as its environment began (`/proc/PID/environ`; checked by the
+    /// pinentry that uses it).
+    private func terminalType() -> String? {
+        guard let environment = ProcessFiles.read(pid, "environ") else { return nil }
+        let prefix = Array("TERM=".utf8)
+        return environment.split(separator: 0).first { $0.starts(with: prefix) }.map {
+            String(decoding: $0.dropFirst(prefix.count), as: UTF8.self)
+        }
+    }
 
     /// The client's controlling terminal, when it has one that is its user's: a pseudo-terminal
     /// (`/dev/pts/N`) or a virtual console (`/dev/ttyN`).

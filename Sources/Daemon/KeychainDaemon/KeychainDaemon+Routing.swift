@@ -1,3 +1,4 @@
+import KeychainPrompt
 import KeychainProtocol
 import KeychainServer
 
@@ -150,7 +151,15 @@ extension KeychainDaemon {
             mode: configuration.mode == .system ? "system" : "per-user", pid: getpid(),
             uptime: Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18,
             connectedClients: connections.count(of: configuration.mode == .system ? uid : nil),
-            idleLockSeconds: configuration.idleLockSeconds, device: device)
+            idleLockSeconds: configuration.idleLockSeconds, device: device, sheets: sheets(for: uid))
+    }
+
+    /// Who draws `uid`'s sheets, in words.
+    private func sheets(for uid: uid_t) -> String {
+        guard configuration.mode == .system else { return TerminalSheets.configured.description }
+        return promptAgents.agent(for: uid) == nil
+            ? "none: no prompt agent runs for uid \(uid) (keychainctl prompt-agent)"
+            : "the prompt agent of uid \(uid)"
     }
 }
 

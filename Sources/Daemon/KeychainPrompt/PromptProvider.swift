@@ -1,3 +1,8 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeychainProtocol
 
 /// Where the keychain draws the sheet for one owner authentication, and the name it shows on it.
@@ -21,7 +26,7 @@ extension PromptProvider {
 }
 
 /// Sheets on a terminal: the one the request names, or else this process's controlling
-/// terminal (`/dev/tty`).
+/// terminal (`/dev/tty`), drawn as ``TerminalSheets/configured`` says.
 ///
 /// The embedded keychain's: there the app and the keychain are one process, the app's name is
 /// its own word, and nothing is checked.
@@ -34,7 +39,18 @@ public struct TerminalPrompts: PromptProvider {
     }
 
     public func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
-        TerminalPrompt(terminal: authentication.terminal ?? "/dev/tty", guardsProcess: true)
+        guard let terminal = authentication.terminal ?? Self.controllingTerminal() else { return NoPrompt() }
+        return TerminalSheets.configured.prompt(
+            terminal: terminal, terminalType: ProcessInfo.processInfo.environment["TERM"], guardsProcess: true)
+    }
+
+    /// This process's controlling terminal by its device's name (`/dev/pts/3`), which a program
+    /// the keychain starts (a pinentry, in a session of its own) can open too.
+    static func controllingTerminal() -> String? {
+        let descriptor = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        return ttyname(descriptor).map { String(cString: $0) }
     }
 }
 

@@ -12,11 +12,16 @@ public struct DaemonStatus: Sendable, Hashable {
     public var idleLockSeconds: Double
     /// The keychain's protection state.
     public var device: DeviceStatus
+    /// Who draws the caller's authentication sheets: a pinentry, the keychain's own terminal
+    /// sheet, or the user's prompt agent (system mode).
+    public var sheets: String
 
     /// Creates a status.
     public init(
-        mode: String, pid: Int32, uptime: Double, connectedClients: Int, idleLockSeconds: Double, device: DeviceStatus
+        mode: String, pid: Int32, uptime: Double, connectedClients: Int, idleLockSeconds: Double, device: DeviceStatus,
+        sheets: String
     ) {
+        self.sheets = sheets
         self.mode = mode
         self.pid = pid
         self.uptime = uptime

@@ -73,6 +73,7 @@ struct DaemonStatusCommand: ParsableCommand {
                 connected clients: \(status.connectedClients)
                 keychain: \(lock)
                 locks after: \(idleLock)
+                sheets: \(status.sheets)
                 """)
         }
     }

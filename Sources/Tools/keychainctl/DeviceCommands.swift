@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Keychain
 import KeychainEmbedded
+import KeychainPrompt
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -37,6 +38,11 @@ struct Status: ParsableCommand {
                 // A damaged biometry state makes biometry unavailable; it does not hide the rest.
                 biometryLine = "\nbiometry: unavailable (\(error.message))"
             }
+            // Who draws the sheets: keychaind says; an embedded keychain draws them itself.
+            var sheets = TerminalSheets.configured.description
+            if ProcessKeychain.usesDaemon, case .daemon(let daemon)? = try? ProcessKeychain.perform(.daemonStatus) {
+                sheets = daemon.sheets
+            }
             let directory = EmbeddedTransport.defaultDirectory()
             let exists = FileManager.default.fileExists(atPath: directory.appendingPathComponent("keybag").path)
             let place =
@@ -51,7 +57,8 @@ struct Status: ParsableCommand {
                 failed passcode attempts: \(status.failedAttempts)
                 next passcode attempt allowed: \(wait)
                 erase after 10 failed attempts: \(status.eraseAfterFailedAttempts ? "on" : "off")
-                keychain: \(place)\(biometryLine)
+                keychain: \(place)
+                sheets: \(sheets)\(biometryLine)
                 """)
         }
     }

@@ -72,7 +72,8 @@ struct PromptAgentSheets {
         switch command {
         case .present(let terminal, let sheet):
             session?.dismiss()
-            let prompt = TerminalPrompt(terminal: terminal, guardsProcess: true)
+            let prompt = TerminalSheets.configured.prompt(
+                terminal: terminal, terminalType: ProcessInfo.processInfo.environment["TERM"], guardsProcess: true)
             guard prompt.isInteractive else {
                 session = nil
                 return .notShown

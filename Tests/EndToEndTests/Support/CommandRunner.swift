@@ -45,6 +45,8 @@ struct CommandRunner {
         var environment = baseEnvironment
         environment["XDG_DATA_HOME"] = home.path
         environment["XDG_RUNTIME_DIR"] = runtime.path
+        // The keychain's own sheet, whatever pinentry this machine has, unless a test names one.
+        environment["KEYCHAIN_PINENTRY"] = baseEnvironment["KEYCHAIN_PINENTRY"] ?? "none"
         return environment
     }
 
@@ -109,8 +111,10 @@ struct CommandRunner {
 
     /// A keychain with passcode 1234 and, with `simulator`, the simulated sensor on and a thumb
     /// enrolled: the state most end-to-end tests start from.
-    static func withPasscode(simulator: Bool = true) throws -> CommandRunner {
-        let shell = try CommandRunner()
+    static func withPasscode(simulator: Bool = true, pinentry: String? = nil) throws -> CommandRunner {
+        var environment = ProcessInfo.processInfo.environment
+        environment["KEYCHAIN_PINENTRY"] = pinentry
+        let shell = try CommandRunner(environment: environment)
         // The owner session lets `biometry touch` reach the simulated sensor through keychaind.
         for (arguments, input) in [(["passcode", "set"], "1234\n")]
             + (simulator

@@ -64,6 +64,7 @@ final class SystemDaemonHarness {
     /// logind of this machine), no home.
     static let environment = [
         "PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent",
+        "KEYCHAIN_PINENTRY": "none",
     ]
 
     private func start(capabilities: [String]) throws {

@@ -13,18 +13,20 @@ final class TmuxSession {
     /// Runs `executable` in a new session; `afterExit` is a shell command run in the pane once
     /// the program ended (to look at the terminal it left behind).
     init(
-        _ executable: URL, environment: [String: String], width: Int = 200, height: Int = 40, afterExit: String = ""
+        _ executable: URL, _ arguments: [String] = [], environment: [String: String], width: Int = 200,
+        height: Int = 40, afterExit: String = ""
     ) throws {
         socket = "/tmp/tmux-\(UUID().uuidString.prefix(8)).sock"
         var environment = environment
         environment["TERM"] = environment["TERM"] ?? "xterm-256color"
         self.environment = environment
-        let assignments = ["XDG_DATA_HOME", "HOME", "PATH", "TERM"].compactMap { name in
+        let assignments = ["XDG_DATA_HOME", "HOME", "PATH", "TERM", "KEYCHAIN_PINENTRY"].compactMap { name in
             environment[name].map { "\(name)='\($0)'" }
         }
         // The pane's shell survives the program's SIGINT, as an interactive shell does.
         let command =
-            "trap : INT; env \(assignments.joined(separator: " ")) '\(executable.path)'; echo EXIT=$?; "
+            "trap : INT; env \(assignments.joined(separator: " ")) "
+            + ([executable.path] + arguments).map { "'\($0)'" }.joined(separator: " ") + "; echo EXIT=$?; "
             + "\(afterExit.isEmpty ? "" : afterExit + "; ")sleep 600"
         try tmux(["new-session", "-d", "-s", "t", "-x", String(width), "-y", String(height), command])
     }

@@ -110,7 +110,8 @@ import Testing
                         mode: "per-user", pid: 42, uptime: 1.5, connectedClients: 3, idleLockSeconds: 300,
                         device: DeviceStatus(
                             passcodeSet: false, unlockedClasses: [], failedAttempts: 0, secondsUntilNextAttempt: 0,
-                            eraseAfterFailedAttempts: false)))),
+                            eraseAfterFailedAttempts: false),
+                        sheets: "pinentry-curses (/usr/bin/pinentry-curses)"))),
             .success(.entitlements(["/usr/bin/a": ["one", "two"], "/usr/bin/b": []])),
             .success(
                 .declaredApps([

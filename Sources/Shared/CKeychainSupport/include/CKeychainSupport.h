@@ -38,16 +38,17 @@ int kc_pipe_cloexec(int fds[2]);
 /// so that a spawned child holds no descriptor it was not given; 0 or an error number.
 int kc_spawn_file_actions_closefrom(posix_spawn_file_actions_t *actions, int lowest);
 
+/// Sets spawn attributes so that the child starts with an empty signal mask and every signal
+/// at its default disposition, and, with `new_session`, in a session of its own
+/// (`POSIX_SPAWN_SETSID`, which glibc declares only under `_GNU_SOURCE`); 0 or an error number.
+int kc_spawnattr_reset_signals(posix_spawnattr_t *attributes, int new_session);
+
 /// Puts the terminal `fd` into the modes `active` and writes `enter` (say, the alternate-screen
 /// sequence), remembering how it was. Until the matching end, SIGINT, SIGTERM, SIGHUP and
 /// SIGQUIT restore every guarded terminal and then end the process as the signal would;
 /// SIGTSTP restores them and stops; SIGCONT re-applies the modes and, like SIGWINCH, asks for a
 /// redraw; a normal exit restores them too. Guards nest (up to 4): a sheet over a full-screen
 /// program. `enter` and `leave` hold at most 31 bytes. 0, or -1 with errno set.
-/// `POSIX_SPAWN_SETSID` (glibc declares it only under `_GNU_SOURCE`): the child starts a
-/// session of its own.
-short kc_spawn_setsid_flag(void);
-
 int kc_terminal_guard_begin(int fd, const struct termios *active, const char *enter, const char *leave);
 
 /// Ends the innermost guard: writes its `leave` and restores the modes it found.

@@ -92,7 +92,8 @@ public enum ReplyCoder {
                     mode: try reader.string(max: WireValues.maximumToken),
                     pid: Int32(try reader.int(in: 0...Int(Int32.max))),
                     uptime: try reader.double(), connectedClients: try reader.int(in: 0...Int(Int32.max)),
-                    idleLockSeconds: try reader.double(), device: try deviceStatus(&reader)))
+                    idleLockSeconds: try reader.double(), device: try deviceStatus(&reader),
+                    sheets: try reader.string(max: WireValues.maximumMessage)))
         case 8:
             let entries = try reader.array(max: WireValues.maximumItems) {
                 (reader: inout WireReader) throws(WireError) in
@@ -207,6 +208,7 @@ public enum ReplyCoder {
             writer.int(status.connectedClients)
             writer.double(status.idleLockSeconds)
             write(status.device, to: &writer)
+            writer.string(status.sheets)
         case .enclaveKey(let sealedKey, let publicKey): writer.u8(10); writer.data(sealedKey); writer.data(publicKey)
         case .keyOutput(let bytes): writer.u8(11); writer.secret(bytes)
         case .authenticationFailed(let failure, let message):

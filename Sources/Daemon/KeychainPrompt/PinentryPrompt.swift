@@ -1,0 +1,140 @@
+import Foundation
+import KeychainProtocol
+
+/// The sheet drawn by a pinentry program on a terminal (`pinentry-curses`, `pinentry-tty`), as
+/// gpg-agent draws its passphrase prompts: started by the keychain with `--ttyname`, never by
+/// the app.
+///
+/// While a touch can answer, the sheet is pinentry's confirmation (`CONFIRM`): its OK button is
+/// the fallback ("Enter Password"), its Cancel button Cancel; a sheet without a fallback shows
+/// Cancel alone. Feedback ("Not recognized. 2 more tries.") draws the confirmation again with the
+/// line under the reason. The passcode is pinentry's `GETPIN`, with the last feedback as its
+/// error line (`SETERROR`); a stop (the app cancelled or exited) ends the program.
+public struct PinentryPrompt: AuthenticationPrompt {
+    /// The pinentry program's path.
+    public let program: String
+    private let terminal: String
+    private let terminalType: String
+
+    /// A pinentry `program` drawing on `terminal` (`/dev/pts/3`) of type `terminalType` (the
+    /// app's `TERM`, checked: letters, digits, `-`, `.`, `+`, `_` only; else `xterm`).
+    public init(program: String, terminal: String, terminalType: String?) {
+        self.program = program
+        self.terminal = terminal
+        self.terminalType = terminalType.flatMap { Self.isTerminalType($0) ? $0 : nil } ?? "xterm"
+    }
+
+    /// True for a plausible `TERM`: 1 to 64 ASCII letters, digits, `-`, `.`, `+` and `_`.
+    static func isTerminalType(_ type: String) -> Bool {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.+_".unicodeScalars)
+        return (1...64).contains(type.unicodeScalars.count) && type.unicodeScalars.allSatisfy(allowed.contains)
+    }
+
+    public var isInteractive: Bool { TerminalPrompt(terminal: terminal, guardsProcess: false).isInteractive }
+
+    public func present(_ sheet: PromptSheet) -> any PromptSession {
+        PinentrySession(sheet, start: { [program, terminal, terminalType] in
+            Pinentry(
+                program: program, arguments: ["--ttyname", terminal, "--ttytype", terminalType],
+                environment: ["TERM": terminalType, "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"])
+        })
+    }
+}
+
+/// One sheet through pinentry: one program run per confirmation or passcode entry.
+final class PinentrySession: PromptSession {
+    private let sheet: PromptSheet
+    private let start: () -> Pinentry?
+    /// The confirmation showing while a touch can answer.
+    private var confirmation: Pinentry?
+    /// The last line of feedback, shown on the next drawing.
+    private var feedback: String?
+    private var failed = false
+
+    init(_ sheet: PromptSheet, start: @escaping () -> Pinentry?) {
+        self.sheet = sheet
+        self.start = start
+        if sheet.asksForTouch { confirm() }
+    }
+
+    /// What the sheet says, with the feedback under it.
+    private var description: String {
+        var lines = [
+            "\"\(PromptText.clean(sheet.programName, limit: 64))\" is trying to authenticate you.",
+            PromptText.clean(sheet.reason, limit: 200),
+        ]
+        if sheet.asksForTouch { lines.append("Touch the fingerprint sensor.") }
+        if let feedback, sheet.asksForTouch { lines.append(PromptText.clean(feedback, limit: 400)) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// A pinentry with the title, description and buttons set.
+    private func prepared() -> Pinentry? {
+        guard let pinentry = start() else {
+            failed = true
+            return nil
+        }
+        pinentry.send("SETTITLE", "Keychain")
+        pinentry.send("SETDESC", description)
+        pinentry.send("SETCANCEL", PromptText.clean(sheet.cancelTitle, limit: 40))
+        return pinentry
+    }
+
+    private func confirm() {
+        confirmation?.end()
+        confirmation = prepared()
+        guard let confirmation else { return }
+        if let fallback = sheet.fallbackTitle {
+            confirmation.send("SETOK", PromptText.clean(fallback, limit: 40))
+            _ = confirmation.start("CONFIRM")
+        } else {
+            confirmation.send("SETOK", PromptText.clean(sheet.cancelTitle, limit: 40))
+            _ = confirmation.start("CONFIRM --one-button")
+        }
+    }
+
+    func pressedButton() -> PromptButton? {
+        if failed { return .cancel }
+        guard let confirmation else { return nil }
+        switch confirmation.poll(milliseconds: 0) {
+        case .pending: return nil
+        case .ok:
+            self.confirmation = nil
+            confirmation.end()
+            return sheet.fallbackTitle == nil ? .cancel : .fallback
+        case .error, .gone:
+            self.confirmation = nil
+            confirmation.end()
+            return .cancel
+        }
+    }
+
+    func show(_ message: String) {
+        feedback = message
+        if sheet.asksForTouch, confirmation != nil { confirm() }
+    }
+
+    func readPasscode(shouldStop: () -> Bool) -> SecretBytes? {
+        guard let pinentry = prepared() else { return nil }
+        defer { pinentry.end() }
+        pinentry.send("SETPROMPT", "Passcode:")
+        if let feedback { pinentry.send("SETERROR", PromptText.clean(feedback, limit: 400)) }
+        feedback = nil
+        guard pinentry.start("GETPIN") else { return nil }
+        while !shouldStop() {
+            switch pinentry.poll(milliseconds: 100) {
+            case .pending: continue
+            case .ok(let passcode): return passcode
+            case .error, .gone: return nil
+            }
+        }
+        return nil
+    }
+
+    func dismiss() {
+        confirmation?.end()
+        confirmation = nil
+    }
+
+    deinit { dismiss() }
+}

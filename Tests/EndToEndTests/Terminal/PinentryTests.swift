@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+/// keychaind draws its sheets with the pinentry a Linux user already has (gpg-agent's), on the
+/// app's terminal: `keychainctl authenticate` at a terminal, as a person would answer it.
+@Suite struct PinentryTests {
+    static let pinentry = "/usr/bin/pinentry-curses"
+
+    func authenticate(_ shell: CommandRunner) throws -> TmuxSession {
+        try TmuxSession(
+            CommandRunner.binary, ["authenticate", "--policy", "owner", "--reason", "To add a new chore"],
+            environment: shell.environment, width: 100, height: 30)
+    }
+
+    @Test func aTouchFailsThenTheFallbackTakesThePasscode() throws {
+        let shell = try CommandRunner.withPasscode(pinentry: Self.pinentry)
+        defer { shell.cleanUp() }
+        #expect(try shell.run(["status"]).stdout.contains("sheets: pinentry-curses (\(Self.pinentry))"))
+        let app = try authenticate(shell)
+        defer { app.close() }
+        // pinentry's confirmation: the app's name as keychaind identified it, the reason, the
+        // touch, the fallback and Cancel.
+        #expect(app.waitFor("Touch the fingerprint sensor."), "\(app.screen)")
+        #expect(app.screen.contains("\"keychainctl\" is trying to authenticate you."))
+        #expect(app.screen.contains("To add a new chore"))
+        #expect(app.screen.contains("<Enter Passcode>") && app.screen.contains("<Cancel>"), "\(app.screen)")
+        #expect(try shell.run(["biometry", "touch", "--non-matching"]).status == 0)
+        #expect(app.waitFor("Not recognized. 2 more tries."), "\(app.screen)")
+        // The fallback button (focused first): pinentry's passcode entry.
+        app.send("Enter")
+        #expect(app.waitFor("Passcode:"), "\(app.screen)")
+        app.send("0000", "Enter")
+        #expect(app.waitFor("Wrong passcode. Try again."), "\(app.screen)")
+        app.send("1234", "Enter")
+        #expect(app.waitFor("EXIT=0"), "\(app.screen)")
+    }
+
+    @Test func cancelOnThePinentryIsTheAppsUserCancel() throws {
+        let shell = try CommandRunner.withPasscode(pinentry: Self.pinentry)
+        defer { shell.cleanUp() }
+        let app = try authenticate(shell)
+        defer { app.close() }
+        #expect(app.waitFor("Touch the fingerprint sensor."), "\(app.screen)")
+        app.send("Tab")
+        app.send("Enter")
+        #expect(app.waitFor("EXIT=1"), "\(app.screen)")
+        #expect(app.screen.contains("LAError.userCancel"), "\(app.screen)")
+    }
+
+    @Test func aMatchingTouchClosesThePinentry() throws {
+        let shell = try CommandRunner.withPasscode(pinentry: Self.pinentry)
+        defer { shell.cleanUp() }
+        let app = try authenticate(shell)
+        defer { app.close() }
+        #expect(app.waitFor("Touch the fingerprint sensor."), "\(app.screen)")
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(app.waitFor("EXIT=0"), "\(app.screen)")
+    }
+}
