@@ -7,9 +7,12 @@ import KeychainProtocol
 import Glibc
 #endif
 
-/// keychaind's sheets: on the terminal of the process it identified, under the name of the
-/// executable it identified.
+/// keychaind's sheets: in a window on the desktop of the process it identified, or on its
+/// terminal, under the name of the executable it identified.
 ///
+/// An app whose environment names a local desktop (``DesktopDisplay``) gets a desktop pinentry's
+/// window when one is installed (the per-user daemon; ``SheetProgram``): a desktop prompt is
+/// preferred to a terminal's, which the app shares. Otherwise the sheet is on a terminal.
 /// The terminal is the client's controlling terminal as the kernel reports it
 /// (`/proc/PID/stat`'s `tty_nr`), read at each authentication, or one the request names (the ssh
 /// agent names the terminal of the `ssh` it signs for). Either must be a terminal device of the
@@ -36,11 +39,18 @@ struct ClientTerminalPrompts: PromptProvider {
     }
 
     func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
+        let environment = clientEnvironment()
+        // A desktop app gets a window when a desktop pinentry is there (the per-user daemon).
+        if agents == nil, let display = DesktopDisplay(environment: environment),
+            let program = SheetProgram.configuredForDesktop
+        {
+            return PinentryPrompt(program: program, place: .desktop(display))
+        }
         let named = authentication.terminal.flatMap { Self.isTerminal($0, ownedBy: uid) ? $0 : nil }
         guard let terminal = named ?? controllingTerminal() else { return NoPrompt() }
         guard let agents else {
-            return TerminalSheets.configured.prompt(
-                terminal: terminal, terminalType: terminalType(), guardsProcess: false)
+            return SheetProgram.configuredForTerminal.prompt(
+                terminal: terminal, terminalType: environment["TERM"], guardsProcess: false)
         }
         guard let agent = agents.agent(for: uid) else { return NoPrompt() }
         return AgentPrompt(agent: agent, terminal: terminal)
@@ -48,14 +58,18 @@ struct ClientTerminalPrompts: PromptProvider {
 
     var askerHasExited: Bool { kc_pidfd_is_alive(pidfd) != 1 }
 
-    /// The client's `TERM`, as its environment began (`/proc/PID/environ`; checked by the
-    /// pinentry that uses it).
-    private func terminalType() -> String? {
-        guard let environment = ProcessFiles.read(pid, "environ") else { return nil }
-        let prefix = Array("TERM=".utf8)
-        return environment.split(separator: 0).first { $0.starts(with: prefix) }.map {
-            String(decoding: $0.dropFirst(prefix.count), as: UTF8.self)
+    /// The client's environment as it began (`/proc/PID/environ`): the variables that say where
+    /// it shows (`TERM`, `DISPLAY`, `WAYLAND_DISPLAY`, `XAUTHORITY`), each checked where it is used.
+    private func clientEnvironment() -> [String: String] {
+        guard let environment = ProcessFiles.read(pid, "environ") else { return [:] }
+        var variables: [String: String] = [:]
+        for entry in environment.split(separator: 0) {
+            guard let equals = entry.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            let name = String(decoding: entry[..<equals], as: UTF8.self)
+            guard ["TERM", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"].contains(name) else { continue }
+            variables[name] = String(decoding: entry[(equals + 1)...], as: UTF8.self)
         }
+        return variables
     }
 
     /// The client's controlling terminal, when it has one that is its user's: a pseudo-terminal

@@ -156,7 +156,10 @@ extension KeychainDaemon {
 
     /// Who draws `uid`'s sheets, in words.
     private func sheets(for uid: uid_t) -> String {
-        guard configuration.mode == .system else { return TerminalSheets.configured.description }
+        guard configuration.mode == .system else {
+            let desktop = SheetProgram.configuredForDesktop.map { SheetProgram.pinentry($0).description } ?? "none"
+            return "\(SheetProgram.configuredForTerminal.description); on a desktop, \(desktop)"
+        }
         return promptAgents.agent(for: uid) == nil
             ? "none: no prompt agent runs for uid \(uid) (keychainctl prompt-agent)"
             : "the prompt agent of uid \(uid)"

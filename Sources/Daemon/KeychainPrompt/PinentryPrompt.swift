@@ -1,9 +1,14 @@
 import Foundation
 import KeychainProtocol
 
-/// The sheet drawn by a pinentry program on a terminal (`pinentry-curses`, `pinentry-tty`), as
-/// gpg-agent draws its passphrase prompts: started by the keychain with `--ttyname`, never by
-/// the app.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The sheet drawn by a pinentry program, as gpg-agent draws its passphrase prompts: on a
+/// terminal (`pinentry-curses`, `pinentry-tty`, started with `--ttyname`), or in a window of
+/// the app's desktop (`pinentry-gtk-2`, `pinentry-qt`, `pinentry-gnome3`, started with its
+/// display). Started by the keychain, never by the app; the window's title names the app.
 ///
 /// While a touch can answer, the sheet is pinentry's confirmation (`CONFIRM`): its OK button is
 /// the fallback ("Enter Password"), its Cancel button Cancel; a sheet without a fallback shows
@@ -13,15 +18,21 @@ import KeychainProtocol
 public struct PinentryPrompt: AuthenticationPrompt {
     /// The pinentry program's path.
     public let program: String
-    private let terminal: String
-    private let terminalType: String
+    private let place: Place
 
-    /// A pinentry `program` drawing on `terminal` (`/dev/pts/3`) of type `terminalType` (the
-    /// app's `TERM`, checked: letters, digits, `-`, `.`, `+`, `_` only; else `xterm`).
-    public init(program: String, terminal: String, terminalType: String?) {
+    /// Where the sheet shows.
+    public enum Place: Sendable {
+        /// On a terminal (`/dev/pts/3`) of a type (the app's `TERM`, checked).
+        case terminal(String, type: String?)
+        /// In a window on the app's desktop.
+        case desktop(DesktopDisplay)
+    }
+
+    /// A pinentry `program` drawing at `place`. A terminal type that is not letters, digits,
+    /// `-`, `.`, `+` and `_` is taken as `xterm`.
+    public init(program: String, place: Place) {
         self.program = program
-        self.terminal = terminal
-        self.terminalType = terminalType.flatMap { Self.isTerminalType($0) ? $0 : nil } ?? "xterm"
+        self.place = place
     }
 
     /// True for a plausible `TERM`: 1 to 64 ASCII letters, digits, `-`, `.`, `+` and `_`.
@@ -30,13 +41,26 @@ public struct PinentryPrompt: AuthenticationPrompt {
         return (1...64).contains(type.unicodeScalars.count) && type.unicodeScalars.allSatisfy(allowed.contains)
     }
 
-    public var isInteractive: Bool { TerminalPrompt(terminal: terminal, guardsProcess: false).isInteractive }
+    public var isInteractive: Bool {
+        switch place {
+        case .terminal(let terminal, _): TerminalPrompt(terminal: terminal, guardsProcess: false).isInteractive
+        case .desktop: access(program, X_OK) == 0
+        }
+    }
 
     public func present(_ sheet: PromptSheet) -> any PromptSession {
-        PinentrySession(sheet, start: { [program, terminal, terminalType] in
-            Pinentry(
-                program: program, arguments: ["--ttyname", terminal, "--ttytype", terminalType],
-                environment: ["TERM": terminalType, "LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"])
+        var arguments: [String] = []
+        var environment = ["LC_ALL": "C.UTF-8", "PATH": "/usr/bin:/bin"]
+        switch place {
+        case .terminal(let terminal, let type):
+            let checked = type.flatMap { Self.isTerminalType($0) ? $0 : nil } ?? "xterm"
+            arguments = ["--ttyname", terminal, "--ttytype", checked]
+            environment["TERM"] = checked
+        case .desktop(let display):
+            environment.merge(display.variables) { _, desktop in desktop }
+        }
+        return PinentrySession(sheet, start: { [program, arguments, environment] in
+            Pinentry(program: program, arguments: arguments, environment: environment)
         })
     }
 }
@@ -74,7 +98,7 @@ final class PinentrySession: PromptSession {
             failed = true
             return nil
         }
-        pinentry.send("SETTITLE", "Keychain")
+        pinentry.send("SETTITLE", "\(PromptText.clean(sheet.programName, limit: 64)) — Keychain")
         pinentry.send("SETDESC", description)
         pinentry.send("SETCANCEL", PromptText.clean(sheet.cancelTitle, limit: 40))
         return pinentry

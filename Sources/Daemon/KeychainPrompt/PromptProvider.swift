@@ -26,7 +26,7 @@ extension PromptProvider {
 }
 
 /// Sheets on a terminal: the one the request names, or else this process's controlling
-/// terminal (`/dev/tty`), drawn as ``TerminalSheets/configured`` says.
+/// terminal (`/dev/tty`), drawn as ``SheetProgram/configured`` says.
 ///
 /// The embedded keychain's: there the app and the keychain are one process, the app's name is
 /// its own word, and nothing is checked.
@@ -40,7 +40,7 @@ public struct TerminalPrompts: PromptProvider {
 
     public func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
         guard let terminal = authentication.terminal ?? Self.controllingTerminal() else { return NoPrompt() }
-        return TerminalSheets.configured.prompt(
+        return SheetProgram.configuredForTerminal.prompt(
             terminal: terminal, terminalType: ProcessInfo.processInfo.environment["TERM"], guardsProcess: true)
     }
 

@@ -39,7 +39,7 @@ struct Status: ParsableCommand {
                 biometryLine = "\nbiometry: unavailable (\(error.message))"
             }
             // Who draws the sheets: keychaind says; an embedded keychain draws them itself.
-            var sheets = TerminalSheets.configured.description
+            var sheets = SheetProgram.configuredForTerminal.description
             if ProcessKeychain.usesDaemon, case .daemon(let daemon)? = try? ProcessKeychain.perform(.daemonStatus) {
                 sheets = daemon.sheets
             }

@@ -72,7 +72,7 @@ struct PromptAgentSheets {
         switch command {
         case .present(let terminal, let sheet):
             session?.dismiss()
-            let prompt = TerminalSheets.configured.prompt(
+            let prompt = SheetProgram.configuredForTerminal.prompt(
                 terminal: terminal, terminalType: ProcessInfo.processInfo.environment["TERM"], guardsProcess: true)
             guard prompt.isInteractive else {
                 session = nil
