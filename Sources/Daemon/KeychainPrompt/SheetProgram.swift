@@ -43,7 +43,8 @@ public enum SheetProgram: Sendable, Equatable {
     ]
 
     /// The pinentry for an app on a desktop: the configured one, else the first desktop
-    /// pinentry installed; nil with `none` configured, or none installed.
+    /// pinentry installed; nil with `none` or a terminal's pinentry configured, or none
+    /// installed.
     public static var configuredForDesktop: String? {
         forDesktop(configured: ProcessInfo.processInfo.environment["KEYCHAIN_PINENTRY"])
     }
@@ -52,7 +53,10 @@ public enum SheetProgram: Sendable, Equatable {
     public static func forDesktop(
         configured: String?, isProgram: (String) -> Bool = { access($0, X_OK) == 0 }
     ) -> String? {
-        if let configured, !configured.isEmpty { return configured == "none" ? nil : configured }
+        if let configured, !configured.isEmpty {
+            // A terminal's pinentry configured draws on the app's terminal, not on its desktop.
+            return configured == "none" || installedPinentries.contains(configured) ? nil : configured
+        }
         return desktopPinentries.first(where: isProgram)
     }
 

@@ -47,6 +47,44 @@ import Testing
         #expect(app.screen.contains("LAError.userCancel"), "\(app.screen)")
     }
 
+    /// A `userPresence` item read at a terminal: pinentry's sheet, the fallback, the passcode.
+    @Test func aGuardedItemReadByKeychainctlAsksThroughPinentry() throws {
+        let shell = try CommandRunner.withPasscode(pinentry: Self.pinentry)
+        defer { shell.cleanUp() }
+        let added = try shell.run(
+            ["add-generic-password", "-s", "SampleService", "-a", "sample", "--access-control", "userPresence"],
+            input: "SECRET_PASSWORD_TEXT")
+        #expect(added.status == 0, "\(added.stderr)")
+        let app = try TmuxSession(
+            CommandRunner.binary, ["find-generic-password", "-s", "SampleService", "-w"],
+            environment: shell.environment, width: 100, height: 30)
+        defer { app.close() }
+        #expect(app.waitFor("Touch the fingerprint sensor."), "\(app.screen)")
+        #expect(app.screen.contains("\"keychainctl\" is trying to authenticate you."))
+        app.send("Enter")
+        #expect(app.waitFor("Passcode:"), "\(app.screen)")
+        app.send("1234", "Enter")
+        #expect(app.waitFor("EXIT=0"), "\(app.screen)")
+        #expect(app.screen.contains("SECRET_PASSWORD_TEXT"))
+    }
+
+    /// The guide's app: "Add a Chore" asks through pinentry, over the app's own screen, and the
+    /// app draws itself again once the touch answers.
+    @Test func choresAsksThroughPinentryAndCarriesOn() throws {
+        let shell = try CommandRunner.withPasscode(pinentry: Self.pinentry)
+        defer { shell.cleanUp() }
+        let chores = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("chores")
+        let app = try TmuxSession(chores, environment: shell.environment)
+        defer { app.close() }
+        #expect(app.waitFor("[a] Add a Chore"))
+        app.send("a")
+        #expect(app.waitFor("Touch the fingerprint sensor."), "\(app.screen)")
+        #expect(app.screen.contains("\"chores\" is trying to authenticate you."))
+        #expect(app.screen.contains("<Enter Password>"), "\(app.screen)")
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(app.waitFor("Title:"), "\(app.screen)")
+    }
+
     @Test func aMatchingTouchClosesThePinentry() throws {
         let shell = try CommandRunner.withPasscode(pinentry: Self.pinentry)
         defer { shell.cleanUp() }

@@ -18,6 +18,7 @@ import Testing
 
     @Test func aDesktopAppGetsTheConfiguredOrTheFirstDesktopPinentry() {
         #expect(SheetProgram.forDesktop(configured: "none", isProgram: { _ in true }) == nil)
+        #expect(SheetProgram.forDesktop(configured: "/usr/bin/pinentry-curses", isProgram: { _ in true }) == nil)
         #expect(SheetProgram.forDesktop(configured: "/opt/p", isProgram: { _ in false }) == "/opt/p")
         #expect(SheetProgram.forDesktop(configured: nil, isProgram: { _ in true }) == "/usr/bin/pinentry-gtk-2")
         #expect(
