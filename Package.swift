@@ -122,8 +122,9 @@ let package = Package(
         // Fingerprint sensors behind one protocol: simulated, and fprintd (loaded at run time).
         .target(name: "Biometrics", dependencies: ["KeychainProtocol"],
                 path: "Sources/Daemon/Biometrics", swiftSettings: strict),
-        // The sheet the keychain draws when an app asks it to authenticate the owner (on the
-        // app's terminal, or a script in tests), and the protocol to draw it otherwise.
+        // The sheet the keychain draws when an app asks it to authenticate the owner: pinentry's
+        // (on the app's terminal or desktop), the keychain's own terminal sheet, or a script in
+        // tests; and the choice between them.
         .target(
             name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"],
             path: "Sources/Daemon/KeychainPrompt", swiftSettings: strict),

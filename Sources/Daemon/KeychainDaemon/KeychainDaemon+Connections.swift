@@ -184,10 +184,6 @@ extension KeychainDaemon {
         }
     }
 
-    /// An owner session for a process whose login session's leader has exited could not be told
-    /// from a later session with the same id.
-
-    /// The reply to one frame, and whether the connection stays open.
     /// What a connection does once a reply is sent.
     private enum AfterReply {
         case nextRequest
@@ -196,6 +192,7 @@ extension KeychainDaemon {
         case servePrompts
     }
 
+    /// The reply to one frame, and what the connection does next.
     private func answer(_ frame: InboundFrame, _ client: Client) -> (reply: [UInt8], next: AfterReply) {
         let request: KeychainRequest
         switch frame {

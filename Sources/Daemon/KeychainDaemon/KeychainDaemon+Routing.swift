@@ -107,7 +107,7 @@ extension KeychainDaemon {
         }
         switch facts.answeredBy {
         case .keychain:
-            let prompts = ClientTerminalPrompts(
+            let prompts = ClientPrompts(
                 client.peer, agents: configuration.mode == .system ? promptAgents : nil)
             return try client.keychain.onDemand.perform(request, caller: caller, prompts: prompts)
         case .embeddedKeychain:

@@ -20,7 +20,7 @@ import Glibc
 /// draws there itself; the system daemon, which runs as its own user and can open no user's
 /// terminal, has the user's prompt agent draw there (``PromptAgents``), and without one every
 /// authentication fails with `notInteractive` (Docs/SecurityModel.md, "Who draws the prompt").
-struct ClientTerminalPrompts: PromptProvider {
+struct ClientPrompts: PromptProvider {
     let appName: String
     private let pid: Int32
     private let uid: UInt32
