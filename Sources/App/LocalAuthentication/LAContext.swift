@@ -272,7 +272,8 @@ public final class LAContext: Sendable, Hashable {
             switch try ProcessKeychain.perform(.authenticateOwner(authentication)) {
             case .biometry(let status): return .success(status)
             case .authenticationFailed(let failure, let message): return .failure(LAError(failure, message: message))
-            case let other: return .failure(LAError(.authenticationFailed, message: "the keychain answered \(other)"))
+            // Never the reply itself in the message: a reply of another kind may carry a secret.
+            default: return .failure(LAError(.authenticationFailed, message: "the keychain answered out of turn"))
             }
         } catch {
             return .failure(

@@ -141,8 +141,12 @@ final class Pinentry {
             buffer.removeSubrange(...newline)
             defer { wipe(&line) }
             if line.starts(with: Array("OK".utf8)) && (line.count == 2 || line[2] == 0x20) {
-                defer { wipe(&data) }
-                return .ok(SecretBytes(Self.unescaped(data)))
+                var decoded = Self.unescaped(data)
+                defer {
+                    wipe(&data)
+                    wipe(&decoded)
+                }
+                return .ok(SecretBytes(decoded))
             }
             if line.starts(with: Array("ERR ".utf8)) {
                 let code = line.dropFirst(4).prefix { $0 >= 0x30 && $0 <= 0x39 }
