@@ -157,7 +157,7 @@ let package = Package(
             name: "KeychainDaemon",
             dependencies: [
                 "KeychainProtocol", "KeychainSupport", "KeychainServer", "Enclave", "CKeychainSupport", "CDBus",
-                "ProcessBoundSockets", "KeychainPrompt",
+                "ProcessBoundSockets", "KeychainPrompt", "Biometrics",
                 crypto, .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -2,6 +2,10 @@ import Foundation
 import KeychainProtocol
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A real fingerprint reader through the Linux fingerprint daemon (fprintd), driven by its
 /// command-line tools (`fprintd-list`, `fprintd-verify`, `fprintd-enroll`, `fprintd-delete`),
 /// which are loaded at run time: the build needs nothing from fprintd.
@@ -27,9 +31,15 @@ public final class FprintdSensor: BiometricSensor {
         self.environment = environment
     }
 
-    /// The sensor when fprintd is installed and answers with a device; nil otherwise.
-    public static func detect(environment: [String: String] = ProcessInfo.processInfo.environment) -> FprintdSensor? {
-        let sensor = FprintdSensor(environment: environment)
+    /// The sensor for `user`'s prints when fprintd is installed, answers with a device and
+    /// lets this process see that user's prints; nil otherwise. The system daemon, which runs
+    /// as its own user, may see another user's by the polkit rule `keychainctl daemon install
+    /// --system` writes (KeychainSupport's `FingerprintPolkitRule`).
+    public static func detect(
+        user: String = FprintdSensor.currentUser(),
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> FprintdSensor? {
+        let sensor = FprintdSensor(user: user, environment: environment)
         guard FileManager.default.isExecutableFile(atPath: sensor.tools.appendingPathComponent("fprintd-list").path),
             let listing = try? sensor.run("fprintd-list", [sensor.user]), listing.status == 0,
             listing.output.contains("Device at")
@@ -37,9 +47,16 @@ public final class FprintdSensor: BiometricSensor {
         return sensor
     }
 
-    /// The name of the user running this process.
+    /// The name of the user this process runs as (its real uid, from the user database: not
+    /// `USER`, which its parent chose).
     public static func currentUser() -> String {
-        ProcessInfo.processInfo.environment["USER"] ?? (getuid() == 0 ? "root" : String(getuid()))
+        userName(of: getuid())
+    }
+
+    /// The name of `uid` in the user database, or the number when it has none.
+    public static func userName(of uid: uid_t) -> String {
+        guard let entry = getpwuid(uid) else { return String(uid) }
+        return String(cString: entry.pointee.pw_name)
     }
 
     /// The enrolled fingers, by fprintd's names (`right-index-finger`).

@@ -1,3 +1,4 @@
+import Biometrics
 import Enclave
 import Foundation
 import KeychainProtocol
@@ -30,10 +31,11 @@ final class UserKeychain: Sendable {
     }
 
     /// The keychain of `uid` in `directory`, unopened and locked (its class keys are kept in
-    /// this process's memory alone).
+    /// this process's memory alone); fprintd verifies the fingers of `uid`'s account.
     init(uid: uid_t, directory: URL) {
         self.uid = uid
-        onDemand = OnDemandKeychain(directory: directory, cache: ProcessClassKeyCache())
+        onDemand = OnDemandKeychain(
+            directory: directory, cache: ProcessClassKeyCache(), fingerprintUser: FprintdSensor.userName(of: uid))
     }
 
     /// A request for this keychain started.

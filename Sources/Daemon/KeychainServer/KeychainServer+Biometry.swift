@@ -19,7 +19,7 @@ extension KeychainServer {
             return SimulatedSensor(directory: simulatedSensorDirectory)
         }
         return fprintd.withLock { cached in
-            if cached == nil { cached = FprintdSensor.detect() }
+            if cached == nil { cached = FprintdSensor.detect(user: fingerprintUser) }
             return cached
         }
     }
@@ -122,6 +122,12 @@ extension KeychainServer {
     ) throws(KeychainError) {
         switch try currentSensor() {
         case let sensor as FprintdSensor:
+            guard sensor.user == FprintdSensor.currentUser() else {
+                throw KeychainError(
+                    .errSecNotAvailable,
+                    "the system keychain only verifies fingers; enroll or remove yours with fprintd-enroll or "
+                        + "fprintd-delete, in your own session")
+            }
             try enclave.verifyPasscode(passcode)
             try fprintd(sensor)
         case is SimulatedSensor:

@@ -13,8 +13,11 @@ extension KeychainServer {
     /// The requests that create the keychain (``RequestFacts/createsKeychain``: adding an item
     /// or an Enclave key, setting a passcode, the sensor and enrollment requests) never come
     /// here, as ``OnDemandKeychain`` creates the keychain for them; should one come, it is
-    /// refused with `errSecInternalComponent`.
-    public static func replyWithoutKeychain(_ request: KeychainRequest) throws(KeychainError) -> KeychainReply {
+    /// refused with `errSecInternalComponent`. The biometry status names `fingerprintUser`'s
+    /// enrolled fingers.
+    public static func replyWithoutKeychain(
+        _ request: KeychainRequest, fingerprintUser: String = FprintdSensor.currentUser()
+    ) throws(KeychainError) -> KeychainReply {
         switch request {
         case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor,
             .simulateTouch, .createEnclaveKey:
@@ -55,7 +58,7 @@ extension KeychainServer {
         case .eraseUnopenableKeychain:
             throw KeychainError(.errSecItemNotFound, "no keychain exists here, so there is nothing to erase")
         case .biometryStatus:
-            let fprintd = FprintdSensor.detect()
+            let fprintd = FprintdSensor.detect(user: fingerprintUser)
             return .biometry(
                 BiometryStatus(
                     sensor: fprintd?.kind ?? .none, enrolledFingers: (try? fprintd?.enrolledFingers()) ?? [],

@@ -18,6 +18,8 @@ public final class KeychainServer: Sendable {
     let store: KeychainStore
     /// The fprintd sensor once detected; it keeps a verification running between waits.
     let fprintd = Mutex<FprintdSensor?>(nil)
+    /// The user whose fingers fprintd verifies for this keychain: its owner's account.
+    public let fingerprintUser: String
     /// What each authentication context earned; never sent to a client.
     let contexts = AuthenticationContexts()
     /// The owner authentications under way, which `invalidateContext` ends.
@@ -37,11 +39,15 @@ public final class KeychainServer: Sendable {
     ///     is `errSecNoSuchKeychain` and nothing is written.
     ///   - passcodeLimits, lockTimeout: see
     /// ``Enclave/init(directory:clock:cache:passcodeKDF:passcodeLimits:creating:lockTimeout:)``.
+    ///   - fingerprintUser: the account whose fingers fprintd verifies: this process's user by
+    ///     default; in the system daemon, the user the keychain belongs to.
     public init(
         directory: URL, cache: any ClassKeyCache, clock: any EnclaveClock = SystemEnclaveClock(),
         passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() },
-        passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20
+        passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20,
+        fingerprintUser: String = FprintdSensor.currentUser()
     ) throws(KeychainError) {
+        self.fingerprintUser = fingerprintUser
         let enclave = try Enclave(
             directory: directory, clock: clock, cache: cache, passcodeKDF: passcodeKDF, passcodeLimits: passcodeLimits,
             creating: creating, lockTimeout: lockTimeout)

@@ -1,3 +1,4 @@
+import Biometrics
 import Enclave
 import Foundation
 import KeychainPrompt
@@ -12,12 +13,17 @@ import Synchronization
 public final class OnDemandKeychain: Sendable {
     private let directory: URL?
     private let cache: (any ClassKeyCache)?
+    /// The user whose fingers unlock this keychain (``KeychainServer/fingerprintUser``).
+    private let fingerprintUser: String
     private let opened: Mutex<KeychainServer?>
 
-    /// The keychain in `directory`, not opened yet; unlocked class keys go to `cache`.
-    public init(directory: URL, cache: any ClassKeyCache) {
+    /// The keychain in `directory`, not opened yet, of `fingerprintUser` (this process's user
+    /// by default; the system daemon names each keychain's own); unlocked class keys go to
+    /// `cache`.
+    public init(directory: URL, cache: any ClassKeyCache, fingerprintUser: String = FprintdSensor.currentUser()) {
         self.directory = directory
         self.cache = cache
+        self.fingerprintUser = fingerprintUser
         opened = Mutex(nil)
     }
 
@@ -25,6 +31,7 @@ public final class OnDemandKeychain: Sendable {
     public init(server: KeychainServer) {
         directory = nil
         cache = nil
+        fingerprintUser = server.fingerprintUser
         opened = Mutex(server)
     }
 
@@ -36,7 +43,7 @@ public final class OnDemandKeychain: Sendable {
         if case .eraseUnopenableKeychain = request { return try eraseUnopenable(caller) }
         try RequestValidation.checkNamedGroups(request, caller)
         guard let server = try server(creating: request.kind.facts.createsKeychain) else {
-            return try KeychainServer.replyWithoutKeychain(request)
+            return try KeychainServer.replyWithoutKeychain(request, fingerprintUser: fingerprintUser)
         }
         return try server.handle(request, caller: caller, prompts: prompts)
     }
@@ -55,7 +62,8 @@ public final class OnDemandKeychain: Sendable {
                     server = opened
                 } else {
                     server = try KeychainServer(
-                        directory: directory, cache: cache ?? ProcessClassKeyCache(), creating: false)
+                        directory: directory, cache: cache ?? ProcessClassKeyCache(), creating: false,
+                        fingerprintUser: fingerprintUser)
                 }
                 // Answers errSecParam when the keychain opens, errSecDecode when it does not.
                 return .success(try server.handle(.eraseUnopenableKeychain, caller: caller))
@@ -87,7 +95,8 @@ public final class OnDemandKeychain: Sendable {
             if let opened { return .success(opened) }
             guard let directory, let cache else { return .success(nil) }
             do throws(KeychainError) {
-                opened = try KeychainServer(directory: directory, cache: cache, creating: creating)
+                opened = try KeychainServer(
+                    directory: directory, cache: cache, creating: creating, fingerprintUser: fingerprintUser)
                 return .success(opened)
             } catch KeychainError.errSecNoSuchKeychain where !creating {
                 return .success(nil)

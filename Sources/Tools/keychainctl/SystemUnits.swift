@@ -19,6 +19,9 @@ import Glibc
 ///   `/proc/PID`), writes nothing but its state directory, reaches no network and makes no
 ///   executable memory.
 ///
+/// - the polkit rule (``FingerprintPolkitRule``) that lets the daemon verify its users' fingers
+///   through fprintd, where polkit is installed.
+///
 /// Enabling is left to the administrator (`systemctl enable --now keychaind.socket`), as a
 /// package's postinst would do it.
 enum SystemUnits {
@@ -52,6 +55,7 @@ enum SystemUnits {
         } catch {
             throw KeychainError(.errSecIO, "cannot write the units in \(unitDirectory): \(error.localizedDescription)")
         }
+        let fingerprint = try installPolkitRule()
         print(
             """
             installed the system keychain daemon: user \(KeychainPaths.systemUserName), \(daemonPath), \(state)/, \
@@ -59,7 +63,29 @@ enum SystemUnits {
             enable it: systemctl daemon-reload && systemctl enable --now keychaind.socket
             then every program of every user reaches it at \(KeychainPaths.systemSocket); a user's per-user keychain \
             stays where it was
+            \(fingerprint)
             """)
+    }
+
+    /// Writes ``FingerprintPolkitRule`` where polkit reads it; what became of the fingerprint,
+    /// for the user.
+    private static func installPolkitRule() throws -> String {
+        let directory = FingerprintPolkitRule.directory
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            return "polkit is not installed (no \(directory)): the system keychain will use the passcode only"
+        }
+        let path = "\(directory)/\(FingerprintPolkitRule.fileName)"
+        do {
+            try FingerprintPolkitRule.text.write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            throw KeychainError(.errSecIO, "cannot write \(path): \(error.localizedDescription)")
+        }
+        guard chmod(path, 0o644) == 0 else {
+            throw KeychainError(.errSecIO, "cannot make \(path) readable: \(String(cString: strerror(errno)))")
+        }
+        return "\(path): keychaind may verify its users' fingers with fprintd (and do nothing else with it)"
     }
 
     /// The socket: every local user may connect; systemd creates it as the daemon's user.

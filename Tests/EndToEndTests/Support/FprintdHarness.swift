@@ -5,8 +5,9 @@ import Glibc
 #endif
 
 /// fprintd for real, with libfprint's virtual device, on a private system bus with polkit
-/// mocked to allow everything (reference/environment.md has the recipe). Nothing outside a
-/// temporary directory is touched. `scan(_:)` puts a finger on the virtual reader.
+/// mocked to allow everything (reference/environment.md has the recipe), or with the machine's
+/// real polkitd and the given rule alone. Nothing outside a temporary directory is touched.
+/// `scan(_:)` puts a finger on the virtual reader.
 final class FprintdHarness {
     private let bus: PrivateSystemBus
 
@@ -14,17 +15,30 @@ final class FprintdHarness {
     var socket: URL { directory.appendingPathComponent("fp.sock") }
     var environment: [String: String] { bus.environment }
 
-    init() throws {
+    /// fprintd on a bus of its own; with `polkitRule`, polkit is the real polkitd with that
+    /// rule as its only addition (root is authorized for everything, as polkit always does).
+    init(polkitRule: String? = nil) throws {
         bus = try PrivateSystemBus(prefix: "fprintd")
         do {
             try FileManager.default.createDirectory(
                 at: directory.appendingPathComponent("state"), withIntermediateDirectories: true)
-            try bus.startMock(
-                template: "polkitd",
-                answering: [
-                    "--dest=org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
-                    "org.freedesktop.DBus.Mock.AllowUnknown", "boolean:true",
-                ])
+            if let polkitRule {
+                let rules = directory.appendingPathComponent("rules.d")
+                try FileManager.default.createDirectory(at: rules, withIntermediateDirectories: true)
+                try polkitRule.write(
+                    to: rules.appendingPathComponent("50-test.rules"), atomically: true, encoding: .utf8)
+                // polkitd reads its rules as its own user.
+                chmod(rules.path, 0o755)
+                chmod(rules.appendingPathComponent("50-test.rules").path, 0o644)
+                try bus.startPolkitd(rules: rules)
+            } else {
+                try bus.startMock(
+                    template: "polkitd",
+                    answering: [
+                        "--dest=org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
+                        "org.freedesktop.DBus.Mock.AllowUnknown", "boolean:true",
+                    ])
+            }
             try bus.launchService(
                 bus.program("fprintd", daemon: true), ["--no-timeout"],
                 extra: [
@@ -42,9 +56,9 @@ final class FprintdHarness {
         ProcessInfo.processInfo.environment["USER"] ?? (getuid() == 0 ? "root" : String(getuid()))
     }
 
-    /// Enrolls `finger` with the print `print` (5 scans).
-    func enroll(_ finger: String, print: String) throws {
-        let enroll = try bus.launch(try bus.program("fprintd-enroll"), ["-f", finger, Self.user])
+    /// Enrolls `finger` of `user` (the test's by default) with the print `print` (5 scans).
+    func enroll(_ finger: String, print: String, user: String = FprintdHarness.user) throws {
+        let enroll = try bus.launch(try bus.program("fprintd-enroll"), ["-f", finger, user])
         scanUntilExit(enroll, print)
         guard enroll.terminationStatus == 0 else { throw POSIXError(.EIO) }
     }
@@ -67,7 +81,7 @@ final class FprintdHarness {
         var seen: [Int32: Date] = [:]
         var scanned: Set<Int32> = []
         while running() {
-            for pid in Self.processes(named: "fprintd-verify") where !scanned.contains(pid) {
+            for pid in processes(named: "fprintd-verify") where !scanned.contains(pid) {
                 let first = seen[pid] ?? Date()
                 seen[pid] = first
                 if Date().timeIntervalSince(first) > 0.5 {
@@ -79,11 +93,16 @@ final class FprintdHarness {
         }
     }
 
-    static func processes(named name: String) -> [Int32] {
+    /// The processes running `name` on this harness's bus (their `DBUS_SYSTEM_BUS_ADDRESS` is
+    /// its): another test's fprintd, running at the same time, has readers of its own.
+    func processes(named name: String) -> [Int32] {
         let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap { Int32($0) } ?? []
+        let busVariable = Data("DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)".utf8)
         return pids.filter { pid in
             let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
-            return String(decoding: cmdline.prefix { $0 != 0 }, as: UTF8.self).hasSuffix(name)
+            guard String(decoding: cmdline.prefix { $0 != 0 }, as: UTF8.self).hasSuffix(name) else { return false }
+            let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") ?? Data()
+            return environment.split(separator: 0).contains { Data($0) == busVariable }
         }
     }
 

@@ -24,6 +24,8 @@ final class PrivateSystemBus {
     init(prefix: String) throws {
         directory = URL(fileURLWithPath: "/tmp/\(prefix)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Other users' programs (the system daemon's fprintd tools, polkitd) reach the bus here.
+        chmod(directory.path, 0o755)
         let configuration = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" \
             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -53,6 +55,26 @@ final class PrivateSystemBus {
     func startMock(template: String, answering probe: [String]) throws {
         try launchService(try pythonWithDBusMock(), ["-m", "dbusmock", "--system", "--template", template])
         try retry("the \(template) mock") { try send(probe) }
+    }
+
+    /// Starts the machine's real polkitd on the bus, reading its rules from `rules` alone: in a
+    /// mount namespace of its own, `rules` is mounted over `/etc/polkit-1/rules.d` (nothing of
+    /// the machine's changes). polkitd keeps the distribution's actions and default rules.
+    func startPolkitd(rules: URL) throws {
+        let polkitd = try program("polkitd", daemon: true)
+        try launchService(
+            try program("unshare"),
+            [
+                "--mount", "--propagation", "private", "/bin/sh", "-c",
+                "mount --bind \"$0\" /etc/polkit-1/rules.d && exec \"$1\" --no-debug", rules.path, polkitd,
+            ])
+        try retry("polkitd") {
+            try send([
+                "--dest=org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
+                "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.PolicyKit1.Authority",
+                "string:BackendVersion",
+            ])
+        }
     }
 
     /// `dbus-send --system --print-reply arguments…`: its output, or an error when it fails.
@@ -91,10 +113,12 @@ final class PrivateSystemBus {
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// `name` on `PATH`; a daemon (fprintd) also in the directories distributions keep daemons
+    /// `name` on `PATH`; a daemon (fprintd, polkitd) also in the directories distributions keep daemons
     /// in, which are never on `PATH`.
     func program(_ name: String, daemon: Bool = false) throws -> String {
-        let path = (environment["PATH"] ?? "/usr/bin:/bin") + (daemon ? ":/usr/libexec:/usr/lib/fprintd" : "")
+        let path =
+            (environment["PATH"] ?? "/usr/bin:/bin")
+            + (daemon ? ":/usr/libexec:/usr/lib/fprintd:/usr/lib/polkit-1" : "")
         guard let found = ChildSpawn.find(name, path: path) else {
             throw MissingProgram(description: "\(name) is not installed (on PATH); .ci/run installs it")
         }

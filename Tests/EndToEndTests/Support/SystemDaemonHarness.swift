@@ -19,6 +19,9 @@ final class SystemDaemonHarness {
     /// The daemon's limit on open files (soft and hard), as a service manager sets it; nil:
     /// this process's.
     private let descriptorLimit: Int?
+    /// The daemon's system bus (`DBUS_SYSTEM_BUS_ADDRESS`): none that works, unless a test
+    /// gives one of its own (fprintd's).
+    private let systemBus: String
 
     var state: URL { base.appendingPathComponent("state") }
     var runtime: URL { base.appendingPathComponent("run") }
@@ -32,11 +35,16 @@ final class SystemDaemonHarness {
 
     /// Starts a system daemon run as `user` with these capabilities (setpriv's names), given
     /// as systemd's `AmbientCapabilities=` would give them, and at most `descriptorLimit` open
-    /// files (systemd's default for a service is 1,024 soft).
-    init(user: LocalUser? = nil, capabilities: [String] = ["sys_ptrace"], descriptorLimit: Int? = nil) throws {
+    /// files (systemd's default for a service is 1,024 soft), reaching `systemBus` (an
+    /// address) as its system bus.
+    init(
+        user: LocalUser? = nil, capabilities: [String] = ["sys_ptrace"], descriptorLimit: Int? = nil,
+        systemBus: String = "unix:path=/nonexistent"
+    ) throws {
         self.user = try user ?? LocalUser.daemon()
         self.capabilities = capabilities
         self.descriptorLimit = descriptorLimit
+        self.systemBus = systemBus
         base = URL(fileURLWithPath: "/tmp/kcsys-\(UUID().uuidString.prefix(8))")
         shell = try CommandRunner()
         for directory in [base, state, runtime, registry, trustedPrograms] {
@@ -60,8 +68,8 @@ final class SystemDaemonHarness {
             ]
     }
 
-    /// The environment the daemon runs in: no session bus, no system bus (so it follows no
-    /// logind of this machine), no home.
+    /// The environment the daemon and its clients run in: no session bus, no system bus (so
+    /// the daemon follows no logind of this machine), no home.
     static let environment = [
         "PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent",
         "KEYCHAIN_PINENTRY": "none",
@@ -74,8 +82,10 @@ final class SystemDaemonHarness {
         let line = commandLine(capabilities: capabilities)
         // A killed daemon left its socket file: the new one is ready when it binds its own.
         unlink(socket)
+        var environment = Self.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = systemBus
         pid = try ChildSpawn.spawn(
-            line[0], Array(line.dropFirst()), environment: Self.environment, stdio: (nil, output, output))
+            line[0], Array(line.dropFirst()), environment: environment, stdio: (nil, output, output))
         let deadline = Date().addingTimeInterval(15)
         var info = stat()
         while Date() < deadline {
