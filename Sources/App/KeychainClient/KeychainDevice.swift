@@ -32,6 +32,16 @@ public enum KeychainDevice {
         _ = try ProcessKeychain.perform(.unlock(passcode: passcode))
     }
 
+    /// Unlocks with the passcode the owner types on the keychain's own sheet, which says
+    /// `reason` under this program's name: the passcode never enters this process
+    /// (``KeychainSheet``).
+    ///
+    /// - Throws: errSecUserCanceled (-128) when the owner cancels, errSecInteractionNotAllowed
+    ///   (-25308) when no sheet can be shown, errSecNotAvailable (-25291) when no passcode is set.
+    public static func unlock(reason: String) throws(KeychainError) {
+        try KeychainSheet.perform(.unlockBySheet(KeychainSheet.authentication(.passcode, reason: reason)))
+    }
+
     /// Sets the passcode (`current` nil when none is set) or changes it.
     public static func setPasscode(current: SecretBytes?, new: SecretBytes) throws(KeychainError) {
         _ = try ProcessKeychain.perform(.setPasscode(current: current, new: new))

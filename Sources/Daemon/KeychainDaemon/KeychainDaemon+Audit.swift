@@ -54,7 +54,13 @@ extension KeychainDaemon {
             case .success: metadata["result"] = "authenticated"
             case .failure: break
             }
-            audit.notice("owner authentication for an app", metadata: metadata)
+            let purpose =
+                switch request.kind {
+                case .unlockBySheet: "unlocking"
+                case .openOwnerSessionBySheet: "opening an owner session"
+                default: "an app"
+                }
+            audit.notice("owner authentication for \(purpose)", metadata: metadata)
         case .promptAgent:
             audit.notice("prompt agent offered", metadata: metadata)
         case .ownerSessionByFingerprint:

@@ -246,7 +246,7 @@ extension KeychainDaemon {
         // A sheet waits on a person, not on a processor: it takes no slot, so that apps waiting
         // for their user do not hold up the user's other requests. Its passcode checks come at
         // the speed of typing.
-        let takesSlot = request.kind != .authenticateOwner
+        let takesSlot = !request.kind.facts.drawsSheet
         if takesSlot { client.keychain.requestSlots.wait() }
         defer { if takesSlot { client.keychain.requestSlots.signal() } }
         let result = answer(request, client)

@@ -61,12 +61,13 @@ extension KeychainDaemon {
         case .endsAll:
             // Lock and a new passcode end every owner session, as they forget every grant.
             owners.closeAll()
-        case .opens, .opensOnMatch:
+        case .opens, .opensOnMatch, .opensOnAuthentication:
             guard let session = client.ownerSession else {
                 result = .failure(Self.noLoginSession)
                 break
             }
             if effect == .opensOnMatch, reply.match != .matched { break }
+            if effect == .opensOnAuthentication, case .authenticationFailed = reply { break }
             if !owners.open(session, unlessAllEndedSince: mark) { result = .failure(lockedMeanwhile) }
         case .closes:
             client.ownerSession.map(owners.close)
@@ -86,13 +87,15 @@ extension KeychainDaemon {
         to request: KeychainRequest, _ caller: CallerIdentity, _ client: Client
     ) throws(KeychainError) -> KeychainReply {
         let facts = request.kind.facts
-        if client.app.untrustedBecause != nil, facts.ownerSessions == .opens || facts.ownerSessions == .opensOnMatch {
+        if client.app.untrustedBecause != nil, facts.opensOwnerSession {
             throw KeychainError(
                 .errSecMissingEntitlement,
                 "this program is not trusted by the system keychain daemon (its log says why), so it cannot act "
                     + "for the owner"
             )
         }
+        // A sheet is not drawn for a session that could not be opened after it.
+        if facts.ownerSessions == .opensOnAuthentication, client.ownerSession == nil { throw Self.noLoginSession }
         if configuration.mode == .system, facts.perUserModeOnly {
             throw KeychainError(
                 .errSecParam,

@@ -36,7 +36,7 @@ extension KeychainServer {
             return .done
         case .verifyPasscode:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set")
-        case .authenticateOwner:
+        case .authenticateOwner, .unlockBySheet, .openOwnerSessionBySheet:
             return .authenticationFailed(.passcodeNotSet, message: "no device passcode is set")
         case .removePasscode, .setEraseAfterFailedAttempts:
             throw KeychainError(.errSecParam, "no passcode is set")

@@ -103,7 +103,7 @@ public final class KeychainServer: Sendable {
             try enclave.lock()
             return .done
         case .unlock(let passcode):
-            try afterPasscodeCheck { () throws(KeychainError) in try enclave.unlock(passcode: passcode) }
+            try unlock(passcode: passcode)
             return .done
         case .setPasscode(let current, let new):
             defer { contexts.revokeAll() }
@@ -148,13 +148,14 @@ public final class KeychainServer: Sendable {
             contexts.invalidate(context, caller: caller)
             return .done
         case .authenticateOwner(let authentication):
-            let run = OwnerAuthenticationRun(
-                server: self, authentication: authentication, caller: caller,
-                prompts: prompts ?? NoPrompts())
-            switch try run.run() {
-            case .succeeded(let status): return .biometry(status)
-            case .failed(let failure, let message): return .authenticationFailed(failure, message: message)
+            return try authenticateOwner(authentication, for: .authorizeContext, caller: caller, prompts: prompts)
+        case .unlockBySheet(let authentication):
+            guard authentication.factors == .passcode else {
+                throw KeychainError(.errSecParam, "only the passcode unlocks the keychain")
             }
+            return try authenticateOwner(authentication, for: .unlock, caller: caller, prompts: prompts)
+        case .openOwnerSessionBySheet(let authentication):
+            return try authenticateOwner(authentication, for: .proveOwner, caller: caller, prompts: prompts)
         case .endBiometricMatch:
             try endBiometricMatch()
             return .done
@@ -262,6 +263,30 @@ public final class KeychainServer: Sendable {
     /// failure with erase turned on, or an erase on request, replaces the keybag; the rows of
     /// the erased keychain go here).
     /// Checks the passcode for an authentication of `context` and files the grant under it.
+    /// Runs an owner authentication for `purpose` with the sheets of `prompts` (none: it fails
+    /// with `notInteractive`). Only an app's own evaluation files what it earns under the
+    /// request's context: the others run under a context of their own, forgotten at the end.
+    private func authenticateOwner(
+        _ authentication: OwnerAuthentication, for purpose: OwnerAuthenticationRun.Purpose, caller: CallerIdentity,
+        prompts: (any PromptProvider)?
+    ) throws(KeychainError) -> KeychainReply {
+        var authentication = authentication
+        if purpose != .authorizeContext { authentication.context = .random() }
+        defer { if purpose != .authorizeContext { contexts.invalidate(authentication.context, caller: caller) } }
+        let run = OwnerAuthenticationRun(
+            server: self, authentication: authentication, purpose: purpose, caller: caller,
+            prompts: prompts ?? NoPrompts())
+        switch try run.run() {
+        case .succeeded(let status): return .biometry(status)
+        case .failed(let failure, let message): return .authenticationFailed(failure, message: message)
+        }
+    }
+
+    /// Unlocks the keychain with `passcode`, counted as every passcode check is.
+    func unlock(passcode: SecretBytes) throws(KeychainError) {
+        try afterPasscodeCheck { () throws(KeychainError) in try enclave.unlock(passcode: passcode) }
+    }
+
     func verifyPasscode(
         _ passcode: SecretBytes, context: AuthenticationContextID, caller: CallerIdentity
     ) throws(KeychainError) {

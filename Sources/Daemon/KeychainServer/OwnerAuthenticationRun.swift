@@ -8,8 +8,19 @@ import KeychainProtocol
 /// next. What a match or a passcode earns is filed under the request's context for the asking
 /// connection; the app gets only the outcome.
 struct OwnerAuthenticationRun {
+    /// What the authentication is for.
+    enum Purpose {
+        /// An app's evaluation: what it earns is filed under its context.
+        case authorizeContext
+        /// Unlocking the keychain: the passcode typed unlocks it.
+        case unlock
+        /// Proving the owner for an owner session, which keychaind opens on success.
+        case proveOwner
+    }
+
     let server: KeychainServer
     let authentication: OwnerAuthentication
+    let purpose: Purpose
     let caller: CallerIdentity
     let prompts: any PromptProvider
 
@@ -38,8 +49,11 @@ struct OwnerAuthenticationRun {
         }
         server.runningAuthentications.begin(context)
         defer { server.runningAuthentications.end(context) }
+        // The simulated sensor is touched from an owner session, so it cannot prove the owner
+        // for one (``KeychainRequest/openOwnerSessionByBiometry(timeout:)`` refuses it too).
         let biometryUsable =
             status.sensor != .none && !status.enrolledFingers.isEmpty && !status.isLockedOut && !status.passcodeRequired
+            && !(purpose == .proveOwner && status.sensor == .simulated)
         if biometryUsable && authentication.factors != .passcode {
             switch try biometricPhase(prompt) {
             case .success: return .succeeded(status)
@@ -147,7 +161,11 @@ struct OwnerAuthenticationRun {
                     : .failed(.userCancel, "the user cancelled")
             }
             do {
-                try server.verifyPasscode(passcode, context: context, caller: caller)
+                if purpose == .unlock {
+                    try server.unlock(passcode: passcode)
+                } else {
+                    try server.verifyPasscode(passcode, context: context, caller: caller)
+                }
                 return nil
             } catch KeychainError.errSecAuthFailed {
                 session.show("Wrong passcode. Try again.")

@@ -115,6 +115,15 @@ public enum KeychainRequest: Sendable {
     /// registered as one): after the reply, the daemon sends ``PromptAgentCommand``s on it and
     /// the agent answers each with a ``PromptAgentEvent``, until either closes it.
     case servePrompts
+    /// Unlock with the passcode, typed on the keychain's own sheet (``authenticateOwner(_:)``'s,
+    /// for `factors` `.passcode` only): the program that asks never sees it. Answered as an
+    /// authentication is.
+    case unlockBySheet(OwnerAuthentication)
+    /// Open an owner session (as ``openOwnerSession(passcode:)``) once the owner authenticates
+    /// on the keychain's own sheet, by a touch or the passcode as `factors` allow: the program
+    /// that asks never sees the passcode. Nothing is filed under the request's context. Answered
+    /// as an authentication is; the session opens when it succeeded.
+    case openOwnerSessionBySheet(OwnerAuthentication)
 
     /// The largest part of a file an ``importChunk(file:offset:bytes:)`` carries.
     public static let maximumImportChunk = 512 << 10

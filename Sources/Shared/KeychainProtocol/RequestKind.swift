@@ -44,6 +44,8 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case useEnclaveKey = 36
     case authenticateOwner = 37
     case servePrompts = 38
+    case unlockBySheet = 39
+    case openOwnerSessionBySheet = 40
 
     /// This request's facts.
     public var facts: RequestFacts {
@@ -73,7 +75,9 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .finishImport: RequestFacts(answeredBy: .systemDaemon, audit: .keychainImport)
         case .createEnclaveKey: RequestFacts(createsKeychain: true, audit: .enclaveKeyMade)
         case .useEnclaveKey: RequestFacts(audit: .enclaveKeyUsed)
-        case .authenticateOwner: RequestFacts(audit: .ownerAuthentication)
+        case .authenticateOwner, .unlockBySheet: RequestFacts(drawsSheet: true, audit: .ownerAuthentication)
+        case .openOwnerSessionBySheet:
+            RequestFacts(ownerSessions: .opensOnAuthentication, drawsSheet: true, audit: .ownerAuthentication)
         case .servePrompts: RequestFacts(answeredBy: .daemon, audit: .promptAgent)
         }
     }
@@ -102,6 +106,8 @@ public struct RequestFacts: Sendable, Equatable {
         case opens
         /// Opens the caller's session when the reply is a matching touch.
         case opensOnMatch
+        /// Opens the caller's session when the reply is a successful owner authentication.
+        case opensOnAuthentication
         /// Closes the caller's session.
         case closes
         /// Ends every session: the keychain forgot every grant.
@@ -148,20 +154,30 @@ public struct RequestFacts: Sendable, Equatable {
     /// The system daemon refuses it: there the app registry, which root edits, says what apps
     /// are and which groups they share.
     public var perUserModeOnly: Bool
+    /// The keychain draws its sheet for it and waits on a person: keychaind counts it in none
+    /// of the user's request slots.
+    public var drawsSheet: Bool
     /// What the audit log says of it.
     public var audit: AuditLine
 
     /// Facts; what is not said is the common case.
     public init(
         answeredBy: Handler = .keychain, createsKeychain: Bool = false, ownerSessions: OwnerSessionEffect = .none,
-        needsOwnerSession: Bool = false, perUserModeOnly: Bool = false, audit: AuditLine = .none
+        needsOwnerSession: Bool = false, perUserModeOnly: Bool = false, drawsSheet: Bool = false,
+        audit: AuditLine = .none
     ) {
         self.answeredBy = answeredBy
         self.createsKeychain = createsKeychain
         self.ownerSessions = ownerSessions
         self.needsOwnerSession = needsOwnerSession
         self.perUserModeOnly = perUserModeOnly
+        self.drawsSheet = drawsSheet
         self.audit = audit
+    }
+
+    /// It opens the caller's owner session when it succeeds.
+    public var opensOwnerSession: Bool {
+        [.opens, .opensOnMatch, .opensOnAuthentication].contains(ownerSessions)
     }
 }
 
@@ -207,6 +223,8 @@ extension KeychainRequest {
         case .useEnclaveKey: .useEnclaveKey
         case .authenticateOwner: .authenticateOwner
         case .servePrompts: .servePrompts
+        case .unlockBySheet: .unlockBySheet
+        case .openOwnerSessionBySheet: .openOwnerSessionBySheet
         }
     }
 }

@@ -82,11 +82,18 @@ struct Lock: ParsableCommand {
 
 struct Unlock: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Unlock the keychain with the passcode (standard input or a hidden prompt).")
+        abstract: "Unlock the keychain with the passcode (the keychain's own sheet, or standard input).",
+        discussion:
+            "On a terminal the keychain draws its sheet and reads the passcode itself: it never enters keychainctl. "
+            + "A passcode piped on standard input is read by keychainctl and sent, for scripts.")
 
     func run() throws {
         try KeychainCommand.run {
-            try KeychainDevice.unlock(passcode: try SecretInput.line(prompt: "Passcode: "))
+            if SecretInput.isTerminal {
+                try KeychainDevice.unlock(reason: "To unlock your keychain")
+            } else {
+                try KeychainDevice.unlock(passcode: try SecretInput.line(prompt: "Passcode: "))
+            }
         }
     }
 }

@@ -14,7 +14,11 @@ struct Owner: ParsableCommand {
     struct Login: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "Open an owner session with the passcode (standard input or a hidden prompt), or with a fingerprint.")
+                "Open an owner session with the passcode (the keychain's own sheet, or standard input), or with a "
+                + "fingerprint.",
+            discussion:
+                "On a terminal the keychain draws its sheet and reads the passcode itself: it never enters "
+                + "keychainctl. A passcode piped on standard input is read by keychainctl and sent, for scripts.")
 
         @Flag(help: "Touch the fingerprint reader (fprintd) instead of typing the passcode.")
         var fingerprint = false
@@ -27,6 +31,11 @@ struct Owner: ParsableCommand {
             try KeychainCommand.run {
                 if fingerprint {
                     try loginWithFingerprint()
+                } else if SecretInput.isTerminal {
+                    try KeychainSheet.perform(
+                        .openOwnerSessionBySheet(
+                            KeychainSheet.authentication(
+                                .passcode, reason: "To see and manage every app's items for 5 minutes")))
                 } else {
                     _ = try ProcessKeychain.perform(
                         .openOwnerSession(passcode: try SecretInput.line(prompt: "Passcode: ")))

@@ -72,6 +72,18 @@ import Glibc
         app.type("\u{1b}")
         #expect(app.wait() == 1)
         #expect(app.screen.contains("LAError.userCancel"), "\(app.screen)")
+        // `keychainctl unlock` on her terminal asks on the agent's sheet too.
+        #expect(try daemon.keychainctl(as: alice, ["lock"]).status == 0)
+        let unlock =
+            alice.setpriv + [CommandRunner.binary.path, "--system-socket", daemon.socket, "unlock"]
+        app = try PseudoTerminal(
+            URL(fileURLWithPath: unlock[0]), Array(unlock.dropFirst()), environment: SystemDaemonHarness.environment,
+            owner: (alice.uid, alice.gid))
+        #expect(app.expect("Passcode:"))
+        #expect(app.sheetText.contains("To unlock your keychain"), "\(app.screen)")
+        app.type("1234\r")
+        #expect(app.wait() == 0, "\(app.screen)")
+        #expect(try daemon.keychainctl(as: alice, ["status"]).stdout.contains("state: unlocked"))
         // Once the agent is gone, no sheet again, at once.
         kill(agent, SIGTERM)
         var status: Int32 = 0

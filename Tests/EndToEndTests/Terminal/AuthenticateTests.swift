@@ -50,6 +50,54 @@ import Testing
         #expect(!traced.contains(passcode), "the passcode passed through the app")
     }
 
+    /// `keychainctl unlock` and `keychainctl owner login` on a terminal ask on keychaind's
+    /// sheet too: the passcode typed unlocks the keychain or opens the owner session, and it is
+    /// nowhere in the trace of keychainctl (nor of the shell that runs it).
+    @Test func unlockAndOwnerLoginAskOnTheKeychainsSheet() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let passcode = "Zq7vault4471"
+        #expect(try shell.run(["passcode", "set"], input: passcode + "\n").status == 0)
+        #expect(try shell.run(["daemon", "start"]).status == 0)
+        #expect(try shell.run(["lock"]).status == 0)
+        let trace = shell.home.appendingPathComponent("trace.txt")
+        let traced = [
+            "/usr/bin/strace", "-f", "-s", "65535", "-e",
+            "trace=read,write,readv,writev,sendto,recvfrom,sendmsg,recvmsg", "-o", trace.path,
+        ]
+        var terminal = try PseudoTerminal(
+            URL(fileURLWithPath: traced[0]), Array(traced.dropFirst()) + [CommandRunner.binary.path, "unlock"],
+            environment: shell.environment)
+        #expect(terminal.expect("Passcode:"))
+        #expect(terminal.sheetText.contains("\"keychainctl\" is trying to authenticate you. To unlock your keychain"))
+        terminal.type("0000\r")
+        #expect(terminal.expect("Wrong passcode. Try again."))
+        terminal.type(passcode + "\r")
+        #expect(terminal.wait() == 0, "\(terminal.screen)")
+        #expect(try shell.run(["status"]).stdout.contains("state: unlocked"))
+        var output = try String(contentsOf: trace, encoding: .utf8)
+        #expect(output.contains("To unlock your keychain"), "the trace did not see the request")
+        #expect(!output.contains(passcode), "the passcode passed through keychainctl")
+
+        // The owner session belongs to the login session: a shell on the terminal leads it, and
+        // lists every app's groups once keychainctl opened the session there.
+        let keychainctl = CommandRunner.binary.path
+        terminal = try PseudoTerminal(
+            URL(fileURLWithPath: traced[0]),
+            Array(traced.dropFirst()) + [
+                "/bin/sh", "-c", "'\(keychainctl)' owner login && '\(keychainctl)' apps list",
+            ],
+            environment: shell.environment)
+        #expect(terminal.expect("Passcode:"))
+        #expect(terminal.sheetText.contains("To see and manage every app's items for 5 minutes"))
+        terminal.type(passcode + "\r")
+        #expect(terminal.wait() == 0, "\(terminal.screen)")
+        #expect(terminal.screen.contains("owner session open for 5 minutes"), "\(terminal.screen)")
+        output = try String(contentsOf: trace, encoding: .utf8)
+        #expect(output.contains("every app's items"), "the trace did not see the request")
+        #expect(!output.contains(passcode), "the passcode passed through keychainctl or its shell")
+    }
+
     @Test func aMatchingTouchAuthenticates() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }

@@ -80,6 +80,13 @@ import Testing
                     factors: .passcode, reason: "r", cancelTitle: "", fallbackTitle: nil, context: context,
                     terminal: "/dev/pts/3")),
             .servePrompts,
+            .unlockBySheet(
+                OwnerAuthentication(
+                    factors: .passcode, reason: "To unlock", cancelTitle: "", fallbackTitle: nil, context: context)),
+            .openOwnerSessionBySheet(
+                OwnerAuthentication(
+                    factors: .biometryOrPasscode, reason: "To see every app's items", cancelTitle: "",
+                    fallbackTitle: "Enter Passcode", context: context)),
         ]
     }
 

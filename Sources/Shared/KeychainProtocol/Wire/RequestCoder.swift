@@ -97,6 +97,8 @@ public enum RequestCoder {
         case .useEnclaveKey: return .useEnclaveKey(try WireValues.enclaveKeyUse(&reader))
         case .authenticateOwner: return .authenticateOwner(try WireValues.ownerAuthentication(&reader))
         case .servePrompts: return .servePrompts
+        case .unlockBySheet: return .unlockBySheet(try WireValues.ownerAuthentication(&reader))
+        case .openOwnerSessionBySheet: return .openOwnerSessionBySheet(try WireValues.ownerAuthentication(&reader))
         }
     }
 
@@ -133,7 +135,9 @@ public enum RequestCoder {
         case .createEnclaveKey(let accessibility, let accessControl):
             writer.string(accessibility.rawValue); writer.optional(accessControl) { WireValues.write($1, to: &$0) }
         case .useEnclaveKey(let use): WireValues.write(use, to: &writer)
-        case .authenticateOwner(let authentication): WireValues.write(authentication, to: &writer)
+        case .authenticateOwner(let authentication), .unlockBySheet(let authentication),
+            .openOwnerSessionBySheet(let authentication):
+            WireValues.write(authentication, to: &writer)
         case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession,
             .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps, .servePrompts:
             break  // the tag is the whole request
