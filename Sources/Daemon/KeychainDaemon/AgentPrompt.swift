@@ -1,20 +1,36 @@
 import KeychainPrompt
 import KeychainProtocol
 
-/// A sheet the system daemon has its user's prompt agent draw on an app's terminal
+/// A sheet the system daemon has its user's prompt agent draw on an app's desktop or terminal
 /// (``PromptAgents``). The daemon keeps the authentication; the agent shows, and reports the
 /// buttons and the passcode typed.
 struct AgentPrompt: AuthenticationPrompt {
-    let agent: PromptAgentChannel
-    /// The app's terminal (a device of the agent's user).
-    let terminal: String
+    /// Where the agent may draw the sheet.
+    enum Place {
+        /// A window on the app's desktop (``DesktopDisplay/variables``).
+        case window([String: String])
+        /// The app's terminal (a device of the agent's user) and its `TERM`.
+        case terminal(String, type: String?)
+    }
 
-    var isInteractive: Bool { agent.isAlive }
+    let agent: PromptAgentChannel
+    /// Where to draw, tried in order: a window first (the app shares its terminal), then the
+    /// terminal when the agent has no desktop pinentry.
+    let places: [Place]
+
+    var isInteractive: Bool { agent.isAlive && !places.isEmpty }
 
     func present(_ sheet: PromptSheet) -> any PromptSession {
         agent.beginSheet()
-        var shown = false
-        if case .done? = agent.exchange(.present(terminal: terminal, sheet: sheet)) { shown = true }
+        let shown = places.contains { place in
+            let command: PromptAgentCommand =
+                switch place {
+                case .window(let display): .presentInWindow(display: display, sheet: sheet)
+                case .terminal(let terminal, let type): .present(terminal: terminal, terminalType: type, sheet: sheet)
+                }
+            if case .done? = agent.exchange(command) { return true }
+            return false
+        }
         return AgentPromptSession(agent: agent, shown: shown)
     }
 }

@@ -11,8 +11,9 @@ import Glibc
 /// terminal, under the name of the executable it identified.
 ///
 /// An app whose environment names a local desktop (``DesktopDisplay``) gets a desktop pinentry's
-/// window when one is installed (the per-user daemon; ``SheetProgram``): a desktop prompt is
-/// preferred to a terminal's, which the app shares. Otherwise the sheet is on a terminal.
+/// window when one is installed (``SheetProgram``; in system mode, one the agent has): a desktop
+/// prompt is preferred to a terminal's, which the app shares. Otherwise the sheet is on a
+/// terminal.
 /// The terminal is the client's controlling terminal as the kernel reports it
 /// (`/proc/PID/stat`'s `tty_nr`), read at each authentication, or one the request names (the ssh
 /// agent names the terminal of the `ssh` it signs for). Either must be a terminal device of the
@@ -47,21 +48,29 @@ struct ClientPrompts: PromptProvider {
             return PinentryPrompt(program: program, place: .desktop(display))
         }
         let named = authentication.terminal.flatMap { Self.isTerminal($0, ownedBy: uid) ? $0 : nil }
-        guard let terminal = named ?? controllingTerminal() else { return NoPrompt() }
+        let terminal = named ?? controllingTerminal()
         guard let agents else {
+            guard let terminal else { return NoPrompt() }
             return SheetProgram.configuredForTerminal.prompt(
                 terminal: terminal, terminalType: environment["TERM"], guardsProcess: false)
         }
         guard let agent = agents.agent(for: uid) else { return NoPrompt() }
-        return AgentPrompt(agent: agent, terminal: terminal)
+        // The agent checks the display and the terminal type again: it trusts the daemon, not
+        // the app these came from.
+        var places: [AgentPrompt.Place] = []
+        if let display = DesktopDisplay(environment: environment) { places.append(.window(display.variables)) }
+        if let terminal { places.append(.terminal(terminal, type: environment["TERM"])) }
+        return AgentPrompt(agent: agent, places: places)
     }
 
     var askerHasExited: Bool { kc_pidfd_is_alive(pidfd) != 1 }
 
-    /// The client's environment as it began (`/proc/PID/environ`): the variables that say where
-    /// it shows (`TERM`, `DISPLAY`, `WAYLAND_DISPLAY`, `XAUTHORITY`), each checked where it is used.
+    /// The client's environment as it began (``ProcessFiles/environmentBlock(_:)``): the
+    /// variables that say where it shows (`TERM`, `DISPLAY`, `WAYLAND_DISPLAY`, `XAUTHORITY`),
+    /// each checked where it is used. The rest of the block is wiped unread.
     private func clientEnvironment() -> [String: String] {
-        guard let environment = ProcessFiles.read(pid, "environ") else { return [:] }
+        guard var environment = ProcessFiles.environmentBlock(pid) else { return [:] }
+        defer { ProcessFiles.wipe(&environment) }
         var variables: [String: String] = [:]
         for entry in environment.split(separator: 0) {
             guard let equals = entry.firstIndex(of: UInt8(ascii: "=")) else { continue }

@@ -15,10 +15,8 @@ import Glibc
 /// - every directory above it belongs to root and nobody else can write it (unless sticky, as
 ///   `/tmp` is, where only an entry's owner can rename it);
 /// - it is not being traced (`TracerPid` 0 in `/proc/PID/status`);
-/// - its environment as the dynamic loader saw it (the block between `env_start` and `env_end`
-///   of `/proc/PID/stat`, read with `process_vm_readv`: `/proc/PID/environ` is readable by its
-///   owner alone, and the daemon has no `CAP_DAC_READ_SEARCH`) sets none of `LD_PRELOAD`,
-///   `LD_AUDIT` and `LD_LIBRARY_PATH`;
+/// - its environment as the dynamic loader saw it (``ProcessFiles/environmentBlock(_:)``) sets
+///   none of `LD_PRELOAD`, `LD_AUDIT` and `LD_LIBRARY_PATH`;
 /// - every executable mapping (`/proc/PID/maps`: the libraries it loaded) comes from a file that
 ///   passes the same ownership checks, and is that very file (device and inode): a library
 ///   mounted over a root-owned path in a mount namespace of the caller's own (`unshare -Urm`)
@@ -181,14 +179,8 @@ enum ExecutableTrust {
     /// the caller's secrets (tokens in variables): it is scanned as bytes, never made into
     /// strings, and wiped.
     private static func loaderVariable(_ pid: Int32) -> String?? {
-        // env_start and env_end are fields 50 and 51.
-        guard let fields = ProcessFiles.statFields(pid), fields.count >= 49,
-            let start = UInt(fields[47]), let stop = UInt(fields[48]), stop >= start, stop - start <= 1 << 20
-        else { return nil }
-        var block = [UInt8](repeating: 0, count: Int(stop - start))
-        defer { block.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } } }
-        let read = block.withUnsafeMutableBytes { kc_read_process_memory(pid, start, $0.baseAddress, $0.count) }
-        guard block.isEmpty || read == block.count else { return nil }
+        guard var block = ProcessFiles.environmentBlock(pid) else { return nil }
+        defer { ProcessFiles.wipe(&block) }
         for entry in block.split(separator: 0) {
             for variable in loaderVariables {
                 let prefix = Array((variable + "=").utf8)

@@ -1,3 +1,4 @@
+import CKeychainSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -23,6 +24,33 @@ enum ProcessFiles {
                 contents.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<count]))
             }
         }
+    }
+
+    /// The environment process `pid` started with: its `NAME=value` entries, each ended by a
+    /// zero byte. `/proc/PID/environ` is readable by the process's owner alone (by root alone
+    /// once the process made itself undumpable), so the system daemon, which has no
+    /// `CAP_DAC_READ_SEARCH`, reads the same block from the process's memory (between
+    /// `env_start` and `env_end` of `/proc/PID/stat`, with `process_vm_readv` and its
+    /// `CAP_SYS_PTRACE`). The block may hold the caller's secrets (tokens in variables): callers
+    /// take what they need as bytes and wipe it. Nil when it cannot be read.
+    static func environmentBlock(_ pid: Int32) -> [UInt8]? {
+        if let block = read(pid, "environ") { return block }
+        // env_start and env_end are fields 50 and 51.
+        guard let fields = statFields(pid), fields.count >= 49,
+            let start = UInt(fields[47]), let stop = UInt(fields[48]), stop >= start, stop - start <= 1 << 20
+        else { return nil }
+        var block = [UInt8](repeating: 0, count: Int(stop - start))
+        let read = block.withUnsafeMutableBytes { kc_read_process_memory(pid, start, $0.baseAddress, $0.count) }
+        guard block.isEmpty || read == block.count else {
+            wipe(&block)
+            return nil
+        }
+        return block
+    }
+
+    /// Zeroes `bytes` (a block that may hold a secret) where they lie.
+    static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
     }
 
     /// The fields of `/proc/PID/stat` from the third (`state`) on (``statFields(of:)``).

@@ -1,10 +1,14 @@
 /// What the system keychain daemon asks of a user's prompt agent, on the connection the agent
 /// gave it (``KeychainRequest/servePrompts``): the daemon runs the authentication, the agent
-/// shows the sheet on the app's terminal, which the daemon, running as another user, cannot open.
-/// Each command is answered by one ``PromptAgentEvent``.
+/// shows the sheet on the app's terminal or desktop, which the daemon, running as another user,
+/// cannot open. Each command is answered by one ``PromptAgentEvent``.
 public enum PromptAgentCommand: Sendable, Hashable {
-    /// Show the sheet on `terminal`, a terminal device of the agent's user.
-    case present(terminal: String, sheet: PromptSheet)
+    /// Show the sheet on `terminal`, a terminal device of the agent's user, of type
+    /// `terminalType` (the app's `TERM`; the agent checks it).
+    case present(terminal: String, terminalType: String?, sheet: PromptSheet)
+    /// Show the sheet in a window on the app's desktop, which `display` names (the app's
+    /// `DISPLAY`, `WAYLAND_DISPLAY` and `XAUTHORITY`; the agent checks each).
+    case presentInWindow(display: [String: String], sheet: PromptSheet)
     /// Answer the button pressed since the last poll (`pressed`), or `done` when none was.
     case pollButton
     /// A line of feedback under the sheet.
@@ -39,14 +43,18 @@ public enum PromptAgentCoder {
         var writer = WireWriter()
         writer.u8(WireFrame.version)
         switch command {
-        case .present(let terminal, let sheet):
+        case .present(let terminal, let terminalType, let sheet):
             writer.u8(1)
             writer.string(terminal)
-            writer.string(sheet.programName)
-            writer.string(sheet.reason)
-            writer.bool(sheet.asksForTouch)
-            writer.string(sheet.cancelTitle)
-            writer.optional(sheet.fallbackTitle) { $0.string($1) }
+            writer.optional(terminalType) { $0.string($1) }
+            write(sheet, to: &writer)
+        case .presentInWindow(let display, let sheet):
+            writer.u8(8)
+            writer.array(display.sorted { $0.key < $1.key }) { writer, variable in
+                writer.string(variable.key)
+                writer.string(variable.value)
+            }
+            write(sheet, to: &writer)
         case .pollButton: writer.u8(2)
         case .show(let line): writer.u8(3); writer.string(line)
         case .update(let line): writer.u8(4); writer.string(line)
@@ -57,6 +65,18 @@ public enum PromptAgentCoder {
         return writer.finish()
     }
 
+    private static func write(_ sheet: PromptSheet, to writer: inout WireWriter) {
+        writer.string(sheet.programName)
+        writer.string(sheet.reason)
+        writer.bool(sheet.asksForTouch)
+        writer.string(sheet.cancelTitle)
+        writer.optional(sheet.fallbackTitle) { $0.string($1) }
+    }
+
+    /// The variables a window's display is named by, and the longest value of each.
+    static let displayVariables = ["DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY"]
+    static let maximumDisplayValue = 4096
+
     /// The command in `body`.
     ///
     /// - Throws: ``WireError`` for anything but one well-formed command.
@@ -66,15 +86,32 @@ public enum PromptAgentCoder {
         let text = { (reader: inout WireReader) throws(WireError) in
             try reader.string(max: OwnerAuthentication.maximumReason)
         }
+        let sheet = { (reader: inout WireReader) throws(WireError) in
+            PromptSheet(
+                programName: try text(&reader), reason: try text(&reader), asksForTouch: try reader.bool(),
+                cancelTitle: try text(&reader), fallbackTitle: try reader.optional(text))
+        }
         let command: PromptAgentCommand
         switch try reader.u8() {
         case 1:
             let terminal = try reader.string(max: WireValues.maximumToken)
-            command = .present(
-                terminal: terminal,
-                sheet: PromptSheet(
-                    programName: try text(&reader), reason: try text(&reader), asksForTouch: try reader.bool(),
-                    cancelTitle: try text(&reader), fallbackTitle: try reader.optional(text)))
+            let terminalType = try reader.optional { (reader: inout WireReader) throws(WireError) in
+                try reader.string(max: WireValues.maximumToken)
+            }
+            command = .present(terminal: terminal, terminalType: terminalType, sheet: try sheet(&reader))
+        case 8:
+            var display: [String: String] = [:]
+            let variables = try reader.array(max: displayVariables.count) {
+                (reader: inout WireReader) throws(WireError) in
+                (try reader.string(max: 32), try reader.string(max: maximumDisplayValue))
+            }
+            for (name, value) in variables {
+                guard displayVariables.contains(name), display[name] == nil else {
+                    throw WireError("a display variable that is not DISPLAY, WAYLAND_DISPLAY or XAUTHORITY, or twice")
+                }
+                display[name] = value
+            }
+            command = .presentInWindow(display: display, sheet: try sheet(&reader))
         case 2: command = .pollButton
         case 3: command = .show(try text(&reader))
         case 4: command = .update(try text(&reader))

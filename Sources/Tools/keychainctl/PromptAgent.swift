@@ -10,8 +10,9 @@ struct PromptAgent: ParsableCommand {
         commandName: "prompt-agent",
         abstract: "Draw this user's authentication sheets for the system keychain daemon.",
         discussion: """
-            The system daemon runs as its own user and cannot open yours' terminals: while this runs \
-            (in your session, as you), it draws the sheet on the terminal of the app that asks, and \
+            The system daemon runs as its own user and cannot open your terminals or windows: while \
+            this runs (in your session, as you), it draws the sheet in a window on the desktop of the \
+            app that asks (a desktop pinentry) or on its terminal, and \
             passes the daemon the buttons pressed and the passcode typed. The daemon accepts it only \
             from a program root registered as the prompt agent ("prompt-agent": true in its file in \
             /etc/keychain/apps.d), and one per user. Runs until the daemon closes the connection.
@@ -70,16 +71,20 @@ struct PromptAgentSheets {
 
     private mutating func answer(_ command: PromptAgentCommand) -> PromptAgentEvent {
         switch command {
-        case .present(let terminal, let sheet):
-            session?.dismiss()
-            let prompt = SheetProgram.configuredForTerminal.prompt(
-                terminal: terminal, terminalType: ProcessInfo.processInfo.environment["TERM"], guardsProcess: true)
-            guard prompt.isInteractive else {
+        case .present(let terminal, let terminalType, let sheet):
+            return present(
+                sheet,
+                SheetProgram.configuredForTerminal.prompt(
+                    terminal: terminal, terminalType: terminalType, guardsProcess: true))
+        case .presentInWindow(let variables, let sheet):
+            // The display is the app's, passed on by the daemon: checked here as where it came from.
+            guard let display = DesktopDisplay(environment: variables), let program = SheetProgram.configuredForDesktop
+            else {
+                session?.dismiss()
                 session = nil
                 return .notShown
             }
-            session = prompt.present(sheet)
-            return .done
+            return present(sheet, PinentryPrompt(program: program, place: .desktop(display)))
         case .pollButton:
             switch session?.pressedButton() {
             case .cancel?: return .pressed(cancel: true)
@@ -103,5 +108,16 @@ struct PromptAgentSheets {
             session = nil
             return .done
         }
+    }
+
+    /// Shows `sheet` with `prompt`, in place of any sheet shown before.
+    private mutating func present(_ sheet: PromptSheet, _ prompt: any AuthenticationPrompt) -> PromptAgentEvent {
+        session?.dismiss()
+        guard prompt.isInteractive else {
+            session = nil
+            return .notShown
+        }
+        session = prompt.present(sheet)
+        return .done
     }
 }

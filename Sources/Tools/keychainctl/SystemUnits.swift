@@ -19,6 +19,7 @@ import Glibc
 ///   `/proc/PID`), writes nothing but its state directory, reaches no network and makes no
 ///   executable memory.
 ///
+/// - the prompt agent (``PromptAgentInstall``), which draws each user's sheets;
 /// - the polkit rule (``FingerprintPolkitRule``) that lets the daemon verify its users' fingers
 ///   through fprintd, where polkit is installed.
 ///
@@ -56,6 +57,7 @@ enum SystemUnits {
             throw KeychainError(.errSecIO, "cannot write the units in \(unitDirectory): \(error.localizedDescription)")
         }
         let fingerprint = try installPolkitRule()
+        let agent = try PromptAgentInstall.install()
         print(
             """
             installed the system keychain daemon: user \(KeychainPaths.systemUserName), \(daemonPath), \(state)/, \
@@ -63,6 +65,7 @@ enum SystemUnits {
             enable it: systemctl daemon-reload && systemctl enable --now keychaind.socket
             then every program of every user reaches it at \(KeychainPaths.systemSocket); a user's per-user keychain \
             stays where it was
+            \(agent)
             \(fingerprint)
             """)
     }
@@ -194,7 +197,7 @@ enum SystemUnits {
     }
 
     /// Copies `source` to `destination` (root's, `mode`) through a temporary file and a rename.
-    private static func installFile(from source: String, to destination: String, mode: mode_t) throws {
+    static func installFile(from source: String, to destination: String, mode: mode_t) throws {
         try makeDirectory(URL(fileURLWithPath: destination).deletingLastPathComponent().path)
         let temporary = destination + ".new"
         do {

@@ -93,4 +93,51 @@ import Glibc
         #expect(app.wait() == 1)
         #expect(app.screen.contains("LAError.notInteractive"), "\(app.screen)")
     }
+
+    /// An app with no terminal, on a desktop: the agent opens a desktop pinentry's window on the
+    /// app's display, which the daemon read from the app's environment and the agent checked.
+    @Test func theAgentOpensAWindowOnTheDesktopOfAnAppWithoutATerminal() throws {
+        try #require(getuid() == 0, "needs root to create users (CI runs as root)")
+        let display = try VirtualDisplay()
+        defer { display.stop() }
+        let daemon = try SystemDaemonHarness()
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        #expect(try daemon.keychainctl(as: alice, ["passcode", "set"], input: "1234\n").status == 0)
+        // The agent with no configuration: it picks the desktop pinentry a user would get.
+        var agentEnvironment = SystemDaemonHarness.environment
+        agentEnvironment["KEYCHAIN_PINENTRY"] = ""
+        let agents = try PromptAgentProcesses(daemon, users: [alice], environment: agentEnvironment)
+        defer { agents.stop() }
+        var appEnvironment = SystemDaemonHarness.environment
+        appEnvironment["DISPLAY"] = display.name
+        let line =
+            alice.setpriv + [
+                CommandRunner.binary.path, "--system-socket", daemon.socket, "authenticate", "--policy", "owner",
+                "--reason", "To open alice's calendar",
+            ]
+        // Standard input is /dev/null and its output a pipe, in a session of its own: no terminal.
+        let (read, write) = try ChildSpawn.pipe()
+        let app = try ChildSpawn.spawn("/usr/bin/setsid", line, environment: appEnvironment, stdio: (nil, write, write))
+        close(write)
+        let output = FileHandle(fileDescriptor: read, closeOnDealloc: true)
+        var status: Int32 = 0
+        var ended = false
+        defer {
+            if !ended {
+                kill(app, SIGKILL)
+                waitpid(app, &status, 0)
+            }
+        }
+        let window = try display.window(titled: "keychainctl — Keychain")
+        #expect(window != nil, "no window titled for the app: \(daemon.daemonLog)")
+        try display.type("1234")
+        let deadline = Date().addingTimeInterval(20)
+        while !ended && Date() < deadline {
+            ended = waitpid(app, &status, WNOHANG) == app
+            if !ended { usleep(50_000) }
+        }
+        let said = ended ? String(decoding: output.readDataToEndOfFile(), as: UTF8.self) : ""
+        #expect(ended && status == 0, "the app did not authenticate (wait status \(status)): \(said)")
+    }
 }

@@ -89,24 +89,28 @@ import Glibc
     }
 }
 
-/// A registered prompt agent (`keychainctl prompt-agent`, a root-owned copy) running for each
-/// user, each ended by its pid.
+/// A registered prompt agent (`keychainctl prompt-agent`: a root-owned copy registered here, or
+/// `program`, registered already) running for each user, in `environment`, each ended by its pid.
 final class PromptAgentProcesses {
     private var pids: [pid_t] = []
 
-    init(_ daemon: SystemDaemonHarness, users: [LocalUser]) throws {
-        let program = try daemon.program("keychain-prompt-agent")
-        try daemon.register(
-            "prompt-agent", identifier: "keychain-prompt-agent", executable: program.path,
-            groups: ["keychain-prompt-agent"], promptAgent: true)
+    init(
+        _ daemon: SystemDaemonHarness, users: [LocalUser],
+        environment: [String: String] = SystemDaemonHarness.environment, program registered: URL? = nil
+    ) throws {
+        let program = try registered ?? daemon.program("keychain-prompt-agent")
+        if registered == nil {
+            try daemon.register(
+                "prompt-agent", identifier: "keychain-prompt-agent", executable: program.path,
+                groups: ["keychain-prompt-agent"], promptAgent: true)
+        }
         do {
             for user in users {
                 let (read, write) = try ChildSpawn.pipe()
                 let line = user.setpriv + [program.path, "--system-socket", daemon.socket, "prompt-agent"]
                 pids.append(
                     try ChildSpawn.spawn(
-                        line[0], Array(line.dropFirst()), environment: SystemDaemonHarness.environment,
-                        stdio: (nil, write, write)))
+                        line[0], Array(line.dropFirst()), environment: environment, stdio: (nil, write, write)))
                 close(write)
                 let output = FileHandle(fileDescriptor: read, closeOnDealloc: true)
                 let started = try ChildSpawn.readLine(output) ?? ""

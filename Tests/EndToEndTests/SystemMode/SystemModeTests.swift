@@ -189,8 +189,40 @@ import Glibc
         )
         let score = analysis.stdout.split(separator: " ").compactMap { Double($0) }.first
         #expect(score.map { $0 <= 1.5 } == true, "\(analysis.stdout)")
+        // The polkit rule that lets the daemon verify its users' fingers (polkit is installed).
+        #expect(
+            try String(contentsOfFile: "/etc/polkit-1/rules.d/50-keychaind-fprintd.rules", encoding: .utf8)
+                == FingerprintPolkitRule.text)
+        try checkThePromptAgentInstalled(installed, shell)
         // Installed once more, it replaces what it put in place and creates nothing twice.
         #expect(try shell.run(["daemon", "install", "--system"]).status == 0)
+    }
+
+    /// The prompt agent `daemon install --system` puts in place starts with each user's session
+    /// (a user unit for every user), and the daemon takes it as the agent by the registration
+    /// written with it. (Run from the installation's test, which writes the same files.)
+    func checkThePromptAgentInstalled(_ installed: CommandRunner.Output, _ shell: CommandRunner) throws {
+        #expect(installed.stdout.contains("systemctl --global enable keychain-prompt-agent.service"))
+        let program = "/usr/local/libexec/keychain-prompt-agent"
+        var info = stat()
+        #expect(stat(program, &info) == 0 && info.st_uid == 0 && info.st_mode & 0o777 == 0o755)
+        let unit = try String(contentsOfFile: "/etc/systemd/user/keychain-prompt-agent.service", encoding: .utf8)
+        #expect(unit.contains("ExecStart=\(program) prompt-agent\n") && unit.contains("WantedBy=default.target\n"))
+        let runtime = shell.home.appendingPathComponent("runtime")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        let verified = try shell.script(
+            "XDG_RUNTIME_DIR='\(runtime.path)' systemd-analyze verify --user "
+                + "/etc/systemd/user/keychain-prompt-agent.service 2>&1")
+        #expect(verified.status == 0, "\(verified.stdout)")
+
+        let daemon = try SystemDaemonHarness()
+        defer { daemon.cleanUp() }
+        try FileManager.default.copyItem(
+            atPath: "\(KeychainPaths.systemAppRegistry)/keychain-prompt-agent.json",
+            toPath: daemon.registry.appendingPathComponent("keychain-prompt-agent.json").path)
+        let agents = try PromptAgentProcesses(
+            daemon, users: [try LocalUser.alice()], program: URL(fileURLWithPath: program))
+        agents.stop()
     }
 
     @Test func theSystemDaemonRefusesToRunAsRoot() throws {
