@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -13,9 +14,16 @@ final class VirtualDisplay {
     private let pid: pid_t
     private var stopped = false
 
+    /// How many displays this process started: tests run at the same time each get their own.
+    private static let started = Mutex(0)
+
     init() throws {
-        // A display number no other test of this run takes: from this process's pid.
-        let number = 40 + Int(getpid() % 400)
+        // A display number no other test takes: from this process's pid, and a count of its own.
+        let count = Self.started.withLock { started in
+            defer { started += 1 }
+            return started
+        }
+        let number = 100 + Int(getpid() % 1000) * 8 + count % 8
         name = ":\(number)"
         pid = try ChildSpawn.spawn(
             "/usr/bin/Xvfb", [name, "-screen", "0", "1024x768x24", "-nolisten", "tcp"],
