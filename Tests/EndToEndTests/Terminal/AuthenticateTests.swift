@@ -22,80 +22,81 @@ import Testing
         #expect(try shell.run(["biometry", "touch", "--matching"]).stderr.contains("OSStatus -25291"))
     }
 
+    static let passcode = "Zq7vault4471"
+
+    /// A keychain with ``passcode`` and its daemon running (started first, so that a trace
+    /// follows the app alone).
+    func keychainWithDaemon() throws -> CommandRunner {
+        let shell = try CommandRunner()
+        #expect(try shell.run(["passcode", "set"], input: Self.passcode + "\n").status == 0)
+        #expect(try shell.run(["daemon", "start"]).status == 0)
+        return shell
+    }
+
+    /// `command` on a terminal under `strace`, which writes every byte it and its children read
+    /// and write (sockets included) to `trace`.
+    func traced(_ command: [String], to trace: URL, _ shell: CommandRunner) throws -> PseudoTerminal {
+        try PseudoTerminal(
+            URL(fileURLWithPath: "/usr/bin/strace"),
+            [
+                "-f", "-s", "65535", "-e", "trace=read,write,readv,writev,sendto,recvfrom,sendmsg,recvmsg",
+                "-o", trace.path,
+            ] + command,
+            environment: shell.environment)
+    }
+
     /// keychaind draws the sheet on the app's terminal and reads the passcode there itself: a
     /// trace of every byte the app reads and writes (its socket to keychaind included) holds
     /// the sheet's reason, which the app sent, and never the passcode typed.
     @Test func thePasscodeNeverPassesThroughTheApp() throws {
-        let shell = try CommandRunner()
+        let shell = try keychainWithDaemon()
         defer { shell.cleanUp() }
-        let passcode = "Zq7vault4471"
-        #expect(try shell.run(["passcode", "set"], input: passcode + "\n").status == 0)
-        // Started first, so that the trace follows the app alone.
-        #expect(try shell.run(["daemon", "start"]).status == 0)
         let trace = shell.home.appendingPathComponent("trace.txt")
-        let terminal = try PseudoTerminal(
-            URL(fileURLWithPath: "/usr/bin/strace"),
-            [
-                "-f", "-s", "65535", "-e", "trace=read,write,readv,writev,sendto,recvfrom,sendmsg,recvmsg",
-                "-o", trace.path, CommandRunner.binary.path, "authenticate", "--policy", "owner", "--reason",
-                "To show the trace",
-            ],
-            environment: shell.environment)
+        let terminal = try traced(
+            [CommandRunner.binary.path, "authenticate", "--policy", "owner", "--reason", "To show the trace"],
+            to: trace, shell)
         #expect(terminal.expect("Passcode:"))
         #expect(terminal.screen.contains("\"keychainctl\" is trying to authenticate you."))
-        terminal.type(passcode + "\r")
+        terminal.type(Self.passcode + "\r")
         #expect(terminal.wait() == 0)
-        let traced = try String(contentsOf: trace, encoding: .utf8)
-        #expect(traced.contains("To show the trace"), "the trace did not see the app's request")
-        #expect(!traced.contains(passcode), "the passcode passed through the app")
+        let output = try String(contentsOf: trace, encoding: .utf8)
+        #expect(output.contains("To show the trace"), "the trace did not see the app's request")
+        #expect(!output.contains(Self.passcode), "the passcode passed through the app")
     }
 
     /// `keychainctl unlock` and `keychainctl owner login` on a terminal ask on keychaind's
     /// sheet too: the passcode typed unlocks the keychain or opens the owner session, and it is
     /// nowhere in the trace of keychainctl (nor of the shell that runs it).
     @Test func unlockAndOwnerLoginAskOnTheKeychainsSheet() throws {
-        let shell = try CommandRunner()
+        let shell = try keychainWithDaemon()
         defer { shell.cleanUp() }
-        let passcode = "Zq7vault4471"
-        #expect(try shell.run(["passcode", "set"], input: passcode + "\n").status == 0)
-        #expect(try shell.run(["daemon", "start"]).status == 0)
         #expect(try shell.run(["lock"]).status == 0)
         let trace = shell.home.appendingPathComponent("trace.txt")
-        let traced = [
-            "/usr/bin/strace", "-f", "-s", "65535", "-e",
-            "trace=read,write,readv,writev,sendto,recvfrom,sendmsg,recvmsg", "-o", trace.path,
-        ]
-        var terminal = try PseudoTerminal(
-            URL(fileURLWithPath: traced[0]), Array(traced.dropFirst()) + [CommandRunner.binary.path, "unlock"],
-            environment: shell.environment)
+        var terminal = try traced([CommandRunner.binary.path, "unlock"], to: trace, shell)
         #expect(terminal.expect("Passcode:"))
         #expect(terminal.sheetText.contains("\"keychainctl\" is trying to authenticate you. To unlock your keychain"))
         terminal.type("0000\r")
         #expect(terminal.expect("Wrong passcode. Try again."))
-        terminal.type(passcode + "\r")
+        terminal.type(Self.passcode + "\r")
         #expect(terminal.wait() == 0, "\(terminal.screen)")
         #expect(try shell.run(["status"]).stdout.contains("state: unlocked"))
         var output = try String(contentsOf: trace, encoding: .utf8)
         #expect(output.contains("To unlock your keychain"), "the trace did not see the request")
-        #expect(!output.contains(passcode), "the passcode passed through keychainctl")
+        #expect(!output.contains(Self.passcode), "the passcode passed through keychainctl")
 
         // The owner session belongs to the login session: a shell on the terminal leads it, and
         // lists every app's groups once keychainctl opened the session there.
         let keychainctl = CommandRunner.binary.path
-        terminal = try PseudoTerminal(
-            URL(fileURLWithPath: traced[0]),
-            Array(traced.dropFirst()) + [
-                "/bin/sh", "-c", "'\(keychainctl)' owner login && '\(keychainctl)' apps list",
-            ],
-            environment: shell.environment)
+        terminal = try traced(
+            ["/bin/sh", "-c", "'\(keychainctl)' owner login && '\(keychainctl)' apps list"], to: trace, shell)
         #expect(terminal.expect("Passcode:"))
         #expect(terminal.sheetText.contains("To see and manage every app's items for 5 minutes"))
-        terminal.type(passcode + "\r")
+        terminal.type(Self.passcode + "\r")
         #expect(terminal.wait() == 0, "\(terminal.screen)")
         #expect(terminal.screen.contains("owner session open for 5 minutes"), "\(terminal.screen)")
         output = try String(contentsOf: trace, encoding: .utf8)
         #expect(output.contains("every app's items"), "the trace did not see the request")
-        #expect(!output.contains(passcode), "the passcode passed through keychainctl or its shell")
+        #expect(!output.contains(Self.passcode), "the passcode passed through keychainctl or its shell")
     }
 
     @Test func aMatchingTouchAuthenticates() throws {

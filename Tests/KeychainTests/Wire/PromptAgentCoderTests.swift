@@ -48,11 +48,7 @@ import Testing
 
     @Test func truncatedAndLongerMessagesAreRefused() throws {
         for command in Self.everyCommand {
-            let bytes = PromptAgentCoder.encode(command)
-            for length in 0..<bytes.count {
-                #expect(throws: WireError.self) { try PromptAgentCoder.command(Array(bytes.prefix(length))) }
-            }
-            #expect(throws: WireError.self) { try PromptAgentCoder.command(bytes + [0]) }
+            WireFormatTests.expectRefusesEveryCut(of: PromptAgentCoder.encode(command), PromptAgentCoder.command)
         }
     }
 }

@@ -188,19 +188,23 @@ import Testing
         #expect(message.hasPrefix(error.message))
     }
 
+    /// Expects `decode` to refuse every prefix of `body`, and `body` with a byte more unless
+    /// `extraByte` is false.
+    static func expectRefusesEveryCut<Decoded>(
+        of body: [UInt8], extraByte: Bool = true, _ decode: ([UInt8]) throws -> Decoded
+    ) {
+        for length in 0..<body.count {
+            #expect(throws: WireError.self) { try decode(Array(body.prefix(length))) }
+        }
+        if extraByte { #expect(throws: WireError.self) { try decode(body + [0]) } }
+    }
+
     @Test func everyTruncationAndEveryExtraByteIsRefused() throws {
         for request in Self.everyRequest {
-            let body = RequestCoder.encode(request)
-            for length in 0..<body.count {
-                #expect(throws: WireError.self) { try RequestCoder.decode(Array(body.prefix(length))) }
-            }
-            #expect(throws: WireError.self) { try RequestCoder.decode(body + [0]) }
+            Self.expectRefusesEveryCut(of: RequestCoder.encode(request), RequestCoder.decode)
         }
         for reply in Self.everyReply {
-            let body = ReplyCoder.encode(reply)
-            for length in 0..<body.count {
-                #expect(throws: WireError.self) { try ReplyCoder.decode(Array(body.prefix(length))) }
-            }
+            Self.expectRefusesEveryCut(of: ReplyCoder.encode(reply), extraByte: false, ReplyCoder.decode)
         }
     }
 
@@ -312,12 +316,12 @@ enum WireValuesProbe {
     static func newItem(with writer: inout WireWriter, flags: UInt64) {
         writer.string("genp")
         writer.u32(0)  // no attributes
-        writer.u8(0)   // no access group
-        writer.u8(0)   // no accessibility
+        writer.u8(0)  // no access group
+        writer.u8(0)  // no accessibility
         writer.bool(false)
-        writer.u8(0)   // no secret
+        writer.u8(0)  // no secret
         writer.int(0)
-        writer.u8(1)   // an access control…
+        writer.u8(1)  // an access control…
         writer.string("akpu")
         writer.u64(flags)  // …with unknown bits
         writer.u8(0)
