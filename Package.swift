@@ -30,6 +30,7 @@ let package = Package(
         .executable(name: "keychainctl", targets: ["keychainctl"]),
         .executable(name: "chores", targets: ["chores"]),
         .executable(name: "keychaind", targets: ["keychaind"]),
+        .executable(name: "git-credential-keychain", targets: ["git-credential-keychain"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
@@ -215,6 +216,11 @@ let package = Package(
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(
             name: "chores", dependencies: ["Keychain", "CKeychainSupport"], path: "Sources/Examples/chores",
+            swiftSettings: strict),
+        // git's credential helper on the keychain (`credential.helper keychain`), written against
+        // the Apple API as git-credential-osxkeychain is.
+        .executableTarget(
+            name: "git-credential-keychain", dependencies: ["Security"], path: "Sources/Tools/git-credential-keychain",
             swiftSettings: strict),
         // The wire decoders under libFuzzer (Docs/WireProtocol.md); without it, a replayer of
         // saved inputs.

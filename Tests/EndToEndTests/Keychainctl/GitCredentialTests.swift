@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+/// `git-credential-keychain` driven by git itself (`git credential approve|fill|reject`, as git
+/// calls a helper when it pushes or fetches over HTTPS): credentials stored, found, replaced and
+/// erased in the keychain, and kept from other apps.
+@Suite struct GitCredentialTests {
+    /// Runs `git -c credential.helper=keychain credential ACTION` with `description` on its
+    /// standard input, the helper found on `PATH` as git finds it, git's own configuration and
+    /// prompts left out.
+    func git(_ shell: CommandRunner, _ action: String, _ description: [String]) throws -> CommandRunner.Output {
+        let input = (description + ["", ""]).joined(separator: "\n")
+        return try shell.script(
+            """
+            export PATH="$(dirname "$KEYCHAINCTL"):$PATH" HOME='\(shell.home.path)' GIT_CONFIG_NOSYSTEM=1 \
+            GIT_TERMINAL_PROMPT=0
+            printf '%s' '\(input)' | git -c credential.helper=keychain credential \(action)
+            """)
+    }
+
+    @Test func gitStoresFindsReplacesAndErasesItsCredentials() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let alice = ["protocol=https", "host=git.example.com", "username=alice", "password=token-one"]
+        #expect(try git(shell, "approve", alice).status == 0)
+        var filled = try git(shell, "fill", ["protocol=https", "host=git.example.com"])
+        #expect(filled.status == 0, "\(filled.stderr)")
+        #expect(filled.stdout.contains("username=alice\npassword=token-one\n"), "\(filled.stdout)")
+
+        // Another port, another protocol, another host: not the same credential.
+        for other in [
+            ["protocol=https", "host=git.example.com:8443"], ["protocol=http", "host=git.example.com"],
+            ["protocol=https", "host=example.com"],
+        ] {
+            #expect(try git(shell, "fill", other).status != 0, "\(other)")
+        }
+
+        // A second user on the same host; a new password for the first replaces the old.
+        #expect(
+            try git(shell, "approve", ["protocol=https", "host=git.example.com", "username=bob", "password=b"]).status
+                == 0)
+        #expect(try git(shell, "approve", Array(alice.dropLast()) + ["password=token-two"]).status == 0)
+        filled = try git(shell, "fill", ["protocol=https", "host=git.example.com", "username=alice"])
+        #expect(filled.stdout.contains("password=token-two\n"), "\(filled.stdout)")
+        filled = try git(shell, "fill", ["protocol=https", "host=git.example.com", "username=bob"])
+        #expect(filled.stdout.contains("password=b\n"), "\(filled.stdout)")
+
+        // git rejects the password it was refused with: an older one leaves the newer stored.
+        #expect(try git(shell, "reject", alice).status == 0)
+        filled = try git(shell, "fill", ["protocol=https", "host=git.example.com", "username=alice"])
+        #expect(filled.stdout.contains("password=token-two\n"), "\(filled.stdout)")
+        #expect(try git(shell, "reject", Array(alice.dropLast()) + ["password=token-two"]).status == 0)
+        #expect(try git(shell, "fill", ["protocol=https", "host=git.example.com", "username=alice"]).status != 0)
+        filled = try git(shell, "fill", ["protocol=https", "host=git.example.com", "username=bob"])
+        #expect(filled.stdout.contains("password=b\n"), "bob's stays: \(filled.stdout)")
+    }
+
+    /// The helper's items are its own: keychainctl, another app, does not find them.
+    @Test func anotherAppDoesNotSeeGitsCredentials() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let stored = try git(
+            shell, "approve", ["protocol=https", "host=git.example.com", "username=alice", "password=token-one"])
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let found = try shell.run(["find-internet-password", "-s", "git.example.com", "-w"])
+        #expect(found.status != 0)
+        #expect(found.stderr.contains("OSStatus -25300"), "\(found.stderr)")
+        #expect(!found.stdout.contains("token-one"))
+    }
+}
