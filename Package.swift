@@ -42,6 +42,7 @@ let package = Package(
         // Certificates (SecCertificate): X.509 parsing and DER.
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.0"),
+        .package(url: "https://github.com/attaswift/BigInt", from: "6.0.0"),
         // The benchmark suite only (Benchmarks/); the malloc interposer counts allocations.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
@@ -129,6 +130,12 @@ let package = Package(
         .target(
             name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"],
             path: "Sources/Daemon/KeychainPrompt", swiftSettings: strict),
+        // The Secret Service API's side of the keychain (org.freedesktop.secrets): its
+        // sessions' key agreement and secret transfer.
+        .target(
+            name: "SecretService",
+            dependencies: ["KeychainProtocol", crypto, cryptoExtras, .product(name: "BigInt", package: "BigInt")],
+            path: "Sources/Daemon/SecretService", swiftSettings: strict),
         // SecItem semantics for one caller identity, on Store + Enclave.
         .target(
             name: "KeychainServer",
@@ -250,6 +257,7 @@ let package = Package(
                 "Keychain", "KeychainEmbedded", "KeychainServer", "Enclave", "KeychainStore", "StorageContracts",
                 "KeychainSupport",
                 "KeychainProtocol", "KeychainPrompt", "LocalAuthentication", "Biometrics", "KeychainSSH",
+                "SecretService",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"), crypto, cryptoExtras,
             ],

@@ -1,0 +1,109 @@
+import BigInt
+import Crypto
+import CryptoExtras
+import Foundation
+import KeychainProtocol
+
+/// The key of a Secret Service session opened with `dh-ietf1024-sha256-aes128-cbc-pkcs7`
+/// (Secret Service API 0.2, "Transfer of Secrets"): secrets cross the bus encrypted under it,
+/// each with a fresh 16-byte IV as its parameters.
+///
+/// The negotiation is finite-field Diffie-Hellman in RFC 2409's second Oakley group (the
+/// 1024-bit MODP prime, generator 2). The shared secret, left-padded with zeros to 128 bytes,
+/// goes through HKDF-SHA256 with no salt and empty info to 16 bytes: an AES-128 key for CBC
+/// with PKCS#7 padding (swift-crypto's HKDF and CryptoExtras' AES-CBC).
+///
+/// The modular exponentiation is attaswift/BigInt's: swift-crypto keeps BoringSSL's
+/// `BN_mod_exp` internal to its package. BigInt's is not constant-time; the exponent is a
+/// random 1024-bit number drawn for one session and dropped with it, and a client that times
+/// the reply learns at most about that session's key.
+public struct SecretSessionKey: Sendable {
+    /// The algorithm's name in `OpenSession`.
+    public static let algorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
+
+    /// RFC 2409, 6.2: the second Oakley group's prime, 2^1024 - 2^960 - 1 + 2^64 * (⌊2^894 π⌋ + 129093).
+    static let prime = BigUInt(
+        "FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD"
+            + "EF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7ED"
+            + "EE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF", radix: 16)!
+    static let generator = BigUInt(2)
+    /// The length of a public key and of the shared secret, in bytes.
+    static let groupBytes = 128
+
+    private let key: SymmetricKey
+
+    /// The session's key from a key of one's own (exponent `privateExponent`) and the peer's
+    /// public key, as both sides compute it.
+    init(privateExponent: BigUInt, peerPublicKey: [UInt8]) throws(SecretSessionError) {
+        let peer = BigUInt(Data(peerPublicKey))
+        // A public key of 0, 1 or p - 1 (or not below p) would give a shared secret anyone
+        // knows.
+        guard peerPublicKey.count <= Self.groupBytes, peer > 1, peer < Self.prime - 1 else {
+            throw SecretSessionError("the client's public key is not in the group")
+        }
+        let shared = Self.padded(peer.power(privateExponent, modulus: Self.prime))
+        key = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: shared), info: Data(), outputByteCount: 16)
+    }
+
+    /// Answers a client's `OpenSession`: a key pair of the service's own, the session's key,
+    /// and the public key to send back (128 bytes).
+    public static func negotiate(
+        clientPublicKey: [UInt8]
+    ) throws(SecretSessionError) -> (key: SecretSessionKey, servicePublicKey: [UInt8]) {
+        let exponent = randomExponent()
+        let key = try SecretSessionKey(privateExponent: exponent, peerPublicKey: clientPublicKey)
+        return (key, publicKey(of: exponent))
+    }
+
+    /// The public key of `exponent`: g^x mod p, 128 bytes big-endian.
+    static func publicKey(of exponent: BigUInt) -> [UInt8] {
+        padded(generator.power(exponent, modulus: prime))
+    }
+
+    /// A private exponent: 128 random bytes, reduced into [2, p - 2].
+    static func randomExponent() -> BigUInt {
+        let random = SymmetricKey(size: .init(bitCount: groupBytes * 8)).withUnsafeBytes { Data($0) }
+        return BigUInt(random) % (prime - 3) + 2
+    }
+
+    /// `number` big-endian, left-padded with zeros to 128 bytes.
+    static func padded(_ number: BigUInt) -> [UInt8] {
+        let bytes = [UInt8](number.serialize())
+        return [UInt8](repeating: 0, count: max(0, groupBytes - bytes.count)) + bytes
+    }
+
+    /// `secret` encrypted for the client: the IV (the secret's parameters) and the ciphertext.
+    public func encrypt(_ secret: SecretBytes) -> (parameters: [UInt8], value: [UInt8]) {
+        let ivBytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        // AES-CBC and its IV fail only for a key or IV of the wrong size, which these are not.
+        let iv = try! AES._CBC.IV(ivBytes: ivBytes)
+        let ciphertext = secret.withUnsafeBytes { plaintext in try! AES._CBC.encrypt(plaintext, using: key, iv: iv) }
+        return (ivBytes, [UInt8](ciphertext))
+    }
+
+    /// The secret a client sent: `value` decrypted with the IV `parameters`.
+    ///
+    /// - Throws: ``SecretSessionError`` for an IV that is not 16 bytes, or a ciphertext that
+    ///   does not decrypt to well-padded bytes under this session's key.
+    public func decrypt(parameters: [UInt8], value: [UInt8]) throws(SecretSessionError) -> SecretBytes {
+        guard parameters.count == 16, let iv = try? AES._CBC.IV(ivBytes: parameters) else {
+            throw SecretSessionError("the secret's parameters are not a 16-byte IV")
+        }
+        guard !value.isEmpty, value.count % 16 == 0, var plaintext = try? AES._CBC.decrypt(value, using: key, iv: iv)
+        else {
+            throw SecretSessionError("the secret does not decrypt under this session's key")
+        }
+        defer { plaintext.resetBytes(in: plaintext.startIndex..<plaintext.endIndex) }
+        return SecretBytes(plaintext)
+    }
+}
+
+/// A session's negotiation or a secret's transfer failed: the message says which.
+public struct SecretSessionError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
