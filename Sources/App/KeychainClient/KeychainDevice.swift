@@ -36,8 +36,10 @@ public enum KeychainDevice {
     /// `reason` under this program's name: the passcode never enters this process
     /// (``KeychainSheet``).
     ///
+    /// With no passcode set nothing is locked, and it returns at once, asking nothing.
+    ///
     /// - Throws: errSecUserCanceled (-128) when the owner cancels, errSecInteractionNotAllowed
-    ///   (-25308) when no sheet can be shown, errSecNotAvailable (-25291) when no passcode is set.
+    ///   (-25308) when no sheet can be shown.
     public static func unlock(reason: String) throws(KeychainError) {
         try KeychainSheet.perform(.unlockBySheet(KeychainSheet.authentication(.passcode, reason: reason)))
     }

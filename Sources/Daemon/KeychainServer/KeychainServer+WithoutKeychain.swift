@@ -36,7 +36,7 @@ extension KeychainServer {
             return .done
         case .verifyPasscode:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set")
-        case .authenticateOwner, .unlockBySheet, .openOwnerSessionBySheet:
+        case .authenticateOwner, .openOwnerSessionBySheet:
             return .authenticationFailed(.passcodeNotSet, message: "no device passcode is set")
         case .removePasscode, .setEraseAfterFailedAttempts:
             throw KeychainError(.errSecParam, "no passcode is set")
@@ -57,7 +57,8 @@ extension KeychainServer {
             return .declaredApps([:])
         case .eraseUnopenableKeychain:
             throw KeychainError(.errSecItemNotFound, "no keychain exists here, so there is nothing to erase")
-        case .biometryStatus:
+        case .biometryStatus, .unlockBySheet:
+            // An unlock: without a passcode nothing is locked, so it asks nothing (as `unlock`).
             let fprintd = FprintdSensor.detect(user: fingerprintUser)
             return .biometry(
                 BiometryStatus(

@@ -153,6 +153,8 @@ public final class KeychainServer: Sendable {
             guard authentication.factors == .passcode else {
                 throw KeychainError(.errSecParam, "only the passcode unlocks the keychain")
             }
+            // Without a passcode nothing is locked: no sheet, as `unlock(passcode:)` succeeds.
+            guard try enclave.status().passcodeSet else { return .biometry(try biometryStatus()) }
             return try authenticateOwner(authentication, for: .unlock, caller: caller, prompts: prompts)
         case .openOwnerSessionBySheet(let authentication):
             return try authenticateOwner(authentication, for: .proveOwner, caller: caller, prompts: prompts)

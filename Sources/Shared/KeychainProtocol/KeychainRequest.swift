@@ -117,7 +117,7 @@ public enum KeychainRequest: Sendable {
     case servePrompts
     /// Unlock with the passcode, typed on the keychain's own sheet (``authenticateOwner(_:)``'s,
     /// for `factors` `.passcode` only): the program that asks never sees it. Answered as an
-    /// authentication is.
+    /// authentication is; with no passcode set, nothing is locked and it succeeds at once.
     case unlockBySheet(OwnerAuthentication)
     /// Open an owner session (as ``openOwnerSession(passcode:)``) once the owner authenticates
     /// on the keychain's own sheet, by a touch or the passcode as `factors` allow: the program

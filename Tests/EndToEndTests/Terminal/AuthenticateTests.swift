@@ -99,6 +99,18 @@ import Testing
         #expect(!output.contains(Self.passcode), "the passcode passed through keychainctl or its shell")
     }
 
+    /// With no passcode nothing is locked: `keychainctl unlock` on a terminal succeeds at once
+    /// and draws no sheet, as a piped unlock does.
+    @Test func unlockWithoutAPasscodeAsksNothing() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        #expect(try shell.addPassword("s", account: "a", secret: "x"))
+        let terminal = try PseudoTerminal(CommandRunner.binary, ["unlock"], environment: shell.environment)
+        #expect(terminal.wait() == 0, "\(terminal.screen)")
+        #expect(!terminal.screen.contains("Passcode:"))
+        #expect(try shell.run(["unlock"], input: "\n").status == 0)
+    }
+
     @Test func aMatchingTouchAuthenticates() throws {
         let shell = try CommandRunner.withPasscode()
         defer { shell.cleanUp() }
