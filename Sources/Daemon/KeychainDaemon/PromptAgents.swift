@@ -2,12 +2,12 @@ import Synchronization
 
 /// The system daemon's prompt agents: at most one per user (``KeychainRequest/servePrompts``).
 ///
-/// The system daemon runs as its own user and cannot open a user's terminal, so the sheets of a
-/// user's apps are drawn by that user's agent: a program root registered as one
+/// The system daemon runs as its own user and cannot open a user's terminal or window, so the
+/// sheets of a user's apps are drawn by that user's agent: a program root registered as one
 /// (`"prompt-agent": true` in its registry file), trusted as any registered app is (installed
 /// by root, untraced, the pinned file), running as that user. It is one per user, not per login
-/// session: it draws on the asking app's own terminal, whatever session the app runs in. A
-/// second agent of the same user is refused while the first runs.
+/// session: it draws on the asking app's own desktop or terminal, whatever session the app runs
+/// in. A second agent of the same user is refused while the first runs.
 final class PromptAgents: Sendable {
     private let agents = Mutex<[UInt32: PromptAgentChannel]>([:])
 

@@ -106,10 +106,10 @@ public enum KeychainRequest: Sendable {
     /// caller is not in, or whose access control the context's evaluations do not satisfy
     /// (errSecInteractionNotAllowed carrying it, as for items).
     case useEnclaveKey(EnclaveKeyUse)
-    /// Authenticate the device owner (``OwnerAuthentication``): the keychain draws the sheet on
-    /// the app's terminal, reads the passcode or waits for the touch, and files the grant under
-    /// the request's context. Answered with the biometry status the evaluation ran with
-    /// (`biometry`), or why it did not succeed (`authenticationFailed`).
+    /// Authenticate the device owner (``OwnerAuthentication``): the keychain draws the sheet in
+    /// a window on the app's desktop or on its terminal, reads the passcode or waits for the
+    /// touch, and files the grant under the request's context. Answered with the biometry status
+    /// the evaluation ran with (`biometry`), or why it did not succeed (`authenticationFailed`).
     case authenticateOwner(OwnerAuthentication)
     /// Make this connection its user's prompt agent (system daemon only; the app must be
     /// registered as one): after the reply, the daemon sends ``PromptAgentCommand``s on it and
