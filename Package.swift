@@ -128,7 +128,7 @@ let package = Package(
         // (on the app's terminal or desktop), the keychain's own terminal sheet, or a script in
         // tests; and the choice between them.
         .target(
-            name: "KeychainPrompt", dependencies: ["KeychainProtocol", "CKeychainSupport"],
+            name: "KeychainPrompt", dependencies: ["KeychainProtocol", "KeychainSupport", "CKeychainSupport"],
             path: "Sources/Daemon/KeychainPrompt", swiftSettings: strict),
         // The Secret Service API's side of the keychain (org.freedesktop.secrets): its
         // sessions' key agreement and secret transfer.

@@ -22,14 +22,14 @@ struct AgentPrompt: AuthenticationPrompt {
 
     func present(_ sheet: PromptSheet) -> any PromptSession {
         agent.beginSheet()
-        let shown = places.contains { place in
+        var shown = false
+        for place in places where !shown {
             let command: PromptAgentCommand =
                 switch place {
                 case .window(let display): .presentInWindow(display: display, sheet: sheet)
                 case .terminal(let terminal, let type): .present(terminal: terminal, terminalType: type, sheet: sheet)
                 }
-            if case .done? = agent.exchange(command) { return true }
-            return false
+            if case .done? = agent.exchange(command) { shown = true }
         }
         return AgentPromptSession(agent: agent, shown: shown)
     }

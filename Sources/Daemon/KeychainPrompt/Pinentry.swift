@@ -1,6 +1,7 @@
 import CKeychainSupport
 import Foundation
 import KeychainProtocol
+import KeychainSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -43,25 +44,12 @@ final class Pinentry {
             close(toChild[0]); close(toChild[1])
             return nil
         }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        _ = kc_spawnattr_reset_signals(&attributes, 1)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        _ = kc_spawn_file_actions_closefrom(&actions, 3)
-        var argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
-        var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for entry in argv + envp { free(entry) } }
-        var child: pid_t = 0
-        let spawned = posix_spawn(&child, program, &actions, &attributes, &argv, &envp)
+        let spawned = CleanSpawn.spawn(
+            program, arguments: [program] + arguments, environment: environment,
+            standardStreams: (.descriptor(toChild[0]), .descriptor(fromChild[1]), .null))
         close(toChild[0])
         close(fromChild[1])
-        guard spawned == 0 else {
+        guard case .success(let child) = spawned else {
             close(toChild[1]); close(fromChild[0])
             return nil
         }

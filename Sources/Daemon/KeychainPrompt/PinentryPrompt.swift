@@ -83,11 +83,7 @@ final class PinentrySession: PromptSession {
 
     /// What the sheet says, with the feedback under it.
     private var description: String {
-        var lines = [
-            "\"\(PromptText.clean(sheet.programName, limit: 64))\" is trying to authenticate you.",
-            PromptText.clean(sheet.reason, limit: 200),
-        ]
-        if sheet.asksForTouch { lines.append("Touch the fingerprint sensor.") }
+        var lines = sheet.paragraphs
         if let feedback, sheet.asksForTouch { lines.append(PromptText.clean(feedback, limit: 400)) }
         return lines.joined(separator: "\n")
     }
@@ -98,7 +94,7 @@ final class PinentrySession: PromptSession {
             failed = true
             return nil
         }
-        pinentry.send("SETTITLE", "\(PromptText.clean(sheet.programName, limit: 64)) — Keychain")
+        pinentry.send("SETTITLE", "\(sheet.shownProgramName) — Keychain")
         pinentry.send("SETDESC", description)
         pinentry.send("SETCANCEL", PromptText.clean(sheet.cancelTitle, limit: 40))
         return pinentry

@@ -75,9 +75,7 @@ final class TerminalPromptSession: PromptSession {
     /// name, the reason, the titles) loses its control and escape characters and is cut to a
     /// bounded length, and long lines wrap inside the box.
     static func render(_ sheet: PromptSheet, columns: Int = 80) -> String {
-        let program = PromptText.clean(sheet.programName, limit: 64)
-        var paragraphs = ["\"\(program)\" is trying to authenticate you.", PromptText.clean(sheet.reason, limit: 200)]
-        if sheet.asksForTouch { paragraphs.append("Touch the fingerprint sensor.") }
+        var paragraphs = sheet.paragraphs
         var buttons = "[Esc] \(PromptText.clean(sheet.cancelTitle, limit: 40))"
         if let fallback = sheet.fallbackTitle { buttons += "    [Enter] \(PromptText.clean(fallback, limit: 40))" }
         paragraphs.append(buttons)

@@ -2,10 +2,6 @@ import Foundation
 import Keychain
 import KeychainSupport
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The prompt agent, put in place by `keychainctl daemon install --system` so that it starts
 /// with each user's session (Docs/SystemMode.md, "Sheets: the prompt agent"):
 ///
@@ -20,17 +16,15 @@ enum PromptAgentInstall {
     /// Where the agent's program is installed.
     static let programPath = "/usr/local/libexec/keychain-prompt-agent"
     /// Its registration in the app registry.
-    static var registrationPath: String { "\(KeychainPaths.systemAppRegistry)/keychain-prompt-agent.json" }
+    static let registrationPath = "\(KeychainPaths.systemAppRegistry)/keychain-prompt-agent.json"
     /// The user unit, for every user.
     static let unitPath = "/etc/systemd/user/keychain-prompt-agent.service"
 
     /// Installs the agent; what was done, for the administrator.
     static func install() throws -> String {
-        let executable =
-            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        try SystemUnits.installFile(from: executable, to: programPath, mode: 0o755)
-        try write(registration, to: registrationPath)
-        try write(unit, to: unitPath)
+        try SystemUnits.installFile(from: KeychainCommand.executablePath, to: programPath, mode: 0o755)
+        try SystemUnits.installText(registration, at: registrationPath)
+        try SystemUnits.installText(unit, at: unitPath)
         return """
             installed the prompt agent: \(programPath), registered in \(registrationPath); \(unitPath) starts it \
             with each user's session once enabled: systemctl --global enable keychain-prompt-agent.service
@@ -38,13 +32,11 @@ enum PromptAgentInstall {
     }
 
     /// The agent's registration: its program, its own group, and the right to draw sheets.
-    static var registration: String {
-        """
+    static let registration = """
         {"identifier": "keychain-prompt-agent", "executable": "\(programPath)",
          "keychain-access-groups": ["keychain-prompt-agent"], "prompt-agent": true}
 
         """
-    }
 
     /// The agent as a service of each user's service manager. It needs nothing of the session's
     /// environment: the daemon tells it each app's terminal or display. Started again when the
@@ -62,18 +54,4 @@ enum PromptAgentInstall {
         WantedBy=default.target
 
         """
-
-    /// Writes `text` to `path` (root's, 0644), creating its directory.
-    private static func write(_ text: String, to path: String) throws {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            throw KeychainError(.errSecIO, "cannot write \(path): \(error.localizedDescription)")
-        }
-        guard chmod(path, 0o644) == 0 else {
-            throw KeychainError(.errSecIO, "cannot make \(path) readable: \(String(cString: strerror(errno)))")
-        }
-    }
 }

@@ -82,9 +82,7 @@ extension SSH {
 
         func run() throws {
             try KeychainCommand.run(handlesSecrets: false) {
-                let executable =
-                    (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-                    ?? CommandLine.arguments[0]
+                let executable = KeychainCommand.executablePath
                 let directory = DaemonInstall.userUnitDirectory()
                 do {
                     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

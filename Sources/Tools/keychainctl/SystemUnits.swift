@@ -80,14 +80,7 @@ enum SystemUnits {
             return "polkit is not installed (no \(directory)): the system keychain will use the passcode only"
         }
         let path = "\(directory)/\(FingerprintPolkitRule.fileName)"
-        do {
-            try FingerprintPolkitRule.text.write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            throw KeychainError(.errSecIO, "cannot write \(path): \(error.localizedDescription)")
-        }
-        guard chmod(path, 0o644) == 0 else {
-            throw KeychainError(.errSecIO, "cannot make \(path) readable: \(String(cString: strerror(errno)))")
-        }
+        try installText(FingerprintPolkitRule.text, at: path)
         return "\(path): keychaind may verify its users' fingers with fprintd (and do nothing else with it)"
     }
 
@@ -208,6 +201,19 @@ enum SystemUnits {
         }
         guard chown(temporary, 0, 0) == 0, chmod(temporary, mode) == 0, rename(temporary, destination) == 0 else {
             throw KeychainError(.errSecIO, "cannot install \(destination): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Writes `text` to `path` (root's, 0644), creating its directory.
+    static func installText(_ text: String, at path: String) throws {
+        try makeDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        do {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            throw KeychainError(.errSecIO, "cannot write \(path): \(error.localizedDescription)")
+        }
+        guard chmod(path, 0o644) == 0 else {
+            throw KeychainError(.errSecIO, "cannot make \(path) readable: \(String(cString: strerror(errno)))")
         }
     }
 

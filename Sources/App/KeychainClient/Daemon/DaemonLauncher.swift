@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CKeychainSupport
 import Foundation
 import KeychainProtocol
 import KeychainSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Starts `keychaind` on demand, as gpg-agent is started: the first client that finds no daemon
 /// starts one and waits for its socket. Racing clients take `start.lock` in turn and check
@@ -50,26 +51,18 @@ enum DaemonLauncher {
     private static func start(
         _ daemon: String, arguments daemonArguments: [String], environment: [String: String]?, log: String
     ) throws(KeychainError) {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        _ = kc_spawnattr_reset_signals(&attributes, 1)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        _ = kc_spawn_file_actions_closefrom(&actions, 3)
         let arguments =
             ["/bin/sh", "-c", "log=$1; shift; \"$0\" \"$@\" </dev/null >/dev/null 2>>\"$log\" &", daemon, log]
             + daemonArguments
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         // The daemon gets the environment its paths were computed from.
-        var envp: [UnsafeMutablePointer<CChar>?] =
-            (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for argument in argv + envp { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, &envp)
-        guard spawned == 0 else {
-            throw KeychainError(.errSecIO, "cannot start keychaind: \(String(cString: strerror(spawned)))")
+        let pid: pid_t
+        switch CleanSpawn.spawn(
+            "/bin/sh", arguments: arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+            standardStreams: (.inherited, .inherited, .inherited))
+        {
+        case .success(let child): pid = child
+        case .failure(let error):
+            throw KeychainError(.errSecIO, "cannot start keychaind: \(String(cString: strerror(error.code.rawValue)))")
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
