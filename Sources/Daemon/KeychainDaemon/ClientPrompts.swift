@@ -2,6 +2,7 @@ import CKeychainSupport
 import Foundation
 import KeychainPrompt
 import KeychainProtocol
+import KeychainSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import CKeychainSupport
 import Foundation
+import KeychainSupport
 
 #if canImport(Glibc)
 import Glibc

@@ -63,6 +63,10 @@ extension KeychainDaemon {
             audit.notice("owner authentication for \(purpose)", metadata: metadata)
         case .promptAgent:
             audit.notice("prompt agent offered", metadata: metadata)
+        case .actForProcess:
+            guard case .actForProcess(let process) = request else { break }
+            metadata["for pid"] = "\(process.pid)"
+            audit.info("Secret Service bridge acts for a D-Bus client", metadata: metadata)
         case .ownerSessionByFingerprint:
             // Polled every tenth of a second while the user is asked to touch: only touches are
             // worth a line.

@@ -124,10 +124,11 @@ extension KeychainDaemon {
                 audit: "pid \(identity.pid) (\(identity.executable)) wrote before it was identified")
             return
         }
-        let client = Client(
+        var client = Client(
             peer: identity, app: app, keychain: keychain(of: identity.uid), connection: number,
             keychainImport: configuration.mode == .system
                 ? KeychainImport(state: configuration.keychainDirectory, uid: identity.uid, connection: number) : nil)
+        defer { if client.bridge != nil { client.peer.close() } }
         defer {
             client.keychainImport?.abandon()
             client.keychain.onDemand.openedServer?.endConnection(number)
@@ -176,6 +177,9 @@ extension KeychainDaemon {
                 switch next {
                 case .close: return
                 case .nextRequest: continue
+                case .actFor(let acting):
+                    client.keychainImport?.abandon()
+                    client = acting
                 case .servePrompts:
                     servePromptAgent(socket, client)
                     return
@@ -190,6 +194,9 @@ extension KeychainDaemon {
         case close
         /// The connection is its user's prompt agent from now on.
         case servePrompts
+        /// The connection's requests are this client's from now on (a Secret Service bridge's
+        /// ``KeychainRequest/actForProcess(_:)``).
+        case actFor(Client)
     }
 
     /// The reply to one frame, and what the connection does next.
@@ -242,6 +249,14 @@ extension KeychainDaemon {
                                 + "daemon no longer trusts it"
                         ))), .close
             )
+        }
+        if case .actForProcess(let process) = request {
+            let result = Result { () throws(KeychainError) in try acting(for: process, bridge: client) }
+            record(request, result.map { _ in .done }, caller(client), client.peer.uid)
+            switch result {
+            case .success(let acting): return (ReplyCoder.encode(.success(.done)), .actFor(acting))
+            case .failure(let error): return (ReplyCoder.encode(.failure(error)), .close)
+            }
         }
         // A sheet waits on a person, not on a processor: it takes no slot, so that apps waiting
         // for their user do not hold up the user's other requests. Its passcode checks come at

@@ -17,6 +17,9 @@ extension KeychainDaemon {
         let connection: UInt64
         /// The move of the user's per-user keychain under way on this connection (system mode).
         let keychainImport: KeychainImport?
+        /// The Secret Service bridge whose connection this is, when it acts for this client
+        /// (``KeychainRequest/actForProcess(_:)``): every request is still the bridge's to write.
+        var bridge: PeerIdentity? = nil
 
         /// Its owner session's key; nil when its login session has no leader.
         var ownerSession: OwnerSessions.Key? {

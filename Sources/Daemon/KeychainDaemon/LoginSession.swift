@@ -1,3 +1,5 @@
+import KeychainSupport
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,15 +20,10 @@ struct LoginSession: Hashable, Sendable {
     /// Session `id` as it is now; nil when its leader has exited (a session without a leader
     /// cannot be told from a later one, so it has no owner session).
     static func current(_ id: Int32) -> LoginSession? {
-        guard id > 0, let start = leaderStart(of: id) else { return nil }
+        guard id > 0, let start = ProcessFiles.startTime(id) else { return nil }
         return LoginSession(id: id, leaderStart: start)
     }
 
     /// True while the session's leader is alive: the same pid, started at the same time.
-    var isAlive: Bool { Self.leaderStart(of: id) == leaderStart }
-
-    private static func leaderStart(of pid: Int32) -> UInt64? {
-        guard let fields = ProcessFiles.statFields(pid), fields.count > 19 else { return nil }
-        return UInt64(fields[19])
-    }
+    var isAlive: Bool { ProcessFiles.startTime(id) == leaderStart }
 }

@@ -1,5 +1,7 @@
 import CKeychainSupport
 import Foundation
+import KeychainProtocol
+import KeychainSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -48,6 +50,53 @@ struct PeerIdentity: Sendable {
         return PeerIdentity(
             pid: pid, uid: uid, pidfd: pidfd, executable: executable, session: LoginSession.current(session),
             securityLabel: securityLabel(descriptor))
+    }
+
+    /// The identity of `process`, which a Secret Service bridge names for a D-Bus client
+    /// (``KeychainRequest/actForProcess(_:)``), or a ``Refusal``: the process must still be the
+    /// one that started at its start time, and run as `uid`.
+    ///
+    /// A pidfd is opened for the pid first, and the start time read after: once they agree, the
+    /// pidfd is that very process's, and everything read of `/proc/PID` before the pidfd is
+    /// found alive again belongs to it. Its label is AppArmor's for the process
+    /// (`/proc/PID/attr/current`, what `SO_PEERSEC` gives for a socket).
+    static func of(_ process: ProcessReference, uid: UInt32) throws(Refusal) -> PeerIdentity {
+        let pid = process.pid
+        guard pid > 0 else { throw Refusal(description: "pid \(pid) names no process") }
+        let pidfd = kc_pidfd_open(pid)
+        guard pidfd >= 0 else { throw Refusal(description: "pid \(pid) is not running") }
+        // Field 22, starttime, is at index 19; field 6, the session, at index 3.
+        guard let fields = ProcessFiles.statFields(pid), fields.count > 19, UInt64(fields[19]) == process.startTime
+        else {
+            Glibc.close(pidfd)
+            throw Refusal(description: "pid \(pid) is another process than the one named (it started at another time)")
+        }
+        guard effectiveUser(of: pid) == uid else {
+            Glibc.close(pidfd)
+            throw Refusal(description: "pid \(pid) does not run as uid \(uid)")
+        }
+        guard let executable = executable(of: pid), let session = Int32(fields[3]), kc_pidfd_is_alive(pidfd) == 1
+        else {
+            Glibc.close(pidfd)
+            throw Refusal(description: "pid \(pid) exited before its executable could be read")
+        }
+        let label = ProcessFiles.read(pid, "attr/current").flatMap { bytes -> String? in
+            let text = bytes.prefix { $0 != 0 && $0 != UInt8(ascii: "\n") }
+            return text.isEmpty || text.count > 256 ? nil : String(decoding: text, as: UTF8.self)
+        }
+        return PeerIdentity(
+            pid: pid, uid: uid, pidfd: pidfd, executable: executable, session: LoginSession.current(session),
+            securityLabel: label)
+    }
+
+    /// The effective uid of `pid` (the second figure of `Uid:` in `/proc/PID/status`).
+    private static func effectiveUser(of pid: Int32) -> UInt32? {
+        guard let status = ProcessFiles.read(pid, "status") else { return nil }
+        for line in status.split(separator: UInt8(ascii: "\n")) where line.starts(with: Array("Uid:".utf8)) {
+            let figures = line.dropFirst(4).split(whereSeparator: { $0 == UInt8(ascii: "\t") || $0 == 32 })
+            return figures.count > 1 ? UInt32(String(decoding: figures[1], as: UTF8.self)) : nil
+        }
+        return nil
     }
 
     /// The peer's label: up to 256 bytes, a shorter one ending at its first zero.

@@ -39,7 +39,7 @@ final class IndexTerms {
     /// Hashes of every class attribute the record carries.
     func attributeHashes(_ itemClass: ItemClass, _ record: ItemRecord) throws(KeychainError) -> [Data] {
         var hashes: [Data] = []
-        for (name, value) in record.attributes where itemClass.attributes[name] != nil {
+        for (name, value) in record.attributes where itemClass.attributeType(name) != nil {
             hashes.append(try attributeHash(itemClass, name, value))
         }
         return hashes

@@ -42,7 +42,7 @@ extension KeychainServer {
             throw KeychainError(.errSecParam, "no passcode is set")
         case .erase, .countItems:
             return .count(0)
-        case .daemonStatus, .identify, .servePrompts:
+        case .daemonStatus, .identify, .servePrompts, .actForProcess:
             throw noDaemon
         case .beginImport, .importChunk, .finishImport:
             throw onlySystemDaemonImports

@@ -177,7 +177,7 @@ public final class KeychainServer: Sendable {
         case .simulateTouch(let matching, let finger):
             try simulateTouch(matching: matching, finger: finger)
             return .done
-        case .daemonStatus, .identify, .servePrompts:
+        case .daemonStatus, .identify, .servePrompts, .actForProcess:
             throw Self.noDaemon
         case .beginImport, .importChunk, .finishImport:
             throw Self.onlySystemDaemonImports

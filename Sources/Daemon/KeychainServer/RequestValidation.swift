@@ -36,7 +36,7 @@ enum RequestValidation {
                 guard case .date = value else { throw KeychainError(.errSecParam, "attribute \(name) takes a date") }
                 continue
             }
-            guard let type = itemClass.attributes[name] else {
+            guard let type = itemClass.attributeType(name) else {
                 throw KeychainError(.errSecNoSuchAttr, "\(name) is not an attribute of \(itemClass.rawValue) items")
             }
             guard type.accepts(value) else {

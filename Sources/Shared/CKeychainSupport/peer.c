@@ -31,3 +31,7 @@ long kc_read_process_memory(int pid, uintptr_t address, void *buffer, size_t len
     struct iovec remote = { .iov_base = (void *)address, .iov_len = length };
     return (long)process_vm_readv(pid, &local, 1, &remote, 1, 0);
 }
+
+int kc_pidfd_open(int pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}

@@ -29,6 +29,21 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The name prefix of a Secret Service attribute (`org.freedesktop.Secret.Item.Attributes`)
+    /// on a generic password: attribute `xdg:schema` is kept as `ss:xdg:schema`. Not Apple's:
+    /// Apple's raw names have no colon, so none can clash. Its value is a string, sealed with
+    /// the item's other attributes and indexed by keyed hash like them, so a search matches it
+    /// exactly (case and all) without anything of it in clear on disk.
+    public static let secretServiceAttributePrefix = "ss:"
+
+    /// The type of attribute `name` on an item of this class: Apple's (``attributes``), or a
+    /// string for a Secret Service attribute of a generic password; nil for any other name.
+    public func attributeType(_ name: String) -> AttributeType? {
+        if let type = attributes[name] { return type }
+        if self == .genericPassword, name.hasPrefix(Self.secretServiceAttributePrefix) { return .string }
+        return nil
+    }
+
     /// Apple's composite primary key for the class, besides access group and synchronizable
     /// (which belong to every class's key). Two items with equal values here clash with
     /// `errSecDuplicateItem`. An absent primary-key attribute takes its type's empty value.

@@ -124,6 +124,13 @@ public enum KeychainRequest: Sendable {
     /// that asks never sees the passcode. Nothing is filed under the request's context. Answered
     /// as an authentication is; the session opens when it succeeded.
     case openOwnerSessionBySheet(OwnerAuthentication)
+    /// From now on, this connection's requests are those of `process`, a process of the same
+    /// user, and are answered as that app's: the Secret Service bridge (`keychainctl
+    /// secret-service`) opens one connection per D-Bus client and names the client with it. Only
+    /// a bridge keychaind trusts may ask (the `keychainctl` beside the per-user daemon; in system
+    /// mode the program registered as the prompt agent), once per connection; every later
+    /// request must still be written by the bridge. Answered `done`.
+    case actForProcess(ProcessReference)
 
     /// The largest part of a file an ``importChunk(file:offset:bytes:)`` carries.
     public static let maximumImportChunk = 512 << 10

@@ -46,6 +46,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case servePrompts = 38
     case unlockBySheet = 39
     case openOwnerSessionBySheet = 40
+    case actForProcess = 41
 
     /// This request's facts.
     public var facts: RequestFacts {
@@ -79,6 +80,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .openOwnerSessionBySheet:
             RequestFacts(ownerSessions: .opensOnAuthentication, drawsSheet: true, audit: .ownerAuthentication)
         case .servePrompts: RequestFacts(answeredBy: .daemon, audit: .promptAgent)
+        case .actForProcess: RequestFacts(answeredBy: .daemon, audit: .actForProcess)
         }
     }
 }
@@ -139,6 +141,8 @@ public struct RequestFacts: Sendable, Equatable {
         case ownerAuthentication
         /// A prompt agent offered to draw its user's sheets.
         case promptAgent
+        /// A Secret Service bridge named the D-Bus client it acts for.
+        case actForProcess
     }
 
     /// Who answers it.
@@ -225,6 +229,7 @@ extension KeychainRequest {
         case .servePrompts: .servePrompts
         case .unlockBySheet: .unlockBySheet
         case .openOwnerSessionBySheet: .openOwnerSessionBySheet
+        case .actForProcess: .actForProcess
         }
     }
 }

@@ -64,6 +64,9 @@ int kc_peer_credentials(int socket, int32_t *pid, uint32_t *uid);
 /// 1 while the process behind `pidfd` is alive (it cannot have been replaced), else 0.
 int kc_pidfd_is_alive(int pidfd);
 
+/// A pidfd for process `pid` (`pidfd_open`, closing on exec), or -1 with errno.
+int kc_pidfd_open(int pid);
+
 /// Reads `length` bytes at `address` in process `pid` (`process_vm_readv`, which needs the right
 /// to trace it: `CAP_SYS_PTRACE` for another user's process). The count read, or -1 with errno.
 long kc_read_process_memory(int pid, uintptr_t address, void *buffer, size_t length);

@@ -99,6 +99,8 @@ public enum RequestCoder {
         case .servePrompts: return .servePrompts
         case .unlockBySheet: return .unlockBySheet(try WireValues.ownerAuthentication(&reader))
         case .openOwnerSessionBySheet: return .openOwnerSessionBySheet(try WireValues.ownerAuthentication(&reader))
+        case .actForProcess:
+            return .actForProcess(ProcessReference(pid: Int32(bitPattern: try reader.u32()), startTime: try reader.u64()))
         }
     }
 
@@ -138,6 +140,7 @@ public enum RequestCoder {
         case .authenticateOwner(let authentication), .unlockBySheet(let authentication),
             .openOwnerSessionBySheet(let authentication):
             WireValues.write(authentication, to: &writer)
+        case .actForProcess(let process): writer.u32(UInt32(bitPattern: process.pid)); writer.u64(process.startTime)
         case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession,
             .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps, .servePrompts:
             break  // the tag is the whole request

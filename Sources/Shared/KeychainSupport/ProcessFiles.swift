@@ -5,10 +5,11 @@ import Foundation
 import Glibc
 #endif
 
-/// Reading another process's `/proc/PID` entries, as the daemon does to know its callers.
-enum ProcessFiles {
+/// Reading another process's `/proc/PID` entries, as the daemon does to know its callers and the
+/// Secret Service bridge to name its D-Bus clients.
+public enum ProcessFiles {
     /// The whole of `/proc/PID/NAME`, read to its end (`/proc` files show a size of 0).
-    static func read(_ pid: Int32, _ name: String) -> [UInt8]? {
+    public static func read(_ pid: Int32, _ name: String) -> [UInt8]? {
         let descriptor = open("/proc/\(pid)/\(name)", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -33,7 +34,7 @@ enum ProcessFiles {
     /// `env_start` and `env_end` of `/proc/PID/stat`, with `process_vm_readv` and its
     /// `CAP_SYS_PTRACE`). The block may hold the caller's secrets (tokens in variables): callers
     /// take what they need as bytes and wipe it. Nil when it cannot be read.
-    static func environmentBlock(_ pid: Int32) -> [UInt8]? {
+    public static func environmentBlock(_ pid: Int32) -> [UInt8]? {
         if let block = read(pid, "environ") { return block }
         // env_start and env_end are fields 50 and 51.
         guard let fields = statFields(pid), fields.count >= 49,
@@ -49,12 +50,19 @@ enum ProcessFiles {
     }
 
     /// Zeroes `bytes` (a block that may hold a secret) where they lie.
-    static func wipe(_ bytes: inout [UInt8]) {
+    public static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
     }
 
+    /// When process `pid` started, in clock ticks after boot (field 22 of `/proc/PID/stat`); nil
+    /// when it is not running.
+    public static func startTime(_ pid: Int32) -> UInt64? {
+        guard let fields = statFields(pid), fields.count > 19 else { return nil }
+        return UInt64(fields[19])
+    }
+
     /// The fields of `/proc/PID/stat` from the third (`state`) on (``statFields(of:)``).
-    static func statFields(_ pid: Int32) -> [String]? {
+    public static func statFields(_ pid: Int32) -> [String]? {
         read(pid, "stat").flatMap(statFields(of:))
     }
 
@@ -64,7 +72,7 @@ enum ProcessFiles {
     ///
     /// Read as bytes: as a `String` (Character by Character, which segments graphemes) this was
     /// 226,000 instructions a connection, more than answering its request.
-    static func statFields(of stat: [UInt8]) -> [String]? {
+    public static func statFields(of stat: [UInt8]) -> [String]? {
         guard let end = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         return stat[(end + 1)...].withUnsafeBufferPointer { fields in
             fields.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
