@@ -65,6 +65,11 @@ let package = Package(
             name: "ProcessBoundSockets", dependencies: ["CKeychainSupport"], path: "Sources/Shared/ProcessBoundSockets",
             swiftSettings: strict),
 
+        // libdbus, the reference D-Bus library: keychaind follows logind's session locks on the
+        // system bus, and the Secret Service bridge serves the session bus.
+        .systemLibrary(
+            name: "CDBus", path: "Sources/Shared/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+
         // MARK: App side
 
         // How a program reaches the keychain: the transport, keychaind (started on demand),
@@ -130,12 +135,6 @@ let package = Package(
         .target(
             name: "KeychainPrompt", dependencies: ["KeychainProtocol", "KeychainSupport", "CKeychainSupport"],
             path: "Sources/Daemon/KeychainPrompt", swiftSettings: strict),
-        // The Secret Service API's side of the keychain (org.freedesktop.secrets): its
-        // sessions' key agreement and secret transfer.
-        .target(
-            name: "SecretService",
-            dependencies: ["KeychainProtocol", crypto, cryptoExtras, .product(name: "BigInt", package: "BigInt")],
-            path: "Sources/Daemon/SecretService", swiftSettings: strict),
         // SecItem semantics for one caller identity, on Store + Enclave.
         .target(
             name: "KeychainServer",
@@ -156,9 +155,6 @@ let package = Package(
         .target(
             name: "CKeychaindStartup", path: "Sources/Daemon/CKeychaindStartup",
             linkerSettings: [.linkedLibrary("seccomp")]),
-        // libdbus: keychaind follows logind's session locks on the system bus.
-        .systemLibrary(
-            name: "CDBus", path: "Sources/Daemon/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // keychaind's server side: the socket, the caller's identity from the kernel, one
         // KeychainServer for every app. Holds the keys; apps never link it.
         .target(
@@ -189,13 +185,23 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/Tools/KeychainSSH", swiftSettings: strict),
+        // The Secret Service (org.freedesktop.secrets) on the keychain: `keychainctl
+        // secret-service` serves the user's session bus and asks keychaind for each D-Bus client
+        // as that client (KeychainRequest.actForProcess), so each app sees its own items.
+        .target(
+            name: "SecretService",
+            dependencies: [
+                "KeychainProtocol", "KeychainClient", "KeychainSupport", "CDBus", crypto, cryptoExtras,
+                .product(name: "BigInt", package: "BigInt"),
+            ],
+            path: "Sources/Tools/SecretService", swiftSettings: strict),
         // The owner's tool. It links the embedded keychain: `KEYCHAIN_MODE=embedded`, and moving
         // a per-user keychain into the system daemon.
         .executableTarget(
             name: "keychainctl",
             dependencies: [
                 "Keychain", "KeychainEmbedded", "KeychainPrompt", "KeychainSSH", "KeychainSupport",
-                "LocalAuthentication", "CKeychainSupport",
+                "LocalAuthentication", "CKeychainSupport", "SecretService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tools/keychainctl", swiftSettings: strict,

@@ -43,7 +43,7 @@ struct PeerIdentity: Sendable {
         }
         let pidfd = kc_peer_pidfd(descriptor)
         guard pidfd >= 0 else { throw Refusal(description: "the kernel gave no pidfd for the peer") }
-        guard let executable = executable(of: pid), let session = session(of: pid), kc_pidfd_is_alive(pidfd) == 1 else {
+        guard let executable = ProcessFiles.executable(pid), let session = session(of: pid), kc_pidfd_is_alive(pidfd) == 1 else {
             Glibc.close(pidfd)
             throw Refusal(description: "the peer (pid \(pid)) exited before its executable could be read")
         }
@@ -75,7 +75,7 @@ struct PeerIdentity: Sendable {
             Glibc.close(pidfd)
             throw Refusal(description: "pid \(pid) does not run as uid \(uid)")
         }
-        guard let executable = executable(of: pid), let session = Int32(fields[3]), kc_pidfd_is_alive(pidfd) == 1
+        guard let executable = ProcessFiles.executable(pid), let session = Int32(fields[3]), kc_pidfd_is_alive(pidfd) == 1
         else {
             Glibc.close(pidfd)
             throw Refusal(description: "pid \(pid) exited before its executable could be read")
@@ -105,13 +105,6 @@ struct PeerIdentity: Sendable {
         guard kc_peer_security_label(descriptor, &buffer, 256) > 0 else { return nil }
         let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
         return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func executable(of pid: Int32) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The session id (field 6 of `/proc/PID/stat`).

@@ -31,6 +31,11 @@ extension KeychainServer {
             guard !items.isEmpty else { throw self.notFound(query) }
             for item in items {
                 var record = item.record
+                if changes.replacesSecretServiceAttributes {
+                    record.attributes = record.attributes.filter {
+                        !$0.key.hasPrefix(ItemClass.secretServiceAttributePrefix)
+                    }
+                }
                 for (name, value) in changes.attributes { record.attributes[name] = value }
                 if let group = changes.accessGroup { record.attributes[CommonAttribute.accessGroup] = .string(group) }
                 if let accessibility = protection.accessibility {

@@ -51,6 +51,10 @@ public struct ItemChanges: Sendable {
     public var secret: SecretBytes?
     /// A new `kSecAttrAccessControl`.
     public var accessControl: AccessControl?
+    /// True when the item's Secret Service attributes (``ItemClass/secretServiceAttributePrefix``)
+    /// are replaced by those in ``attributes``: each it had is removed first, as
+    /// `org.freedesktop.Secret.Item.Attributes` is set whole. Not Apple's.
+    public var replacesSecretServiceAttributes = false
 
     /// Creates a change set.
     public init(

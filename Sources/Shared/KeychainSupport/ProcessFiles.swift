@@ -54,6 +54,15 @@ public enum ProcessFiles {
         bytes.withUnsafeMutableBytes { if let base = $0.baseAddress { _ = memset(base, 0, $0.count) } }
     }
 
+    /// The path of the program process `pid` runs (`/proc/PID/exe`); nil when it is not running
+    /// or may not be read (an undumpable process of another user).
+    public static func executable(_ pid: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// When process `pid` started, in clock ticks after boot (field 22 of `/proc/PID/stat`); nil
     /// when it is not running.
     public static func startTime(_ pid: Int32) -> UInt64? {

@@ -17,7 +17,7 @@ import Testing
         .closeOwnerSession: 24, .setEntitlement: 25, .listEntitlements: 26, .eraseUnopenableKeychain: 27,
         .openOwnerSessionByBiometry: 28, .identify: 29, .beginImport: 30, .importChunk: 31, .finishImport: 32,
         .declareApp: 33, .listDeclaredApps: 34, .createEnclaveKey: 35, .useEnclaveKey: 36, .authenticateOwner: 37,
-        .servePrompts: 38, .unlockBySheet: 39, .openOwnerSessionBySheet: 40,
+        .servePrompts: 38, .unlockBySheet: 39, .openOwnerSessionBySheet: 40, .actForProcess: 41,
     ]
 
     @Test func tagsNeverMove() {

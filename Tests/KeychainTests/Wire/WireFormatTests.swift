@@ -87,6 +87,7 @@ import Testing
                 OwnerAuthentication(
                     factors: .biometryOrPasscode, reason: "To see every app's items", cancelTitle: "",
                     fallbackTitle: "Enter Passcode", context: context)),
+            .actForProcess(ProcessReference(pid: 4242, startTime: 1_234_567)),
         ]
     }
 

@@ -24,6 +24,9 @@ public final class DaemonTransport: KeychainTransport {
 
     private let connection: Mutex<DaemonConnection?>
     private let endpoint: Endpoint
+    /// The process each connection acts for (``KeychainRequest/actForProcess(_:)``); nil for
+    /// this process.
+    private let actingFor: ProcessReference?
 
     /// A transport to the system daemon when one is installed (its socket is at
     /// ``KeychainPaths/systemSocket``), else to the daemon of this user
@@ -46,6 +49,7 @@ public final class DaemonTransport: KeychainTransport {
     public init(perUserEnvironment environment: [String: String]?, daemonArguments: [String] = []) {
         endpoint = .perUser(environment: environment, daemonArguments: daemonArguments)
         connection = Mutex(nil)
+        actingFor = nil
     }
 
     /// A transport to the system daemon listening at `socket`, which must belong, with the
@@ -54,12 +58,31 @@ public final class DaemonTransport: KeychainTransport {
     public init(systemSocket socket: String) {
         endpoint = .system(socket: socket)
         connection = Mutex(nil)
+        actingFor = nil
+    }
+
+    /// A transport whose requests are answered as those of `process`, another process of this
+    /// user, which keychaind identifies itself: each connection it opens (to the system daemon
+    /// when one is installed, else to this user's) names `process` first. Only a program
+    /// keychaind trusts to do so may: the Secret Service bridge (`keychainctl secret-service`),
+    /// which asks for each of its D-Bus clients as that client.
+    ///
+    /// - Throws (from the first request): `errSecMissingEntitlement` for a program keychaind
+    ///   does not trust to act for others, `errSecInteractionNotAllowed` when `process` is not
+    ///   running, runs as another user, or was not started at its start time.
+    public init(actingFor process: ProcessReference, environment: [String: String]? = nil) {
+        endpoint =
+            SystemDaemon.isInstalled
+            ? .system(socket: KeychainPaths.systemSocket) : .perUser(environment: environment, daemonArguments: [])
+        connection = Mutex(nil)
+        actingFor = process
     }
 
     /// A transport on a connection already open to this user's daemon.
     init(connection: sending DaemonConnection, environment: [String: String]?) {
         endpoint = .perUser(environment: environment, daemonArguments: [])
         self.connection = Mutex(connection)
+        actingFor = nil
     }
 
     /// Connects now (starting the per-user daemon if none runs) and waits until the daemon has
@@ -158,10 +181,20 @@ public final class DaemonTransport: KeychainTransport {
     }
 
     private func connect() throws(KeychainError) -> DaemonConnection {
-        switch endpoint {
-        case .perUser(let environment, let arguments):
-            try DaemonLauncher.connect(environment: environment, arguments: arguments)
-        case .system(let socket): try SystemDaemon.connect(socket)
+        let connection =
+            switch endpoint {
+            case .perUser(let environment, let arguments):
+                try DaemonLauncher.connect(environment: environment, arguments: arguments)
+            case .system(let socket): try SystemDaemon.connect(socket)
+            }
+        guard let actingFor else { return connection }
+        let reply: [UInt8]
+        do throws(DaemonConnection.Failure) {
+            reply = try connection.exchange(RequestCoder.encode(.actForProcess(actingFor)))
+        } catch {
+            throw KeychainError(.errSecIO, "keychaind did not answer when asked to act for pid \(actingFor.pid)")
         }
+        _ = try Self.decode(reply, naming: "reply").get()
+        return connection
     }
 }

@@ -259,6 +259,7 @@ enum WireValues {
         writer.optional(changes.synchronizable) { $0.bool($1) }
         writer.optional(changes.secret) { $0.secret($1) }
         writer.optional(changes.accessControl) { write($1, to: &$0) }
+        writer.bool(changes.replacesSecretServiceAttributes)
     }
 
     static func changes(_ reader: inout WireReader) throws(WireError) -> ItemChanges {
@@ -269,6 +270,7 @@ enum WireValues {
         }
         changes.secret = try reader.optional(secret)
         changes.accessControl = try reader.optional(accessControl)
+        changes.replacesSecretServiceAttributes = try reader.bool()
         return changes
     }
 }

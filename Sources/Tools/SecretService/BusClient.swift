@@ -1,0 +1,49 @@
+import KeychainClient
+import KeychainProtocol
+import KeychainSupport
+
+/// One D-Bus connection's client, as the bridge serves it: the process the bus named, its
+/// requests to keychaind (each answered as that process's app), its sessions and prompts. It is
+/// forgotten, sessions and prompts with it, when its connection leaves the bus.
+final class BusClient {
+    /// Its unique bus name (`:1.42`).
+    let name: String
+    let process: ProcessReference
+    /// keychaind, asked as this client.
+    let transport: any KeychainTransport
+    /// Its items on disk.
+    let keychainItems: KeychainSecretItems
+    /// Its items of the `session` collection.
+    let sessionItems: SessionSecretItems
+    /// The collections it sees.
+    let collections: SecretCollections
+    /// Its open sessions, by path element.
+    var sessions: [String: TransferSession] = [:]
+    /// Its prompts not yet completed, by path element.
+    var prompts: [String: PendingPrompt] = [:]
+
+    init(
+        name: String, process: ProcessReference, transport: any KeychainTransport,
+        sessionContents: SessionSecretItems.Contents
+    ) {
+        self.name = name
+        self.process = process
+        self.transport = transport
+        keychainItems = KeychainSecretItems(transport: transport)
+        collections = SecretCollections(transport: transport)
+        // The executable as /proc shows it now: the process was pinned by its start time.
+        let executable = ProcessFiles.executable(process.pid) ?? "pid \(process.pid)"
+        sessionItems = SessionSecretItems(contents: sessionContents, owner: executable)
+    }
+
+    /// The store that keeps `collection`'s items.
+    func store(for collection: String) -> any SecretItemStore {
+        collection == SessionSecretItems.name ? sessionItems : keychainItems
+    }
+}
+
+/// What a prompt does once the client calls `Prompt`.
+enum PendingPrompt: Sendable {
+    /// Unlock the keychain on its own sheet; then these objects are unlocked.
+    case unlock([String])
+}

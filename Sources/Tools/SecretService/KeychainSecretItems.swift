@@ -1,0 +1,139 @@
+import Foundation
+import KeychainClient
+import KeychainProtocol
+
+/// The Secret Service's items of one D-Bus client, kept as keychain items of that client's app:
+/// generic passwords in its own access group, asked for through a transport that acts for the
+/// client (``KeychainRequest/actForProcess(_:)``), so keychaind decides what the client may see.
+///
+/// An item is a generic password with:
+/// - `svce` `secret-service:` and its collection's name, and `acct` its id (so the pair, the
+///   class's primary key, is unique and stays the item's for its life);
+/// - `labl` its label, `gena` its secret's content type;
+/// - each Secret Service attribute as `ss:` and its name (``ItemClass/secretServiceAttributePrefix``),
+///   sealed with the others and found by keyed hash, never in clear on disk;
+/// - the accessibility `WhenUnlocked`: a locked keychain is a locked collection.
+final class KeychainSecretItems: SecretItemStore {
+    /// What every Secret Service item's `svce` begins with.
+    static let servicePrefix = "secret-service:"
+    private static let contentTypeAttribute = "gena"
+    private let transport: any KeychainTransport
+
+    init(transport: any KeychainTransport) {
+        self.transport = transport
+    }
+
+    func items(in collection: String?, matching attributes: [String: String]) throws(KeychainError) -> [SecretItem] {
+        var query = ItemQuery(itemClass: .genericPassword, limit: .all, returns: .attributes)
+        for (name, value) in attributes {
+            query.attributes[ItemClass.secretServiceAttributePrefix + name] = .string(value)
+        }
+        if let collection { query.attributes["svce"] = .string(Self.servicePrefix + collection) }
+        let reply: KeychainReply
+        do throws(KeychainError) {
+            reply = try transport.perform(.copyMatching(query))
+        } catch where error.status == KeychainError.errSecItemNotFound.status {
+            return []
+        }
+        guard case .items(let results) = reply else {
+            throw KeychainError(.errSecInternalComponent, "the keychain answered a search out of turn")
+        }
+        return results.compactMap { $0.attributes.flatMap(Self.item(from:)) }
+    }
+
+    func item(_ id: String, in collection: String) throws(KeychainError) -> SecretItem {
+        guard case .items(let results) = try transport.perform(.copyMatching(query(id, in: collection, .attributes))),
+            let item = results.first?.attributes.flatMap(Self.item(from:))
+        else { throw KeychainError(.errSecItemNotFound, "no item \(id) in collection \(collection)") }
+        return item
+    }
+
+    func secret(of id: String, in collection: String) throws(KeychainError) -> SecretValue {
+        guard case .items(let results) = try transport.perform(.copyMatching(query(id, in: collection, [.data, .attributes]))),
+            let result = results.first, let bytes = result.secret
+        else { throw KeychainError(.errSecItemNotFound, "no item \(id) in collection \(collection)") }
+        let contentType = result.attributes?[Self.contentTypeAttribute].flatMap(Self.string) ?? "text/plain"
+        return SecretValue(bytes: bytes, contentType: contentType)
+    }
+
+    func create(
+        in collection: String, label: String, attributes: [String: String], secret: SecretValue, replacing: Bool
+    ) throws(KeychainError) -> SecretItem {
+        if replacing, let existing = try items(in: collection, matching: attributes).first(where: {
+            $0.attributes == attributes
+        }) {
+            try update(existing.id, in: collection, label: label, attributes: nil, secret: secret)
+            return try item(existing.id, in: collection)
+        }
+        let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        var fields: [String: AttributeValue] = [
+            "svce": .string(Self.servicePrefix + collection), "acct": .string(id), "labl": .string(label),
+            Self.contentTypeAttribute: .string(secret.contentType),
+        ]
+        for (name, value) in attributes { fields[ItemClass.secretServiceAttributePrefix + name] = .string(value) }
+        let item = NewItem(
+            itemClass: .genericPassword, attributes: fields, accessibility: .whenUnlocked, secret: secret.bytes,
+            returns: .attributes)
+        guard case .items(let results) = try transport.perform(.add(item)),
+            let added = results.first?.attributes.flatMap(Self.item(from:))
+        else { throw KeychainError(.errSecInternalComponent, "the keychain answered an add out of turn") }
+        return added
+    }
+
+    func update(
+        _ id: String, in collection: String, label: String?, attributes: [String: String]?, secret: SecretValue?
+    ) throws(KeychainError) {
+        var changes = ItemChanges(secret: secret?.bytes)
+        if let label { changes.attributes["labl"] = .string(label) }
+        if let secret { changes.attributes[Self.contentTypeAttribute] = .string(secret.contentType) }
+        if let attributes {
+            changes.replacesSecretServiceAttributes = true
+            for (name, value) in attributes {
+                changes.attributes[ItemClass.secretServiceAttributePrefix + name] = .string(value)
+            }
+        }
+        _ = try transport.perform(.update(query(id, in: collection, []), changes))
+    }
+
+    func delete(_ id: String, in collection: String) throws(KeychainError) {
+        _ = try transport.perform(.delete(query(id, in: collection, [])))
+    }
+
+    private func query(_ id: String, in collection: String, _ returns: ReturnSelection) -> ItemQuery {
+        ItemQuery(
+            itemClass: .genericPassword,
+            attributes: ["svce": .string(Self.servicePrefix + collection), "acct": .string(id)], limit: .one,
+            returns: returns)
+    }
+
+    /// The Secret Service item a keychain item's attributes describe; nil for an item that is
+    /// not one.
+    static func item(from attributes: [String: AttributeValue]) -> SecretItem? {
+        guard let service = attributes["svce"].flatMap(string), service.hasPrefix(servicePrefix),
+            let id = attributes["acct"].flatMap(string)
+        else { return nil }
+        var secretAttributes: [String: String] = [:]
+        for (name, value) in attributes where name.hasPrefix(ItemClass.secretServiceAttributePrefix) {
+            secretAttributes[String(name.dropFirst(ItemClass.secretServiceAttributePrefix.count))] = string(value)
+        }
+        return SecretItem(
+            id: id, collection: String(service.dropFirst(servicePrefix.count)),
+            label: attributes["labl"].flatMap(string) ?? "", attributes: secretAttributes,
+            created: seconds(attributes[CommonAttribute.creationDate]),
+            modified: seconds(attributes[CommonAttribute.modificationDate]))
+    }
+
+    private static func string(_ value: AttributeValue) -> String? {
+        switch value {
+        case .string(let text): text
+        case .data(let data): String(data: data, encoding: .utf8)
+        default: nil
+        }
+    }
+
+    /// A keychain date as the Secret Service's seconds since 1970 (0 for none).
+    static func seconds(_ value: AttributeValue?) -> UInt64 {
+        guard case .date(let date)? = value, date.timeIntervalSince1970 > 0 else { return 0 }
+        return UInt64(date.timeIntervalSince1970)
+    }
+}

@@ -1,0 +1,104 @@
+import KeychainProtocol
+
+/// `org.freedesktop.DBus.Properties` of the service, collections and items.
+extension SecretServiceProvider {
+    func answerProperties(_ call: SecretCall) throws(DBusFailure) -> [DBusValue] {
+        switch call.member {
+        case "Get":
+            let arguments = try call.arguments("ss")
+            let all = try properties(call, interface: arguments[0].text ?? "")
+            let name = arguments[1].text ?? ""
+            guard let value = all[name] else {
+                throw DBusFailure.invalidArguments("\(call.path.path) has no property \(name)")
+            }
+            return [.variant(value)]
+        case "GetAll":
+            let all = try properties(call, interface: try call.arguments("s")[0].text ?? "")
+            return [
+                .dictionary(
+                    key: "s", value: "v",
+                    all.sorted { $0.key < $1.key }.map {
+                        DBusDictionaryEntry(key: .string($0.key), value: .variant($0.value))
+                    })
+            ]
+        case "Set":
+            let arguments = try call.arguments("ssv")
+            guard case .variant(let value) = arguments[2] else { throw DBusFailure.invalidArguments("no value") }
+            try setProperty(call, arguments[1].text ?? "", value)
+            return []
+        default:
+            throw call.unknown
+        }
+    }
+
+    /// The properties of the object `call` names, in `interface` (all of its own: "").
+    private func properties(_ call: SecretCall, interface: String) throws(DBusFailure) -> [String: DBusValue] {
+        let client = call.client
+        switch call.path {
+        case .service:
+            guard interface.isEmpty || interface == Self.serviceInterface else { return [:] }
+            let collections = try keychain(client) { () throws(KeychainError) in try client.collections.all() }
+            return ["Collections": .objectPaths(collections.map { SecretObjectPath.collection($0.name).path })]
+        case .collection(let name):
+            guard interface.isEmpty || interface == Self.collectionInterface else { return [:] }
+            let collection = try keychain(client) { () throws(KeychainError) in
+                try client.collections.collection(name)
+            }
+            let locked = try isLocked(client, collection: name)
+            return [
+                "Items": .objectPaths(locked ? [] : try search(client, in: name, [:])),
+                "Label": .string(collection.label), "Locked": .boolean(locked),
+                "Created": .uint64(collection.created), "Modified": .uint64(collection.modified),
+            ]
+        case .item(let collection, let id):
+            guard interface.isEmpty || interface == Self.itemInterface else { return [:] }
+            let item = try keychain(client) { () throws(KeychainError) in
+                try client.store(for: collection).item(id, in: collection)
+            }
+            return [
+                "Locked": .boolean(try isLocked(client, collection: collection)),
+                "Attributes": .stringDictionary(item.attributes), "Label": .string(item.label),
+                "Created": .uint64(item.created), "Modified": .uint64(item.modified),
+            ]
+        case .session, .prompt:
+            return [:]
+        }
+    }
+
+    /// True while `collection` is locked: the session collection never is; the others are
+    /// while the keychain is.
+    private func isLocked(_ client: BusClient, collection: String) throws(DBusFailure) -> Bool {
+        guard collection != SessionSecretItems.name else { return false }
+        return try keychain(client) { () throws(KeychainError) in try isLocked(client) }
+    }
+
+    private func setProperty(_ call: SecretCall, _ name: String, _ value: DBusValue) throws(DBusFailure) {
+        let client = call.client
+        switch (call.path, name) {
+        case (.collection(let collection), "Label"):
+            guard let label = value.text else { throw DBusFailure.invalidArguments("Label takes a string") }
+            try keychain(client) { () throws(KeychainError) in try client.collections.setLabel(label, of: collection) }
+            signal(
+                client, path: SecretObjectPath.root, interface: Self.serviceInterface, member: "CollectionChanged",
+                [.objectPath(call.path.path)])
+        case (.item(let collection, let id), "Label"):
+            guard let label = value.text else { throw DBusFailure.invalidArguments("Label takes a string") }
+            try keychain(client) { () throws(KeychainError) in
+                try client.store(for: collection).update(id, in: collection, label: label, attributes: nil, secret: nil)
+            }
+            itemChanged(client, collection, call.path.path)
+        case (.item(let collection, let id), "Attributes"):
+            guard let attributes = value.stringDictionary else {
+                throw DBusFailure.invalidArguments("Attributes takes a{ss}")
+            }
+            try keychain(client) { () throws(KeychainError) in
+                try client.store(for: collection).update(
+                    id, in: collection, label: nil, attributes: attributes, secret: nil)
+            }
+            itemChanged(client, collection, call.path.path)
+        default:
+            throw DBusFailure(
+                name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(name) of \(call.path.path) cannot be set")
+        }
+    }
+}

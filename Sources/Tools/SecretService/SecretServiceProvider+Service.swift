@@ -1,0 +1,171 @@
+import KeychainProtocol
+
+/// `org.freedesktop.Secret.Service` at `/org/freedesktop/secrets`.
+extension SecretServiceProvider {
+    static let serviceInterface = "org.freedesktop.Secret.Service"
+
+    func answerService(_ call: SecretCall) throws(DBusFailure) -> [DBusValue] {
+        guard call.interface == Self.serviceInterface || call.interface.isEmpty else { throw call.unknown }
+        let client = call.client
+        switch call.member {
+        case "OpenSession":
+            let arguments = try call.arguments("sv")
+            guard case .variant(let input) = arguments[1] else { throw DBusFailure.invalidArguments("no input") }
+            return try openSession(client, algorithm: arguments[0].text ?? "", input: input)
+        case "CreateCollection":
+            let arguments = try call.arguments("a{sv}s")
+            let properties = arguments[0].variantDictionary ?? [:]
+            let label = properties["org.freedesktop.Secret.Collection.Label"]?.text ?? ""
+            let collection = try keychain(client) { () throws(KeychainError) in
+                try createCollection(client, label: label, alias: arguments[1].text ?? "")
+            }
+            return [.objectPath(SecretObjectPath.collection(collection).path), .objectPath(SecretObjectPath.none)]
+        case "SearchItems":
+            let attributes = try call.arguments("a{ss}")[0].stringDictionary ?? [:]
+            let found = try search(client, in: nil, attributes)
+            return [.objectPaths(found), .objectPaths([])]
+        case "Unlock":
+            let objects = try call.arguments("ao")[0].objectPaths ?? []
+            return try unlock(client, objects)
+        case "Lock":
+            let objects = try call.arguments("ao")[0].objectPaths ?? []
+            try keychain(client) { () throws(KeychainError) in _ = try client.transport.perform(.lock) }
+            return [.objectPaths(objects.filter { SecretObjectPath($0) != nil }), .objectPath(SecretObjectPath.none)]
+        case "GetSecrets":
+            let arguments = try call.arguments("aoo")
+            return [try secrets(client, of: arguments[0].objectPaths ?? [], session: arguments[1].text ?? "")]
+        case "ReadAlias":
+            let name = try call.arguments("s")[0].text ?? ""
+            let collection = try keychain(client) { () throws(KeychainError) in try alias(client, name) }
+            return [.objectPath(collection.map { SecretObjectPath.collection($0).path } ?? SecretObjectPath.none)]
+        case "SetAlias":
+            let arguments = try call.arguments("so")
+            try keychain(client) { () throws(KeychainError) in
+                try setAlias(client, arguments[0].text ?? "", to: arguments[1].text ?? "")
+            }
+            return []
+        default:
+            throw call.unknown
+        }
+    }
+
+    /// `OpenSession`: `plain`, or the DH key agreement.
+    private func openSession(_ client: BusClient, algorithm: String, input: DBusValue) throws(DBusFailure) -> [DBusValue] {
+        let session: TransferSession
+        let output: DBusValue
+        switch algorithm {
+        case "plain":
+            session = .plain
+            output = .string("")
+        case SecretSessionKey.algorithm:
+            guard case .bytes(let clientKey) = input else {
+                throw DBusFailure.invalidArguments("\(algorithm) takes the client's public key as bytes (ay)")
+            }
+            do throws(SecretSessionError) {
+                let (key, serviceKey) = try SecretSessionKey.negotiate(clientPublicKey: clientKey)
+                session = .encrypted(key)
+                output = .bytes(serviceKey)
+            } catch {
+                throw DBusFailure.invalidArguments("\(error)")
+            }
+        default:
+            throw DBusFailure.notSupported(
+                "the algorithm \(algorithm) is not supported: plain and \(SecretSessionKey.algorithm) are")
+        }
+        let name = newObjectName()
+        client.sessions[name] = session
+        return [.variant(output), .objectPath(SecretObjectPath.session(name).path)]
+    }
+
+    /// The paths of the client's items in `collection` (every collection: nil) with
+    /// `attributes`, from the keychain and from the session collection.
+    func search(_ client: BusClient, in collection: String?, _ attributes: [String: String]) throws(DBusFailure)
+        -> [String]
+    {
+        var found: [SecretItem] = []
+        if collection != SessionSecretItems.name {
+            found += try keychain(client) { () throws(KeychainError) in
+                try client.keychainItems.items(in: collection, matching: attributes)
+            }
+        }
+        if collection == nil || collection == SessionSecretItems.name {
+            found += try keychain(client) { () throws(KeychainError) in
+                try client.sessionItems.items(in: SessionSecretItems.name, matching: attributes)
+            }
+        }
+        return found.map { SecretObjectPath.item(collection: $0.collection, id: $0.id).path }
+    }
+
+    /// `GetSecrets`: the secret of each item named that the client has (others are left out).
+    private func secrets(_ client: BusClient, of paths: [String], session: String) throws(DBusFailure) -> DBusValue {
+        let transfer = try transferSession(client, session)
+        var entries: [DBusDictionaryEntry] = []
+        for path in paths {
+            guard case .item(let collection, let id)? = SecretObjectPath(path) else { continue }
+            let secret: SecretValue
+            do throws(KeychainError) {
+                secret = try client.store(for: collection).secret(of: id, in: collection)
+            } catch where error.status == KeychainError.errSecItemNotFound.status {
+                continue
+            } catch {
+                throw failure(error, client)
+            }
+            entries.append(
+                DBusDictionaryEntry(
+                    key: .objectPath(SecretObjectPath.item(collection: collection, id: id).path),
+                    value: transfer.wireSecret(secret, session: session)))
+        }
+        return .dictionary(key: "o", value: "(oayays)", entries)
+    }
+
+    /// The client's session at `path`, or `NoSession`.
+    func transferSession(_ client: BusClient, _ path: String) throws(DBusFailure) -> TransferSession {
+        guard case .session(let name)? = SecretObjectPath(path), let session = client.sessions[name] else {
+            throw DBusFailure.noSession("\(path) is not a session this client opened")
+        }
+        return session
+    }
+
+    /// `Unlock`: at once when the keychain is unlocked; else a prompt that unlocks it on the
+    /// keychain's own sheet.
+    private func unlock(_ client: BusClient, _ objects: [String]) throws(DBusFailure) -> [DBusValue] {
+        let known = objects.compactMap { SecretObjectPath($0)?.path }
+        let locked = try keychain(client) { () throws(KeychainError) in try isLocked(client) }
+        guard locked else { return [.objectPaths(known), .objectPath(SecretObjectPath.none)] }
+        let name = newObjectName()
+        client.prompts[name] = .unlock(known)
+        return [.objectPaths([]), .objectPath(SecretObjectPath.prompt(name).path)]
+    }
+
+    /// True while the keychain's `WhenUnlocked` items cannot be read.
+    func isLocked(_ client: BusClient) throws(KeychainError) -> Bool {
+        guard case .status(let status) = try client.transport.perform(.deviceStatus) else { return true }
+        return !status.isUnlocked
+    }
+
+    /// Runs `body`, a keychain request, turning its error into the Secret Service's.
+    func keychain<Value>(_ client: BusClient, _ body: () throws(KeychainError) -> Value) throws(DBusFailure) -> Value {
+        do throws(KeychainError) {
+            return try body()
+        } catch {
+            throw failure(error, client)
+        }
+    }
+
+    /// The Secret Service's error for a keychain error.
+    func failure(_ error: KeychainError, _ client: BusClient) -> DBusFailure {
+        switch error.status {
+        case KeychainError.errSecItemNotFound.status: return .noSuchObject(error.message)
+        case KeychainError.errSecInteractionNotAllowed.status:
+            if (try? isLocked(client)) == true {
+                return .isLocked("the keychain is locked: unlock it (Unlock, or `keychainctl unlock`)")
+            }
+            return .accessDenied(error.message)
+        case KeychainError.errSecMissingEntitlement.status, KeychainError.errSecAuthFailed.status:
+            return .accessDenied(error.message)
+        case KeychainError.errSecParam.status, KeychainError.errSecDataTooLarge.status:
+            return .invalidArguments(error.message)
+        default: return .failed("\(error.message) (OSStatus \(error.status))")
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import CDBus
+import Foundation
+import KeychainClient
+import KeychainProtocol
+import KeychainSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Secret Service (`org.freedesktop.secrets`, Secret Service API 0.2) on the keychain,
+/// served on the session bus by `keychainctl secret-service`.
+///
+/// Every call is answered for the process that sent it: the bridge asks the bus who that is
+/// (``BusConnection/credentials(of:)``) and keychaind for that process
+/// (``KeychainRequest/actForProcess(_:)``), so each app sees, reads and changes the items it
+/// made and no other's, whatever it asks. The objects are made on the fly from the paths:
+/// `/org/freedesktop/secrets/collection/login/ID` names the client's item `ID`, found in the
+/// keychain when asked for; signals about an app's objects go to that app's connection alone.
+///
+/// The bridge serves one call at a time on one thread. A prompt's sheet (an unlock) is drawn on
+/// a thread of its own and its `Completed` signal sent from the loop.
+public final class SecretServiceProvider {
+    static let busName = "org.freedesktop.secrets"
+    let bus: BusConnection
+    private(set) var clients: [String: BusClient] = [:]
+    private let sessionContents = SessionSecretItems.Contents()
+    /// Makes a client's transport to keychaind (a transport acting for the process, in use).
+    private let makeTransport: (ProcessReference) -> any KeychainTransport
+    /// Prompts whose sheets finished, for the loop to report.
+    let completions: PromptCompletions
+    private var nextObjectNumber = 0
+
+    /// Why the bridge could not start.
+    public struct StartFailure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Connects to the session bus and takes `org.freedesktop.secrets`.
+    ///
+    /// - Parameter replacing: take the name from the provider that has it, when it allows that
+    ///   (gnome-keyring does).
+    /// - Throws: ``StartFailure`` when there is no session bus, or another provider keeps the
+    ///   name: the message names it and how to switch.
+    public convenience init(replacing: Bool) throws(StartFailure) {
+        try self.init(replacing: replacing) { DaemonTransport(actingFor: $0) }
+    }
+
+    init(
+        replacing: Bool, makeTransport: @escaping (ProcessReference) -> any KeychainTransport
+    ) throws(StartFailure) {
+        do throws(DBusFailure) {
+            bus = try BusConnection.session()
+        } catch {
+            throw StartFailure(
+                description:
+                    "no session bus to serve (\(error.message)): run it in a desktop session, or under "
+                    + "dbus-run-session, or with DBUS_SESSION_BUS_ADDRESS set")
+        }
+        self.makeTransport = makeTransport
+        guard let completions = PromptCompletions() else {
+            throw StartFailure(description: "cannot make a pipe: \(String(cString: strerror(errno)))")
+        }
+        self.completions = completions
+        do throws(DBusFailure) {
+            // Clients leaving: their sessions and prompts end with them.
+            try bus.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                    + "member='NameOwnerChanged'")
+            switch try bus.request(Self.busName, replacing: replacing) {
+            case .owned: break
+            case .takenBy(let owner):
+                throw DBusFailure.failed(
+                    "\(Self.busName) is already served by \(Self.describe(owner, on: bus)). Stop that provider "
+                        + "(gnome-keyring: `systemctl --user mask --now gnome-keyring-daemon.service "
+                        + "gnome-keyring-daemon.socket`; KeePassXC: turn off its Secret Service integration), "
+                        + "or start this one with --replace")
+            }
+        } catch {
+            throw StartFailure(description: error.message)
+        }
+    }
+
+    /// The program behind bus name `owner`, in words.
+    private static func describe(_ owner: String, on bus: BusConnection) -> String {
+        guard let (_, process) = try? bus.credentials(of: owner),
+            let executable = ProcessFiles.executable(process.pid)
+        else { return owner }
+        return "\(executable) (pid \(process.pid))"
+    }
+
+    /// Serves until the bus closes the connection.
+    public func run() {
+        guard let descriptor = bus.descriptor else { return }
+        while bus.readWrite() {
+            while let message = bus.nextMessage() {
+                handle(message)
+            }
+            reportFinishedPrompts()
+            bus.flush()
+            var waits = [
+                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: completions.descriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            if poll(&waits, nfds_t(waits.count), -1) < 0 && errno != EINTR { return }
+        }
+    }
+
+    /// A fresh path element for a session or a prompt.
+    func newObjectName() -> String {
+        nextObjectNumber += 1
+        return "s\(nextObjectNumber)"
+    }
+
+    private func handle(_ message: DBusMessage) {
+        if message.isSignal {
+            forgetLeavingClient(message)
+            return
+        }
+        guard message.isMethodCall else { return }
+        let reply: DBusMessage?
+        do throws(DBusFailure) {
+            let values = try answer(message)
+            reply = message.reply(values)
+        } catch {
+            reply = message.errorReply(error)
+        }
+        if message.expectsReply, let reply { bus.send(reply) }
+    }
+
+    /// `NameOwnerChanged(name, old, "")` for a client: it left.
+    private func forgetLeavingClient(_ message: DBusMessage) {
+        guard message.interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
+            message.sender == "org.freedesktop.DBus",
+            let arguments = message.arguments(), arguments.count == 3, let name = arguments[0].text,
+            arguments[2].text == ""
+        else { return }
+        clients[name] = nil
+    }
+
+    /// The client that sent `message`, identified on its first call.
+    func client(of message: DBusMessage) throws(DBusFailure) -> BusClient {
+        guard let sender = message.sender else { throw DBusFailure.accessDenied("a call without a sender") }
+        if let client = clients[sender] { return client }
+        let (uid, process) = try bus.credentials(of: sender)
+        guard uid == getuid() else {
+            throw DBusFailure.accessDenied("this Secret Service serves uid \(getuid()) only, not uid \(uid)")
+        }
+        let client = BusClient(
+            name: sender, process: process, transport: makeTransport(process), sessionContents: sessionContents)
+        clients[sender] = client
+        return client
+    }
+
+    /// The reply's arguments to one call, by the object its path names.
+    private func answer(_ message: DBusMessage) throws(DBusFailure) -> [DBusValue] {
+        guard let arguments = message.arguments() else {
+            throw DBusFailure.invalidArguments("an argument of a type the Secret Service does not take")
+        }
+        let interface = message.interface ?? ""
+        let member = message.member ?? ""
+        let pathText = message.path ?? ""
+        switch (interface, member) {
+        case ("org.freedesktop.DBus.Peer", "Ping"): return []
+        case ("org.freedesktop.DBus.Introspectable", "Introspect"):
+            return [.string(SecretServiceIntrospection.xml(for: pathText))]
+        default: break
+        }
+        guard let path = SecretObjectPath(pathText) else {
+            throw DBusFailure.noSuchObject("no object at \(pathText)")
+        }
+        let client = try client(of: message)
+        let call = SecretCall(client: client, path: path, interface: interface, member: member, arguments: arguments)
+        if interface == "org.freedesktop.DBus.Properties" { return try answerProperties(call) }
+        switch path {
+        case .service: return try answerService(call)
+        case .collection(let name): return try answerCollection(call, name)
+        case .item(let collection, let id): return try answerItem(call, collection, id)
+        case .session(let id): return try answerSession(call, id)
+        case .prompt(let id): return try answerPrompt(call, id)
+        }
+    }
+
+    /// Sends signal `member` of `interface` from `path` to `client` alone: another app learns
+    /// nothing of this one's objects.
+    func signal(_ client: BusClient, path: String, interface: String, member: String, _ arguments: [DBusValue]) {
+        guard let message = DBusMessage.signal(path: path, interface: interface, member: member, arguments) else {
+            return
+        }
+        _ = client.name.withCString { dbus_message_set_destination(message.pointer, $0) }
+        bus.send(message)
+    }
+}
+
+/// One method call, with who sent it and what its path names.
+struct SecretCall {
+    let client: BusClient
+    let path: SecretObjectPath
+    let interface: String
+    let member: String
+    let arguments: [DBusValue]
+
+    /// The arguments, checked against `signature`.
+    func arguments(_ signature: String) throws(DBusFailure) -> [DBusValue] {
+        let given = arguments.map(\.signature).joined()
+        guard given == signature else {
+            throw DBusFailure.invalidArguments("\(member) takes (\(signature)), not (\(given))")
+        }
+        return arguments
+    }
+
+    var unknown: DBusFailure {
+        DBusFailure.unknownMethod("\(path.path) has no method \(member) in \(interface)")
+    }
+}
