@@ -42,7 +42,6 @@ let package = Package(
         // Certificates (SecCertificate): X.509 parsing and DER.
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.0"),
-        .package(url: "https://github.com/attaswift/BigInt", from: "6.0.0"),
         // The benchmark suite only (Benchmarks/); the malloc interposer counts allocations.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
@@ -191,10 +190,14 @@ let package = Package(
         .target(
             name: "SecretService",
             dependencies: [
-                "KeychainProtocol", "KeychainClient", "KeychainSupport", "CDBus", crypto, cryptoExtras,
-                .product(name: "BigInt", package: "BigInt"),
+                "KeychainProtocol", "KeychainClient", "KeychainSupport", "CDBus", "CModularExponentiation", crypto,
+                cryptoExtras,
             ],
             path: "Sources/Tools/SecretService", swiftSettings: strict),
+        // The Secret Service's Diffie-Hellman: OpenSSL's constant-time modular exponentiation,
+        // which swift-crypto keeps internal; libcrypto is loaded at the first session that
+        // needs it (libssl-dev to build).
+        .target(name: "CModularExponentiation", path: "Sources/Tools/CModularExponentiation"),
         // The owner's tool. It links the embedded keychain: `KEYCHAIN_MODE=embedded`, and moving
         // a per-user keychain into the system daemon.
         .executableTarget(

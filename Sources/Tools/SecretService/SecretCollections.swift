@@ -13,10 +13,17 @@ struct SecretCollections {
 
     /// Every collection the client sees.
     func all() throws(KeychainError) -> [SecretCollection] {
-        [
-            SecretCollection(name: SecretObjectPath.defaultCollection, label: "Login", created: 0, modified: 0),
-            SecretCollection(name: SessionSecretItems.name, label: "Session", created: 0, modified: 0),
-        ] + (try records()).map(\.collection)
+        let made = try records().map(\.collection)
+        let builtIn = [(SecretObjectPath.defaultCollection, "Login"), (SessionSecretItems.name, "Session")].map {
+            name, label in
+            made.first { $0.name == name } ?? SecretCollection(name: name, label: label, created: 0, modified: 0)
+        }
+        return builtIn + made.filter { !Self.isBuiltIn($0.name) }
+    }
+
+    /// True for `login` and `session`, which every client has.
+    static func isBuiltIn(_ name: String) -> Bool {
+        name == SecretObjectPath.defaultCollection || name == SessionSecretItems.name
     }
 
     /// Collection `name`, or `errSecItemNotFound`.
@@ -37,13 +44,17 @@ struct SecretCollections {
     func create(label: String, alias: String) throws(KeychainError) -> String {
         if !alias.isEmpty, let existing = try resolve(alias: alias) { return existing }
         let name = try freeName(for: label)
+        try addRecord(name, label: label, alias: alias)
+        return name
+    }
+
+    private func addRecord(_ name: String, label: String, alias: String) throws(KeychainError) {
         var attributes: [String: AttributeValue] = [
             "svce": .string(Self.recordService), "acct": .string(name), "labl": .string(label),
         ]
         if !alias.isEmpty { attributes["desc"] = .string(alias) }
         _ = try transport.perform(
             .add(NewItem(itemClass: .genericPassword, attributes: attributes, accessibility: .whenUnlocked)))
-        return name
     }
 
     /// `SetAlias`: `alias` names `collection` from now on (`/` removes it). The aliases of
@@ -64,8 +75,12 @@ struct SecretCollections {
         }
     }
 
-    /// `Label` of a made collection.
+    /// `Label`: a built-in collection gets a record of this app's for its label the first time.
     func setLabel(_ label: String, of collection: String) throws(KeychainError) {
+        if Self.isBuiltIn(collection), try !records().contains(where: { $0.collection.name == collection }) {
+            try addRecord(collection, label: label, alias: "")
+            return
+        }
         try update(collection, ["labl": .string(label)])
     }
 

@@ -77,9 +77,7 @@ extension SecretServiceProvider {
         let store = client.store(for: name)
         try keychain(client) { () throws(KeychainError) in
             for item in try store.items(in: name, matching: [:]) { try store.delete(item.id, in: name) }
-            if name != SecretObjectPath.defaultCollection && name != SessionSecretItems.name {
-                try client.collections.deleteRecord(of: name)
-            }
+            if !SecretCollections.isBuiltIn(name) { try client.collections.deleteRecord(of: name) }
         }
         signal(
             client, path: SecretObjectPath.root, interface: Self.serviceInterface, member: "CollectionDeleted",

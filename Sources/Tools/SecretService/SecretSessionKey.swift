@@ -1,4 +1,4 @@
-import BigInt
+import CModularExponentiation
 import Crypto
 import CryptoExtras
 import Foundation
@@ -13,35 +13,39 @@ import KeychainProtocol
 /// goes through HKDF-SHA256 with no salt and empty info to 16 bytes: an AES-128 key for CBC
 /// with PKCS#7 padding (swift-crypto's HKDF and CryptoExtras' AES-CBC).
 ///
-/// The modular exponentiation is attaswift/BigInt's: swift-crypto keeps BoringSSL's
-/// `BN_mod_exp` internal to its package. BigInt's is not constant-time; the exponent is a
-/// random 1024-bit number drawn for one session and dropped with it, and a client that times
-/// the reply learns at most about that session's key.
+/// The modular exponentiation is OpenSSL's constant-time Montgomery one
+/// (`BN_mod_exp_mont_consttime`, CModularExponentiation): swift-crypto keeps BoringSSL's
+/// exponentiation internal to its package. A general-purpose big-integer package took 1.5 s
+/// for a session's two exponentiations in a debug build and was not constant-time.
 public struct SecretSessionKey: Sendable {
     /// The algorithm's name in `OpenSession`.
     public static let algorithm = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
 
-    /// RFC 2409, 6.2: the second Oakley group's prime, 2^1024 - 2^960 - 1 + 2^64 * (⌊2^894 π⌋ + 129093).
-    static let prime = BigUInt(
-        "FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD"
+    /// RFC 2409, 6.2: the second Oakley group's prime, 2^1024 - 2^960 - 1 + 2^64 * (⌊2^894 π⌋ + 129093),
+    /// big-endian.
+    static let prime = bytes(
+        hex: "FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DD"
             + "EF9519B3CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7ED"
-            + "EE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF", radix: 16)!
-    static let generator = BigUInt(2)
+            + "EE386BFB5A899FA5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF")
+    static let generator: [UInt8] = [2]
     /// The length of a public key and of the shared secret, in bytes.
     static let groupBytes = 128
 
     private let key: SymmetricKey
 
-    /// The session's key from a key of one's own (exponent `privateExponent`) and the peer's
-    /// public key, as both sides compute it.
-    init(privateExponent: BigUInt, peerPublicKey: [UInt8]) throws(SecretSessionError) {
-        let peer = BigUInt(Data(peerPublicKey))
+    /// The session's key from a key of one's own (exponent `privateExponent`, big-endian) and
+    /// the peer's public key, as both sides compute it.
+    init(privateExponent: [UInt8], peerPublicKey: [UInt8]) throws(SecretSessionError) {
         // A public key of 0, 1 or p - 1 (or not below p) would give a shared secret anyone
         // knows.
-        guard peerPublicKey.count <= Self.groupBytes, peer > 1, peer < Self.prime - 1 else {
+        let peer = Self.padded(Array(peerPublicKey.drop { $0 == 0 }))
+        guard peer.count == Self.groupBytes, peer.lexicographicallyPrecedes(Self.primeMinusOne),
+            Self.padded([1]).lexicographicallyPrecedes(peer)
+        else {
             throw SecretSessionError("the client's public key is not in the group")
         }
-        let shared = Self.padded(peer.power(privateExponent, modulus: Self.prime))
+        var shared = try Self.power(peer, privateExponent)
+        defer { shared.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         key = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: shared), info: Data(), outputByteCount: 16)
     }
@@ -53,24 +57,48 @@ public struct SecretSessionKey: Sendable {
     ) throws(SecretSessionError) -> (key: SecretSessionKey, servicePublicKey: [UInt8]) {
         let exponent = randomExponent()
         let key = try SecretSessionKey(privateExponent: exponent, peerPublicKey: clientPublicKey)
-        return (key, publicKey(of: exponent))
+        return (key, try publicKey(of: exponent))
     }
 
     /// The public key of `exponent`: g^x mod p, 128 bytes big-endian.
-    static func publicKey(of exponent: BigUInt) -> [UInt8] {
-        padded(generator.power(exponent, modulus: prime))
+    static func publicKey(of exponent: [UInt8]) throws(SecretSessionError) -> [UInt8] {
+        try power(generator, exponent)
     }
 
-    /// A private exponent: 128 random bytes, reduced into [2, p - 2].
-    static func randomExponent() -> BigUInt {
-        let random = SymmetricKey(size: .init(bitCount: groupBytes * 8)).withUnsafeBytes { Data($0) }
-        return BigUInt(random) % (prime - 3) + 2
+    /// A private exponent: 128 random bytes (swift-crypto's generator), 2 or more.
+    static func randomExponent() -> [UInt8] {
+        var random = SymmetricKey(size: .init(bitCount: groupBytes * 8)).withUnsafeBytes { Array($0) }
+        random[groupBytes - 1] |= 2
+        return random
     }
 
-    /// `number` big-endian, left-padded with zeros to 128 bytes.
-    static func padded(_ number: BigUInt) -> [UInt8] {
-        let bytes = [UInt8](number.serialize())
-        return [UInt8](repeating: 0, count: max(0, groupBytes - bytes.count)) + bytes
+    /// `number` (big-endian) left-padded with zeros to 128 bytes; longer numbers are kept.
+    static func padded(_ number: [UInt8]) -> [UInt8] {
+        [UInt8](repeating: 0, count: max(0, groupBytes - number.count)) + number
+    }
+
+    /// p - 1 (p ends in 0xFF, so only its last byte changes).
+    private static let primeMinusOne = prime.dropLast() + [prime[prime.count - 1] - 1]
+
+    /// `base` ^ `exponent` mod p, 128 bytes.
+    private static func power(_ base: [UInt8], _ exponent: [UInt8]) throws(SecretSessionError) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: groupBytes)
+        guard kc_modular_exponentiation(base, base.count, exponent, exponent.count, prime, prime.count, &result) == 1
+        else {
+            throw SecretSessionError("OpenSSL's libcrypto (libcrypto.so.3) is needed for encrypted sessions")
+        }
+        return result
+    }
+
+    private static func bytes(hex: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return bytes
     }
 
     /// `secret` encrypted for the client: the IV (the secret's parameters) and the ciphertext.

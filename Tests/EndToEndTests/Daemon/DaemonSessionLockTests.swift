@@ -96,10 +96,10 @@ import Glibc
 
 /// dbusmock's logind on a private system bus.
 final class LogindMock {
-    let bus: PrivateSystemBus
+    let bus: PrivateBus
 
     init() throws {
-        bus = try PrivateSystemBus(prefix: "logind")
+        bus = try PrivateBus(prefix: "logind")
         do {
             try bus.startMock(
                 template: "logind",

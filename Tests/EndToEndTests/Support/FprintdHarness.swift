@@ -9,7 +9,7 @@ import Glibc
 /// real polkitd and the given rule alone. Nothing outside a temporary directory is touched.
 /// `scan(_:)` puts a finger on the virtual reader.
 final class FprintdHarness {
-    private let bus: PrivateSystemBus
+    private let bus: PrivateBus
 
     var directory: URL { bus.directory }
     var socket: URL { directory.appendingPathComponent("fp.sock") }
@@ -18,7 +18,7 @@ final class FprintdHarness {
     /// fprintd on a bus of its own; with `polkitRule`, polkit is the real polkitd with that
     /// rule as its only addition (root is authorized for everything, as polkit always does).
     init(polkitRule: String? = nil) throws {
-        bus = try PrivateSystemBus(prefix: "fprintd")
+        bus = try PrivateBus(prefix: "fprintd")
         do {
             try FileManager.default.createDirectory(
                 at: directory.appendingPathComponent("state"), withIntermediateDirectories: true)

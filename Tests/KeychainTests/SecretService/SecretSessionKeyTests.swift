@@ -1,4 +1,3 @@
-import BigInt
 import Foundation
 import KeychainProtocol
 import Testing
@@ -29,8 +28,10 @@ import Testing
     /// numbers of the group, are refused.
     @Test func aWeakOrForeignPublicKeyIsRefused() {
         let prime = SecretSessionKey.prime
+        let last = prime.count - 1
         for key in [
-            BigUInt(0), BigUInt(1), prime - 1, prime, prime + 5,
+            [0], [1], Array(prime.dropLast()) + [prime[last] - 1], prime,
+            [UInt8](repeating: 0xFF, count: 128),
         ] {
             #expect(throws: SecretSessionError.self) {
                 try SecretSessionKey.negotiate(clientPublicKey: SecretSessionKey.padded(key))
@@ -42,8 +43,8 @@ import Testing
     }
 
     @Test func aSecretNotOfThisSessionIsRefused() throws {
-        let (key, _) = try SecretSessionKey.negotiate(clientPublicKey: SecretSessionKey.publicKey(of: 12345))
-        let (other, _) = try SecretSessionKey.negotiate(clientPublicKey: SecretSessionKey.publicKey(of: 12345))
+        let (key, _) = try SecretSessionKey.negotiate(clientPublicKey: SecretSessionKey.publicKey(of: [0x30, 0x39]))
+        let (other, _) = try SecretSessionKey.negotiate(clientPublicKey: SecretSessionKey.publicKey(of: [0x30, 0x39]))
         let sent = key.encrypt(SecretBytes(utf8: "hunter2"))
         #expect(throws: SecretSessionError.self) {
             try key.decrypt(parameters: Array(sent.parameters.prefix(8)), value: sent.value)

@@ -4,24 +4,29 @@ import Foundation
 import Glibc
 #endif
 
-/// A D-Bus system bus of the test's own that allows everything (reference/environment.md has the
-/// recipe), in a temporary directory: the services a test starts on it (fprintd, dbusmock's
-/// polkit and logind) are its children, killed by pid in ``stop()``. Nothing outside the
-/// directory is touched.
-final class PrivateSystemBus {
+/// A D-Bus bus of the test's own that allows everything (reference/environment.md has the
+/// recipe), in a temporary directory: a system bus, or with `session` a session bus. The
+/// services a test starts on it (fprintd, dbusmock's polkit and logind, the Secret Service,
+/// gnome-keyring) are its children, killed by pid in ``stop()``. Nothing outside the directory
+/// is touched.
+final class PrivateBus {
     let directory: URL
+    /// True for a session bus.
+    let isSession: Bool
     private var processes: [Process] = []
 
-    /// The environment that points programs at this bus (`DBUS_SYSTEM_BUS_ADDRESS`).
+    /// The environment that points programs at this bus (`DBUS_SYSTEM_BUS_ADDRESS`, or
+    /// `DBUS_SESSION_BUS_ADDRESS` for a session bus).
     var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
-        environment["DBUS_SYSTEM_BUS_ADDRESS"] = address
+        environment[isSession ? "DBUS_SESSION_BUS_ADDRESS" : "DBUS_SYSTEM_BUS_ADDRESS"] = address
         return environment
     }
 
     var address: String { "unix:path=\(directory.appendingPathComponent("bus").path)" }
 
-    init(prefix: String) throws {
+    init(prefix: String, session: Bool = false) throws {
+        isSession = session
         directory = URL(fileURLWithPath: "/tmp/\(prefix)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Other users' programs (the system daemon's fprintd tools, polkitd) reach the bus here.
@@ -29,7 +34,7 @@ final class PrivateSystemBus {
         let configuration = """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" \
             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig><type>system</type>\
+            <busconfig><type>\(session ? "session" : "system")</type>\
             <listen>unix:path=\(directory.appendingPathComponent("bus").path)</listen><auth>EXTERNAL</auth>
             <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/><allow \
             user="*"/></policy></busconfig>
@@ -77,10 +82,10 @@ final class PrivateSystemBus {
         }
     }
 
-    /// `dbus-send --system --print-reply arguments…`: its output, or an error when it fails.
+    /// `dbus-send --system --print-reply arguments…` (`--session` on a session bus): its output, or an error when it fails.
     @discardableResult
     func send(_ arguments: [String]) throws -> String {
-        try run(program("dbus-send"), ["--system", "--print-reply"] + arguments)
+        try run(program("dbus-send"), [isSession ? "--session" : "--system", "--print-reply"] + arguments)
     }
 
     /// Starts a long-running program that the bus stops with the rest.
