@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// The Secret Service (`keychainctl secret-service`) driven by clients others wrote, on a
+/// session bus of the test's own with no desktop: libsecret's `secret-tool`, SecretStorage's
+/// own test suite, Python's `keyring`, and a lookup as Chromium makes it.
+@Suite struct SecretServiceClientTests {
+    @Test func secretToolStoresLooksUpSearchesAndClears() throws {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        var result = try service.script(
+            """
+            printf 'hunter2' | secret-tool store --label='GitHub token' service github.com user alice
+            printf 'other' | secret-tool store --label='GitLab token' service gitlab.com user alice
+            secret-tool lookup service github.com user alice
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "hunter2")
+
+        // Exact, case-sensitive matches: another case or a value's prefix is not a match.
+        result = try service.script("secret-tool lookup service GitHub.com user alice")
+        #expect(result.status != 0 && result.stdout.isEmpty)
+        result = try service.script("secret-tool lookup service github user alice")
+        #expect(result.status != 0 && result.stdout.isEmpty)
+
+        // secret-tool writes the attributes on standard error.
+        result = try service.script("secret-tool search --all user alice 2>&1")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("label = GitHub token") && result.stdout.contains("label = GitLab token"))
+        #expect(result.stdout.contains("secret = hunter2") && result.stdout.contains("attribute.service = github.com"))
+        // Each item's path ends in one element of [A-Za-z0-9_] (secret-tool shows that element).
+        let paths = result.stdout.split(separator: "\n").filter { $0.hasPrefix("[/") }
+        #expect(paths.count == 2)
+        #expect(
+            paths.allSatisfy { $0.range(of: #"^\[/[a-z0-9]{32}\]$"#, options: .regularExpression) != nil }, "\(paths)")
+
+        // A new secret under the same attributes replaces the old (libsecret stores with replace).
+        result = try service.script(
+            """
+            printf 'hunter3' | secret-tool store --label='GitHub token' service github.com user alice
+            secret-tool lookup service github.com user alice
+            """)
+        #expect(result.stdout == "hunter3")
+        result = try service.script("secret-tool search --all service github.com")
+        #expect(result.stdout.components(separatedBy: "label = ").count == 2, "one item: \(result.stdout)")
+
+        result = try service.script(
+            """
+            secret-tool clear service github.com user alice
+            secret-tool lookup service github.com user alice; echo "lookup: $?"
+            secret-tool lookup service gitlab.com user alice
+            """)
+        #expect(result.stdout == "lookup: 1\nother", "\(result.stdout) \(result.stderr)")
+    }
+
+    /// Chromium and Electron apps keep the key of their cookie and password encryption under
+    /// this schema; they fall back to a key everybody knows when no provider answers.
+    @Test func chromiumFindsItsEncryptionKey() throws {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        let result = try service.script(
+            """
+            printf 'v11-key-material' | secret-tool store --label='Chrome Safe Storage' \
+                xdg:schema chrome_libsecret_os_crypt_password_v2 application chrome
+            secret-tool lookup xdg:schema chrome_libsecret_os_crypt_password_v2 application chrome
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "v11-key-material")
+    }
+
+    /// SecretStorage's test suite (`tests/run_tests.py` of its PyPI release), run against the
+    /// real `org.freedesktop.secrets` as its README says: every test that is not for its mock
+    /// server passes, with its encrypted (DH) sessions.
+    @Test func secretStoragesOwnSuitePasses() throws {
+        let suite = URL(fileURLWithPath: SecretServiceClientTests.secretStorageRelease)
+        try #require(
+            FileManager.default.fileExists(atPath: suite.appendingPathComponent("tests/run_tests.py").path),
+            "SecretStorage's release is not at \(suite.path): .ci/run downloads it from PyPI")
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        let result = try service.script("cd '\(suite.path)' && /usr/bin/python3 tests/run_tests.py 2>&1")
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.stdout.contains("\nOK"), "\(result.stdout)")
+        #expect(!result.stdout.contains("FAIL") && !result.stdout.contains("ERROR"), "\(result.stdout)")
+        // Its tests of items and collections ran; only the mock server's were skipped.
+        #expect(result.stdout.contains("test_secret (test_item.ItemTest.test_secret) ... ok"), "\(result.stdout)")
+    }
+
+    /// Where .ci/run unpacks SecretStorage's release (PyPI's sdist holds the tests).
+    static let secretStorageRelease = "/opt/SecretStorage-3.3.3"
+
+    /// Python's `keyring`, whose SecretService backend libsecret-less Python programs use.
+    @Test func pythonKeyringStoresAndReads() throws {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        let result = try service.script(
+            """
+            /usr/bin/python3 - <<'PY'
+            import keyring
+            from keyring.backends import SecretService
+            keyring.set_keyring(SecretService.Keyring())
+            keyring.set_password("pypi", "alice", "s3cret")
+            print(keyring.get_password("pypi", "alice"))
+            keyring.delete_password("pypi", "alice")
+            print(keyring.get_password("pypi", "alice"))
+            PY
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "s3cret\nNone\n", "\(result.stdout)")
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+/// What no other Secret Service provider does: each app sees, reads and changes its own items.
+/// keychaind identifies the process behind every D-Bus call, so two programs at two paths are
+/// two apps, whatever attributes they ask for.
+@Suite struct SecretServiceIsolationTests {
+    @Test func twoProgramsAtTwoPathsEachSeeTheirOwn() throws {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        // A second copy of secret-tool: the same code at another path is another app.
+        let other = service.shell.home.appendingPathComponent("bin/secret-tool")
+        try FileManager.default.createDirectory(
+            at: other.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: "/usr/bin/secret-tool", toPath: other.path)
+
+        var result = try service.script(
+            "printf 'first-app-secret' | secret-tool store --label='Mail password' service imap user alice")
+        #expect(result.status == 0, "\(result.stderr)")
+
+        // The other program, asking for the same attributes, finds nothing, by lookup or search.
+        result = try service.script("'\(other.path)' lookup service imap user alice")
+        #expect(result.status != 0 && result.stdout.isEmpty, "\(result.stdout)")
+        result = try service.script("'\(other.path)' search --all service imap")
+        #expect(!result.stdout.contains("first-app-secret") && !result.stdout.contains("Mail password"))
+        // Nor does Python, through SecretStorage's search of every collection.
+        result = try service.script(
+            """
+            /usr/bin/python3 -c "
+            import secretstorage
+            c = secretstorage.dbus_init()
+            print(len(list(secretstorage.search_items(c, {'service': 'imap'}))))"
+            """)
+        #expect(result.stdout == "0\n", "\(result.stdout) \(result.stderr)")
+
+        // The other program stores its own under the same attributes; each reads its own, and
+        // clearing one leaves the other's.
+        result = try service.script(
+            """
+            printf 'second-app-secret' | '\(other.path)' store --label='Mail password' service imap user alice
+            '\(other.path)' lookup service imap user alice; echo
+            secret-tool lookup service imap user alice; echo
+            '\(other.path)' clear service imap user alice
+            secret-tool lookup service imap user alice
+            """)
+        #expect(result.stdout == "second-app-secret\nfirst-app-secret\nfirst-app-secret", "\(result.stdout)")
+    }
+
+    /// An item's attributes and label are sealed like every keychain item's: none is in clear
+    /// in the keychain's files (gnome-keyring keeps attributes in clear), and the owner sees
+    /// the item, with its label and attributes, in `keychainctl dump-keychain`.
+    @Test func itemsAreSealedOnDiskAndListedForTheOwner() throws {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        let marker = "attribute-value-\(UUID().uuidString.prefix(8))"
+        let result = try service.script(
+            """
+            printf '1234\\n' | "$KEYCHAINCTL" passcode set
+            printf 'sealed-secret' | secret-tool store --label='Label-\(marker)' service '\(marker)'
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: service.shell.keychainDirectory.path)
+        #expect(!files.isEmpty)
+        for file in files {
+            let contents =
+                FileManager.default.contents(atPath: service.shell.keychainDirectory.appendingPathComponent(file).path)
+                ?? Data()
+            #expect(contents.range(of: Data(marker.utf8)) == nil, "\(file) holds an attribute in clear")
+            #expect(contents.range(of: Data("sealed-secret".utf8)) == nil, "\(file) holds the secret in clear")
+        }
+
+        // keychainctl is another app: it sees the item only in an owner session.
+        #expect(!(try service.shell.run(["dump-keychain"]).stdout.contains(marker)))
+        let dump = try service.script(
+            """
+            printf '1234\\n' | "$KEYCHAINCTL" owner login >/dev/null && "$KEYCHAINCTL" dump-keychain
+            """)
+        #expect(dump.status == 0, "\(dump.stderr)")
+        #expect(dump.stdout.contains("Label-\(marker)"), "\(dump.stdout)")
+        #expect(dump.stdout.contains("ss:service") && dump.stdout.contains(marker), "\(dump.stdout)")
+        #expect(dump.stdout.contains("secret-service:login"), "\(dump.stdout)")
+        #expect(!dump.stdout.contains("sealed-secret"))
+    }
+
+    /// A session belongs to the connection that opened it: another connection, even of the
+    /// same program, cannot read secrets through it.
+    @Test func aSessionIsItsConnectionsAlone() throws {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        let result = try service.script(
+            """
+            /usr/bin/python3 - <<'PY'
+            import secretstorage
+            from jeepney import new_method_call, DBusAddress
+            from jeepney.wrappers import unwrap_msg
+            first = secretstorage.dbus_init()
+            item = secretstorage.get_default_collection(first).create_item("x", {"k": "v"}, b"s")
+            session = secretstorage.util.open_session(first)
+            second = secretstorage.dbus_init()
+            service = DBusAddress("/org/freedesktop/secrets", bus_name="org.freedesktop.secrets",
+                                  interface="org.freedesktop.Secret.Service")
+            try:
+                unwrap_msg(second.send_and_get_reply(new_method_call(service, "GetSecrets", "aoo",
+                                                                     ([item.item_path], session.object_path))))
+                print("read through another connection's session")
+            except Exception as error:
+                print(type(error).__name__, error)
+            PY
+            """)
+        #expect(result.stdout.contains("org.freedesktop.Secret.Error.NoSession"), "\(result.stdout) \(result.stderr)")
+    }
+}
