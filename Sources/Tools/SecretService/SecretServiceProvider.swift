@@ -81,6 +81,18 @@ public final class SecretServiceProvider {
         }
     }
 
+    /// Asks the session bus to read its configuration again (`ReloadConfig`), so that it finds
+    /// an activation file just written, in a directory it may not have watched; false when
+    /// there is no session bus or it refused.
+    public static func reloadSessionBus() -> Bool {
+        guard let bus = try? BusConnection.session(),
+            let call = DBusMessage.methodCall(
+                destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                member: "ReloadConfig")
+        else { return false }
+        return (try? bus.call(call, timeoutMilliseconds: 5000)) != nil
+    }
+
     /// The program behind bus name `owner`, in words.
     private static func describe(_ owner: String, on bus: BusConnection) -> String {
         guard let (_, process) = try? bus.credentials(of: owner),

@@ -204,7 +204,7 @@ enum SystemUnits {
         }
     }
 
-    /// Writes `text` to `path` (root's, 0644), creating its directory.
+    /// Writes `text` to `path` (0644, its writer's: root's when root installs), creating its directory.
     static func installText(_ text: String, at path: String) throws {
         try makeDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
         do {

@@ -25,7 +25,15 @@ final class PrivateBus {
 
     var address: String { "unix:path=\(directory.appendingPathComponent("bus").path)" }
 
-    init(prefix: String, session: Bool = false) throws {
+    /// - Parameters:
+    ///   - session: a session bus rather than a system bus.
+    ///   - serviceDirectories: where the bus finds the activation files of the services it
+    ///     starts on demand, first first (as the session bus reads the user's before the system's).
+    ///   - daemonEnvironment: added to the bus's environment, which the services it starts get.
+    init(
+        prefix: String, session: Bool = false, serviceDirectories: [String] = [],
+        daemonEnvironment: [String: String] = [:]
+    ) throws {
         isSession = session
         directory = URL(fileURLWithPath: "/tmp/\(prefix)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -36,6 +44,7 @@ final class PrivateBus {
             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
             <busconfig><type>\(session ? "session" : "system")</type>\
             <listen>unix:path=\(directory.appendingPathComponent("bus").path)</listen><auth>EXTERNAL</auth>
+            \(serviceDirectories.map { "<servicedir>\($0)</servicedir>" }.joined())
             <policy context="default"><allow send_destination="*"/><allow receive_sender="*"/><allow own="*"/><allow \
             user="*"/></policy></busconfig>
             """
@@ -43,7 +52,8 @@ final class PrivateBus {
         do {
             try launchService(
                 program("dbus-daemon"),
-                ["--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork"])
+                ["--config-file=\(directory.appendingPathComponent("bus.conf").path)", "--nofork"],
+                extra: daemonEnvironment)
             try retry("the private bus") {
                 guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("bus").path) else {
                     throw POSIXError(.ENOENT)

@@ -13,11 +13,12 @@ final class SecretServiceHarness {
     let shell: CommandRunner
     private(set) var bridge: Process?
 
-    init() throws {
+    /// - Parameter startingBridge: false to leave the name free (for another provider).
+    init(startingBridge: Bool = true) throws {
         bus = try PrivateBus(prefix: "secrets", session: true)
         do {
             shell = try CommandRunner(environment: bus.environment)
-            try startBridge()
+            if startingBridge { try startBridge() }
         } catch {
             bus.stop()
             throw error
