@@ -26,11 +26,19 @@ public struct Entitlements: Codable, Sendable {
     /// The access groups of `app`, the default first. A declared app has its declared groups
     /// (``AppDeclaration/accessGroups``), then the shared groups granted to it, then its own
     /// identity's group, where what it stored before the declaration stays. Any other app has
-    /// its own group, then the shared ones.
+    /// its own group, then the shared ones. A leave to read one item of another app
+    /// (``SecretServiceItemGrant``) is not a group.
     public func accessGroups(forApp app: String) -> [String] {
         var result = declarations[app]?.accessGroups ?? [app]
-        for group in (groups[app] ?? []) + [app] where !result.contains(group) { result.append(group) }
+        for group in (groups[app] ?? []) + [app] where !result.contains(group) && !group.hasPrefix(SecretServiceItemGrant.prefix) {
+            result.append(group)
+        }
         return result
+    }
+
+    /// The other apps' Secret Service items the owner let `app` read for good.
+    public func itemGrants(forApp app: String) -> Set<SecretServiceItemGrant> {
+        Set((groups[app] ?? []).compactMap(SecretServiceItemGrant.init(entitlement:)))
     }
 
     /// The list; empty when the file does not exist (nothing was ever granted).

@@ -63,6 +63,17 @@ extension KeychainDaemon {
             audit.notice("owner authentication for \(purpose)", metadata: metadata)
         case .promptAgent:
             audit.notice("prompt agent offered", metadata: metadata)
+        case .otherAppSecretItem:
+            switch request {
+            case .readOtherAppSecretItem(_, let account):
+                metadata["item"] = "\(account)"
+                audit.info("read of another app's Secret Service item", metadata: metadata)
+            case .allowOtherAppSecretItem(_, let account, _):
+                metadata["item"] = "\(account)"
+                if case .success(.authenticationFailed(let failure, _)) = result { metadata["result"] = "\(failure)" }
+                audit.notice("the owner was asked to let an app read another app's item", metadata: metadata)
+            default: break
+            }
         case .actForProcess:
             guard case .actForProcess(let process) = request else { break }
             metadata["for pid"] = "\(process.pid)"

@@ -39,7 +39,8 @@ extension KeychainDaemon {
             ]
         let owner =
             client.app.untrustedBecause == nil && (client.ownerSession.map(client.keychain.owners.isOpen) ?? false)
-        return CallerIdentity(accessGroups: groups, actsForOwner: owner, connection: client.connection)
+        return CallerIdentity(
+            accessGroups: groups, actsForOwner: owner, connection: client.connection, app: client.app.identifier)
     }
 
     /// Carries out `request` for `client`: the reply, with the owner session opened, closed or
@@ -105,6 +106,11 @@ extension KeychainDaemon {
                 "the system keychain daemon takes apps' identifiers and groups from its app registry "
                     + "(/etc/keychain/apps.d), "
                     + "which root edits")
+        }
+        if facts.secretServiceBridgeOnly, client.bridge == nil {
+            throw KeychainError(
+                .errSecMissingEntitlement,
+                "only the Secret Service bridge asks for other apps' Secret Service items, for a D-Bus client")
         }
         if facts.needsOwnerSession, !caller.actsForOwner {
             throw KeychainError(

@@ -10,9 +10,9 @@ import Glibc
 /// the app's desktop (`pinentry-gtk-2`, `pinentry-qt`, `pinentry-gnome3`, started with its
 /// display). Started by the keychain, never by the app; the window's title names the app.
 ///
-/// While a touch can answer, the sheet is pinentry's confirmation (`CONFIRM`): its OK button is
-/// the fallback ("Enter Password"), its Cancel button Cancel; a sheet without a fallback shows
-/// Cancel alone. Feedback ("Not recognized. 2 more tries.") draws the confirmation again with the
+/// While a touch can answer, and for a question, the sheet is pinentry's confirmation
+/// (`CONFIRM`): its OK button is the fallback ("Enter Password", "Allow"), its Cancel button
+/// Cancel; a sheet without a fallback shows Cancel alone. Feedback ("Not recognized. 2 more tries.") draws the confirmation again with the
 /// line under the reason. The passcode is pinentry's `GETPIN`, with the last feedback as its
 /// error line (`SETERROR`); a stop (the app cancelled or exited) ends the program.
 public struct PinentryPrompt: AuthenticationPrompt {
@@ -78,7 +78,7 @@ final class PinentrySession: PromptSession {
     init(_ sheet: PromptSheet, start: @escaping () -> Pinentry?) {
         self.sheet = sheet
         self.start = start
-        if sheet.asksForTouch { confirm() }
+        if sheet.asksForTouch || sheet.isQuestion { confirm() }
     }
 
     /// What the sheet says, with the feedback under it.

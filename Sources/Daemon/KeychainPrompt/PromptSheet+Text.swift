@@ -6,8 +6,9 @@ extension PromptSheet {
     var shownProgramName: String { PromptText.clean(programName, limit: 64) }
 
     /// What every drawing of the sheet says, each cleaned and bounded: who asks, why, and, while
-    /// a touch can answer, that it waits for one.
+    /// a touch can answer, that it waits for one. A question says its text alone.
     var paragraphs: [String] {
+        if isQuestion { return [PromptText.clean(reason, limit: 400)] }
         var paragraphs = [
             "\"\(shownProgramName)\" is trying to authenticate you.", PromptText.clean(reason, limit: 200),
         ]

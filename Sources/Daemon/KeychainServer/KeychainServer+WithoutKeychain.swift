@@ -24,8 +24,10 @@ extension KeychainServer {
             throw KeychainError(.errSecInternalComponent, "a request that creates the keychain was sent without one")
         case .useEnclaveKey:
             throw KeychainError(.errSecDecode, "no keychain exists yet, so no key is this keychain's Enclave's")
-        case .copyMatching, .update, .delete:
+        case .copyMatching, .update, .delete, .readOtherAppSecretItem, .allowOtherAppSecretItem:
             throw KeychainError(.errSecItemNotFound, "no keychain exists yet, so no item matches")
+        case .otherAppsSecretItems:
+            return .items([])
         case .deviceStatus:
             return .status(
                 DeviceStatus(

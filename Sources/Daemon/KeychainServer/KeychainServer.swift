@@ -28,6 +28,9 @@ public final class KeychainServer: Sendable {
     /// on every request of keychaind, so kept in memory (an edit of the file behind the server's
     /// back grants nothing; the file is authenticated when read).
     private let entitlements = Mutex<Entitlements?>(nil)
+    /// The other apps' Secret Service items the owner let an app read "Only This Time", by the
+    /// connection it asked on: forgotten when that connection closes.
+    let itemGrantsForConnection = Mutex<[UInt64: Set<SecretServiceItemGrant>]>([:])
 
     /// Opens the keychain in `directory`: the Enclave's files, then the database
     /// `keychain.db`, admitted only when it belongs with the keybag
@@ -158,6 +161,13 @@ public final class KeychainServer: Sendable {
             return try authenticateOwner(authentication, for: .unlock, caller: caller, prompts: prompts)
         case .openOwnerSessionBySheet(let authentication):
             return try authenticateOwner(authentication, for: .proveOwner, caller: caller, prompts: prompts)
+        case .otherAppsSecretItems(let attributes):
+            return .items(try otherAppsSecretItems(attributes, caller: caller))
+        case .readOtherAppSecretItem(let service, let account):
+            return .items([try readOtherAppSecretItem(service: service, account: account, caller: caller)])
+        case .allowOtherAppSecretItem(let service, let account, let authentication):
+            return try allowOtherAppSecretItem(
+                service: service, account: account, authentication, caller: caller, prompts: prompts)
         case .endBiometricMatch:
             try endBiometricMatch()
             return .done
@@ -193,7 +203,7 @@ public final class KeychainServer: Sendable {
             try requireOwner(caller)
             try RequestValidation.checkEntitlement(app: app, group: group)
             try enclave.changeEntitlements(.grant(app: app, group: group, granted: granted))
-            entitlements.withLock { $0 = nil }
+            forgetEntitlements()
             return .done
         case .listEntitlements:
             try requireOwner(caller)
@@ -202,7 +212,7 @@ public final class KeychainServer: Sendable {
             try requireOwner(caller)
             try RequestValidation.checkDeclaration(app: app, declaration)
             try enclave.changeEntitlements(.declare(app: app, declaration))
-            entitlements.withLock { $0 = nil }
+            forgetEntitlements()
             return .done
         case .listDeclaredApps:
             try requireOwner(caller)
@@ -249,16 +259,22 @@ public final class KeychainServer: Sendable {
         (try? currentEntitlements())?.accessGroups(forApp: app) ?? [app]
     }
 
-    private func currentEntitlements() throws(KeychainError) -> Entitlements {
+    func currentEntitlements() throws(KeychainError) -> Entitlements {
         if let known = entitlements.withLock({ $0 }) { return known }
         let loaded = try enclave.entitlements()
         entitlements.withLock { $0 = loaded }
         return loaded
     }
 
+    /// Drops the entitlements read last: the next request reads the file again.
+    func forgetEntitlements() {
+        entitlements.withLock { $0 = nil }
+    }
+
     /// Forgets what the authentication contexts of a closed connection earned.
     public func endConnection(_ connection: UInt64) {
         contexts.endConnection(connection)
+        itemGrantsForConnection.withLock { _ = $0.removeValue(forKey: connection) }
     }
 
     /// Runs a passcode operation; whatever its outcome, finishes an erase it caused (a 10th
@@ -268,7 +284,7 @@ public final class KeychainServer: Sendable {
     /// Runs an owner authentication for `purpose` with the sheets of `prompts` (none: it fails
     /// with `notInteractive`). Only an app's own evaluation files what it earns under the
     /// request's context: the others run under a context of their own, forgotten at the end.
-    private func authenticateOwner(
+    func authenticateOwner(
         _ authentication: OwnerAuthentication, for purpose: OwnerAuthenticationRun.Purpose, caller: CallerIdentity,
         prompts: (any PromptProvider)?
     ) throws(KeychainError) -> KeychainReply {

@@ -15,13 +15,18 @@ public struct CallerIdentity: Sendable, Hashable {
     /// The connection the request came on. What an authentication context earned is filed
     /// under it, so another connection naming the same context gets nothing.
     public var connection: UInt64
+    /// The app's identifier as keychaind identified it (its executable in per-user mode), which
+    /// the owner's leave to read another app's Secret Service item names
+    /// (``SecretServiceItemGrant``); nil where nothing identified it (the embedded keychain).
+    public var app: String?
 
     /// Creates an identity; `accessGroups` must not be empty.
-    public init(accessGroups: [String], actsForOwner: Bool = false, connection: UInt64 = 0) {
+    public init(accessGroups: [String], actsForOwner: Bool = false, connection: UInt64 = 0, app: String? = nil) {
         precondition(!accessGroups.isEmpty, "a caller belongs to at least its default access group")
         self.accessGroups = accessGroups
         self.actsForOwner = actsForOwner
         self.connection = connection
+        self.app = app
     }
 
     /// The group new items go to when the request names none.

@@ -131,6 +131,25 @@ public enum KeychainRequest: Sendable {
     /// mode the program registered as the prompt agent), once per connection; every later
     /// request must still be written by the bridge. Answered `done`.
     case actForProcess(ProcessReference)
+    /// The Secret Service items of apps other than the caller that have every one of
+    /// `attributes` (raw names: `svce`, and `ss:NAME` for a Secret Service attribute), for the
+    /// bridge's searches, which list another app's items as locked until the owner lets the
+    /// caller read them. Answered with `items`: for each match its `acct` and `svce` alone, or,
+    /// for one the caller may read (``allowOtherAppSecretItem(service:account:_:)``), every
+    /// attribute but its access group. Only a connection of the Secret Service bridge may ask.
+    case otherAppsSecretItems([String: AttributeValue])
+    /// Another app's Secret Service item (`svce`, `acct`) that the owner let the caller read:
+    /// its attributes (but its access group) and its secret, as `items`. Refused with
+    /// `errSecInteractionNotAllowed` until the owner allows it, `errSecItemNotFound` when there
+    /// is none. Read only: nothing lets an app change another's item. The bridge only.
+    case readOtherAppSecretItem(service: String, account: String)
+    /// Asks the owner, on the keychain's sheet, whether the caller may read another app's
+    /// Secret Service item: Deny or Allow; once the owner authenticates (a touch or the
+    /// passcode, as `authentication`'s factors allow), Only This Time (until this connection
+    /// closes) or Always Allow (kept in the owner's entitlements: `keychainctl apps list`,
+    /// `apps revoke`). The sheet's text is the keychain's: who asks, the item's label, and the
+    /// app that saved it. Answered as an authentication is. The bridge only.
+    case allowOtherAppSecretItem(service: String, account: String, OwnerAuthentication)
 
     /// The largest part of a file an ``importChunk(file:offset:bytes:)`` carries.
     public static let maximumImportChunk = 512 << 10

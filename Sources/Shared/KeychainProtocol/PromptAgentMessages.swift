@@ -71,6 +71,7 @@ public enum PromptAgentCoder {
         writer.bool(sheet.asksForTouch)
         writer.string(sheet.cancelTitle)
         writer.optional(sheet.fallbackTitle) { $0.string($1) }
+        writer.bool(sheet.isQuestion)
     }
 
     /// The variables a window's display is named by, and the longest value of each.
@@ -89,7 +90,7 @@ public enum PromptAgentCoder {
         let sheet = { (reader: inout WireReader) throws(WireError) in
             PromptSheet(
                 programName: try text(&reader), reason: try text(&reader), asksForTouch: try reader.bool(),
-                cancelTitle: try text(&reader), fallbackTitle: try reader.optional(text))
+                cancelTitle: try text(&reader), fallbackTitle: try reader.optional(text), isQuestion: try reader.bool())
         }
         let command: PromptAgentCommand
         switch try reader.u8() {

@@ -47,6 +47,9 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case unlockBySheet = 39
     case openOwnerSessionBySheet = 40
     case actForProcess = 41
+    case otherAppsSecretItems = 42
+    case readOtherAppSecretItem = 43
+    case allowOtherAppSecretItem = 44
 
     /// This request's facts.
     public var facts: RequestFacts {
@@ -81,6 +84,10 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
             RequestFacts(ownerSessions: .opensOnAuthentication, drawsSheet: true, audit: .ownerAuthentication)
         case .servePrompts: RequestFacts(answeredBy: .daemon, audit: .promptAgent)
         case .actForProcess: RequestFacts(answeredBy: .daemon, audit: .actForProcess)
+        case .otherAppsSecretItems: RequestFacts(secretServiceBridgeOnly: true)
+        case .readOtherAppSecretItem: RequestFacts(secretServiceBridgeOnly: true, audit: .otherAppSecretItem)
+        case .allowOtherAppSecretItem:
+            RequestFacts(secretServiceBridgeOnly: true, drawsSheet: true, audit: .otherAppSecretItem)
         }
     }
 }
@@ -143,6 +150,8 @@ public struct RequestFacts: Sendable, Equatable {
         case promptAgent
         /// A Secret Service bridge named the D-Bus client it acts for.
         case actForProcess
+        /// An app read, or asked the owner to read, another app's Secret Service item.
+        case otherAppSecretItem
     }
 
     /// Who answers it.
@@ -161,15 +170,19 @@ public struct RequestFacts: Sendable, Equatable {
     /// The keychain draws its sheet for it and waits on a person: keychaind counts it in none
     /// of the user's request slots.
     public var drawsSheet: Bool
+    /// keychaind takes it only on a connection the Secret Service bridge opened for a D-Bus
+    /// client (``KeychainRequest/actForProcess(_:)``).
+    public var secretServiceBridgeOnly: Bool
     /// What the audit log says of it.
     public var audit: AuditLine
 
     /// Facts; what is not said is the common case.
     public init(
         answeredBy: Handler = .keychain, createsKeychain: Bool = false, ownerSessions: OwnerSessionEffect = .none,
-        needsOwnerSession: Bool = false, perUserModeOnly: Bool = false, drawsSheet: Bool = false,
-        audit: AuditLine = .none
+        needsOwnerSession: Bool = false, perUserModeOnly: Bool = false, secretServiceBridgeOnly: Bool = false,
+        drawsSheet: Bool = false, audit: AuditLine = .none
     ) {
+        self.secretServiceBridgeOnly = secretServiceBridgeOnly
         self.answeredBy = answeredBy
         self.createsKeychain = createsKeychain
         self.ownerSessions = ownerSessions
@@ -230,6 +243,9 @@ extension KeychainRequest {
         case .unlockBySheet: .unlockBySheet
         case .openOwnerSessionBySheet: .openOwnerSessionBySheet
         case .actForProcess: .actForProcess
+        case .otherAppsSecretItems: .otherAppsSecretItems
+        case .readOtherAppSecretItem: .readOtherAppSecretItem
+        case .allowOtherAppSecretItem: .allowOtherAppSecretItem
         }
     }
 }

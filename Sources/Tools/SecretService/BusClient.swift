@@ -42,8 +42,10 @@ final class BusClient {
     }
 }
 
-/// What a prompt does once the client calls `Prompt`.
-enum PendingPrompt: Sendable {
-    /// Unlock the keychain on its own sheet; then these objects are unlocked.
-    case unlock([String])
+/// What a prompt does once the client calls `Prompt`: unlock the keychain on its own sheet,
+/// and ask the owner's leave for each other app's item; `objects` are unlocked once it has.
+struct PendingPrompt: Sendable {
+    var unlocksKeychain: Bool
+    var objects: [String]
+    var otherAppItems: [OtherAppItem]
 }

@@ -15,7 +15,7 @@ import KeychainProtocol
 /// - the accessibility `WhenUnlocked`: a locked keychain is a locked collection.
 final class KeychainSecretItems: SecretItemStore {
     /// What every Secret Service item's `svce` begins with.
-    static let servicePrefix = "secret-service:"
+    static let servicePrefix = SecretServiceItemGrant.servicePrefix
     private static let contentTypeAttribute = "gena"
     private let transport: any KeychainTransport
 
@@ -97,6 +97,51 @@ final class KeychainSecretItems: SecretItemStore {
 
     func delete(_ id: String, in collection: String) throws(KeychainError) {
         _ = try transport.perform(.delete(query(id, in: collection, [])))
+    }
+
+    /// Other apps' items of `collection` (every collection: nil) with all of `attributes`: each
+    /// one's id and collection, and the item itself where the owner let this client's app read
+    /// it (nil: it shows as locked).
+    func otherAppsItems(
+        in collection: String?, matching attributes: [String: String]
+    ) throws(KeychainError) -> [OtherAppItem] {
+        var query: [String: AttributeValue] = [:]
+        for (name, value) in attributes { query[ItemClass.secretServiceAttributePrefix + name] = .string(value) }
+        if let collection { query["svce"] = .string(Self.servicePrefix + collection) }
+        guard case .items(let results) = try transport.perform(.otherAppsSecretItems(query)) else {
+            throw KeychainError(.errSecInternalComponent, "the keychain answered a search out of turn")
+        }
+        return results.compactMap { result in
+            guard let attributes = result.attributes, case .string(let service)? = attributes["svce"],
+                service.hasPrefix(Self.servicePrefix), case .string(let id)? = attributes["acct"]
+            else { return nil }
+            // A match the caller may not read comes with its service and account alone.
+            let readable = attributes[CommonAttribute.creationDate] != nil
+            return OtherAppItem(
+                id: id, collection: String(service.dropFirst(Self.servicePrefix.count)),
+                item: readable ? Self.item(from: attributes) : nil)
+        }
+    }
+
+    /// Another app's item `id` that the owner let this client's app read, with its secret;
+    /// `errSecInteractionNotAllowed` until then, `errSecItemNotFound` when there is none.
+    func otherAppItem(_ id: String, in collection: String) throws(KeychainError) -> (SecretItem, SecretValue) {
+        guard
+            case .items(let results) = try transport.perform(
+                .readOtherAppSecretItem(service: Self.servicePrefix + collection, account: id)),
+            let result = results.first, let attributes = result.attributes, let item = Self.item(from: attributes),
+            let bytes = result.secret
+        else { throw KeychainError(.errSecItemNotFound, "no item \(id) in collection \(collection)") }
+        let contentType = attributes[Self.contentTypeAttribute].flatMap(Self.string) ?? "text/plain"
+        return (item, SecretValue(bytes: bytes, contentType: contentType))
+    }
+
+    /// The request that asks the owner, on the keychain's sheet, to let this client's app read
+    /// another app's item `id`; it is answered `biometry` when allowed.
+    static func allowRequest(_ id: String, in collection: String) -> KeychainRequest {
+        .allowOtherAppSecretItem(
+            service: servicePrefix + collection, account: id,
+            KeychainSheet.authentication(.biometryOrPasscode, reason: ""))
     }
 
     private func query(_ id: String, in collection: String, _ returns: ReturnSelection) -> ItemQuery {

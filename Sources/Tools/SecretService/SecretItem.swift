@@ -15,6 +15,14 @@ struct SecretItem: Sendable, Equatable {
     var modified: UInt64
 }
 
+/// Another app's item, as a client sees it: its path, and the item where the owner let the
+/// client's app read it (nil: it is listed as locked).
+struct OtherAppItem: Sendable {
+    var id: String
+    var collection: String
+    var item: SecretItem?
+}
+
 /// An item's secret and what it is (`text/plain; charset=utf8`).
 struct SecretValue: Sendable {
     var bytes: SecretBytes

@@ -37,7 +37,8 @@ extension SecretServiceProvider {
         switch call.member {
         case "SearchItems":
             let attributes = try call.arguments("a{ss}")[0].stringDictionary ?? [:]
-            return [.objectPaths(try search(client, in: name, attributes))]
+            let found = try search(client, in: name, attributes)
+            return [.objectPaths(found.unlocked + found.locked)]
         case "CreateItem":
             let arguments = try call.arguments("a{sv}(oayays)b")
             let properties = arguments[0].variantDictionary ?? [:]
@@ -52,7 +53,7 @@ extension SecretServiceProvider {
                 throw DBusFailure.invalidArguments("\(Self.itemInterface).Attributes takes a{ss}")
             }
             let label = properties["\(Self.itemInterface).Label"]?.text ?? ""
-            let before = replacing ? try search(client, in: name, attributes) : []
+            let before = replacing ? try search(client, in: name, attributes).unlocked : []
             let item = try keychain(client) { () throws(KeychainError) in
                 try client.store(for: name).create(
                     in: name, label: label, attributes: attributes, secret: secret, replacing: replacing)
@@ -93,7 +94,9 @@ extension SecretServiceProvider {
         case "GetSecret":
             let session = try call.arguments("o")[0].text ?? ""
             let transfer = try transferSession(client, session)
-            let secret = try keychain(client) { () throws(KeychainError) in try store.secret(of: id, in: collection) }
+            let secret = try keychain(client) { () throws(KeychainError) in
+                try readableSecret(client, id, in: collection)
+            }
             return [transfer.wireSecret(secret, session: session)]
         case "SetSecret":
             let arguments = try call.arguments("(oayays)")

@@ -34,20 +34,30 @@ extension SecretServiceProvider {
         let transport = client.transport
         let completions = completions
         let name = client.name
-        switch prompt {
-        case .unlock(let objects):
-            let request = KeychainRequest.unlockBySheet(
-                KeychainSheet.authentication(.passcode, reason: "To unlock the keychain for its Secret Service"))
-            let thread = Thread {
+        let thread = Thread {
+            var unlocked = prompt.objects
+            if prompt.unlocksKeychain {
+                let request = KeychainRequest.unlockBySheet(
+                    KeychainSheet.authentication(.passcode, reason: "To unlock the keychain for its Secret Service"))
                 // On a connection of its own: the client's other calls go on meanwhile.
-                let unlocked = if case .biometry? = try? transport.performBeside(request) { true } else { false }
-                completions.post(
-                    FinishedPrompt(
-                        client: name, prompt: id, dismissed: !unlocked,
-                        result: .objectPaths(unlocked ? objects : [])))
+                guard case .biometry? = try? transport.performBeside(request) else {
+                    completions.post(FinishedPrompt(client: name, prompt: id, dismissed: true, result: .objectPaths([])))
+                    return
+                }
             }
-            thread.start()
+            for other in prompt.otherAppItems {
+                // On the client's own connection: "Only This Time" lasts as long as it.
+                let request = KeychainSecretItems.allowRequest(other.id, in: other.collection)
+                guard case .biometry? = try? transport.perform(request) else {
+                    unlocked.removeAll { $0 == SecretObjectPath.item(collection: other.collection, id: other.id).path }
+                    continue
+                }
+            }
+            completions.post(
+                FinishedPrompt(
+                    client: name, prompt: id, dismissed: unlocked.isEmpty, result: .objectPaths(unlocked)))
         }
+        thread.start()
     }
 
     /// Sends the `Completed` signal of each prompt that finished to its client.

@@ -45,15 +45,21 @@ extension SecretServiceProvider {
                 try client.collections.collection(name)
             }
             let locked = try isLocked(client, collection: name)
+            let items = locked ? (unlocked: [], locked: []) : try search(client, in: name, [:])
             return [
-                "Items": .objectPaths(locked ? [] : try search(client, in: name, [:])),
+                "Items": .objectPaths(items.unlocked + items.locked),
                 "Label": .string(collection.label), "Locked": .boolean(locked),
                 "Created": .uint64(collection.created), "Modified": .uint64(collection.modified),
             ]
         case .item(let collection, let id):
             guard interface.isEmpty || interface == Self.itemInterface else { return [:] }
-            let item = try keychain(client) { () throws(KeychainError) in
-                try client.store(for: collection).item(id, in: collection)
+            guard let item = try readableItem(client, id, in: collection) else {
+                // Another app's, which the owner has not let this one read: locked, and nothing
+                // of it shown.
+                return [
+                    "Locked": .boolean(true), "Attributes": .stringDictionary([:]), "Label": .string(""),
+                    "Created": .uint64(0), "Modified": .uint64(0),
+                ]
             }
             return [
                 "Locked": .boolean(try isLocked(client, collection: collection)),
@@ -62,6 +68,26 @@ extension SecretServiceProvider {
             ]
         case .session, .prompt:
             return [:]
+        }
+    }
+
+    /// Item `id`: the client's own, or another app's the owner let it read; nil for another
+    /// app's that it may not read yet.
+    private func readableItem(_ client: BusClient, _ id: String, in collection: String) throws(DBusFailure)
+        -> SecretItem?
+    {
+        do throws(KeychainError) {
+            return try client.store(for: collection).item(id, in: collection)
+        } catch where error.status == KeychainError.errSecItemNotFound.status && collection != SessionSecretItems.name {
+            do throws(KeychainError) {
+                return try client.keychainItems.otherAppItem(id, in: collection).0
+            } catch where error.status == KeychainError.errSecInteractionNotAllowed.status {
+                return nil
+            } catch {
+                throw failure(error, client)
+            }
+        } catch {
+            throw failure(error, client)
         }
     }
 

@@ -23,7 +23,7 @@ extension SecretServiceProvider {
         case "SearchItems":
             let attributes = try call.arguments("a{ss}")[0].stringDictionary ?? [:]
             let found = try search(client, in: nil, attributes)
-            return [.objectPaths(found), .objectPaths([])]
+            return [.objectPaths(found.unlocked), .objectPaths(found.locked)]
         case "Unlock":
             let objects = try call.arguments("ao")[0].objectPaths ?? []
             return try unlock(client, objects)
@@ -77,15 +77,27 @@ extension SecretServiceProvider {
         return [.variant(output), .objectPath(SecretObjectPath.session(name).path)]
     }
 
-    /// The paths of the client's items in `collection` (every collection: nil) with
-    /// `attributes`, from the keychain and from the session collection.
+    /// The paths of the items in `collection` (every collection: nil) with `attributes`: the
+    /// client's own, from the keychain and the session collection, and the other apps' ones the
+    /// owner let it read, unlocked; the other apps' others, locked (Unlock asks the owner).
     func search(_ client: BusClient, in collection: String?, _ attributes: [String: String]) throws(DBusFailure)
-        -> [String]
+        -> (unlocked: [String], locked: [String])
     {
         var found: [SecretItem] = []
+        var locked: [String] = []
         if collection != SessionSecretItems.name {
             found += try keychain(client) { () throws(KeychainError) in
                 try client.keychainItems.items(in: collection, matching: attributes)
+            }
+            let others = try keychain(client) { () throws(KeychainError) in
+                try client.keychainItems.otherAppsItems(in: collection, matching: attributes)
+            }
+            for other in others {
+                if let item = other.item {
+                    found.append(item)
+                } else {
+                    locked.append(SecretObjectPath.item(collection: other.collection, id: other.id).path)
+                }
             }
         }
         if collection == nil || collection == SessionSecretItems.name {
@@ -93,7 +105,7 @@ extension SecretServiceProvider {
                 try client.sessionItems.items(in: SessionSecretItems.name, matching: attributes)
             }
         }
-        return found.map { SecretObjectPath.item(collection: $0.collection, id: $0.id).path }
+        return (found.map { SecretObjectPath.item(collection: $0.collection, id: $0.id).path }, locked)
     }
 
     /// `GetSecrets`: the secret of each item named that the client has (others are left out).
@@ -104,8 +116,11 @@ extension SecretServiceProvider {
             guard case .item(let collection, let id)? = SecretObjectPath(path) else { continue }
             let secret: SecretValue
             do throws(KeychainError) {
-                secret = try client.store(for: collection).secret(of: id, in: collection)
-            } catch where error.status == KeychainError.errSecItemNotFound.status {
+                secret = try readableSecret(client, id, in: collection)
+            } catch where error.status == KeychainError.errSecItemNotFound.status
+                || error.status == KeychainError.errSecInteractionNotAllowed.status
+            {
+                // Not the client's, or another app's the owner has not let it read: left out.
                 continue
             } catch {
                 throw failure(error, client)
@@ -126,15 +141,61 @@ extension SecretServiceProvider {
         return session
     }
 
-    /// `Unlock`: at once when the keychain is unlocked; else a prompt that unlocks it on the
-    /// keychain's own sheet.
+    /// Item `id`'s secret: the client's own, or another app's the owner let it read.
+    func readableSecret(_ client: BusClient, _ id: String, in collection: String) throws(KeychainError)
+        -> SecretValue
+    {
+        do throws(KeychainError) {
+            return try client.store(for: collection).secret(of: id, in: collection)
+        } catch where error.status == KeychainError.errSecItemNotFound.status && collection != SessionSecretItems.name {
+            return try client.keychainItems.otherAppItem(id, in: collection).1
+        }
+    }
+
+    /// `Unlock`: what is unlocked already at once; else a prompt: the keychain's unlock sheet
+    /// when the keychain is locked, and the owner's leave for each other app's item named.
     private func unlock(_ client: BusClient, _ objects: [String]) throws(DBusFailure) -> [DBusValue] {
-        let known = objects.compactMap { SecretObjectPath($0)?.path }
-        let locked = try keychain(client) { () throws(KeychainError) in try isLocked(client) }
-        guard locked else { return [.objectPaths(known), .objectPath(SecretObjectPath.none)] }
+        let keychainLocked = try keychain(client) { () throws(KeychainError) in try isLocked(client) }
+        var unlocked: [String] = []
+        var prompt = PendingPrompt(unlocksKeychain: keychainLocked, objects: [], otherAppItems: [])
+        for path in objects {
+            guard let object = SecretObjectPath(path) else { continue }
+            if !keychainLocked, case .item(let collection, let id) = object, collection != SessionSecretItems.name,
+                try !ownsItem(client, id, in: collection)
+            {
+                do throws(KeychainError) {
+                    _ = try client.keychainItems.otherAppItem(id, in: collection)
+                    unlocked.append(object.path)
+                } catch where error.status == KeychainError.errSecInteractionNotAllowed.status {
+                    prompt.otherAppItems.append(OtherAppItem(id: id, collection: collection, item: nil))
+                    prompt.objects.append(object.path)
+                } catch where error.status == KeychainError.errSecItemNotFound.status {
+                    continue
+                } catch {
+                    throw failure(error, client)
+                }
+            } else if keychainLocked {
+                prompt.objects.append(object.path)
+            } else {
+                unlocked.append(object.path)
+            }
+        }
+        guard !prompt.objects.isEmpty else { return [.objectPaths(unlocked), .objectPath(SecretObjectPath.none)] }
         let name = newObjectName()
-        client.prompts[name] = .unlock(known)
-        return [.objectPaths([]), .objectPath(SecretObjectPath.prompt(name).path)]
+        client.prompts[name] = prompt
+        return [.objectPaths(unlocked), .objectPath(SecretObjectPath.prompt(name).path)]
+    }
+
+    /// True when item `id` of `collection` is the client's own.
+    private func ownsItem(_ client: BusClient, _ id: String, in collection: String) throws(DBusFailure) -> Bool {
+        do throws(KeychainError) {
+            _ = try client.keychainItems.item(id, in: collection)
+            return true
+        } catch where error.status == KeychainError.errSecItemNotFound.status {
+            return false
+        } catch {
+            throw failure(error, client)
+        }
     }
 
     /// True while the keychain's `WhenUnlocked` items cannot be read.

@@ -23,15 +23,21 @@ import Testing
         #expect(result.status != 0 && result.stdout.isEmpty, "\(result.stdout)")
         result = try service.script("'\(other.path)' search --all service imap")
         #expect(!result.stdout.contains("first-app-secret") && !result.stdout.contains("Mail password"))
-        // Nor does Python, through SecretStorage's search of every collection.
+        // Nor does Python, through SecretStorage's search of every collection: it finds the item
+        // only as a locked path, with nothing of it shown, until the owner allows it.
         result = try service.script(
             """
             /usr/bin/python3 -c "
             import secretstorage
             c = secretstorage.dbus_init()
-            print(len(list(secretstorage.search_items(c, {'service': 'imap'}))))"
+            items = list(secretstorage.search_items(c, {'service': 'imap'}))
+            print(len(items), items[0].is_locked(), repr(items[0].get_label()), items[0].get_attributes())
+            try:
+                items[0].get_secret()
+            except secretstorage.exceptions.LockedException as error:
+                print('refused')"
             """)
-        #expect(result.stdout == "0\n", "\(result.stdout) \(result.stderr)")
+        #expect(result.stdout == "1 True '' {}\nrefused\n", "\(result.stdout) \(result.stderr)")
 
         // The other program stores its own under the same attributes; each reads its own, and
         // clearing one leaves the other's.

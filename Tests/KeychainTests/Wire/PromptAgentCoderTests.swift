@@ -17,6 +17,11 @@ import Testing
                 programName: "a", reason: "b", asksForTouch: false, cancelTitle: "", fallbackTitle: nil)),
         .presentInWindow(display: ["DISPLAY": ":0", "XAUTHORITY": "/run/user/1000/xauth"], sheet: sheet),
         .presentInWindow(display: ["WAYLAND_DISPLAY": "wayland-0"], sheet: sheet),
+        .present(
+            terminal: "/dev/pts/4", terminalType: nil,
+            sheet: PromptSheet(
+                programName: "python3", reason: "Allow?", asksForTouch: false, cancelTitle: "Deny",
+                fallbackTitle: "Allow", isQuestion: true)),
         .pollButton, .show("Not recognized."), .update("Try again in 0:59."), .readPasscode, .stopReading, .dismiss,
     ]
 

@@ -88,6 +88,13 @@ import Testing
                     factors: .biometryOrPasscode, reason: "To see every app's items", cancelTitle: "",
                     fallbackTitle: "Enter Passcode", context: context)),
             .actForProcess(ProcessReference(pid: 4242, startTime: 1_234_567)),
+            .otherAppsSecretItems(["svce": .string("secret-service:login"), "ss:xdg:schema": .string("s")]),
+            .readOtherAppSecretItem(service: "secret-service:login", account: "0123abcd"),
+            .allowOtherAppSecretItem(
+                service: "secret-service:login", account: "0123abcd",
+                OwnerAuthentication(
+                    factors: .biometryOrPasscode, reason: "", cancelTitle: "Deny", fallbackTitle: nil,
+                    context: context)),
         ]
     }
 

@@ -101,6 +101,16 @@ public enum RequestCoder {
         case .openOwnerSessionBySheet: return .openOwnerSessionBySheet(try WireValues.ownerAuthentication(&reader))
         case .actForProcess:
             return .actForProcess(ProcessReference(pid: Int32(bitPattern: try reader.u32()), startTime: try reader.u64()))
+        case .otherAppsSecretItems: return .otherAppsSecretItems(try WireValues.attributes(&reader))
+        case .readOtherAppSecretItem:
+            return .readOtherAppSecretItem(
+                service: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                account: try reader.string(max: KeychainLimits.maximumAttributeSize))
+        case .allowOtherAppSecretItem:
+            return .allowOtherAppSecretItem(
+                service: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                account: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                try WireValues.ownerAuthentication(&reader))
         }
     }
 
@@ -141,6 +151,10 @@ public enum RequestCoder {
             .openOwnerSessionBySheet(let authentication):
             WireValues.write(authentication, to: &writer)
         case .actForProcess(let process): writer.u32(UInt32(bitPattern: process.pid)); writer.u64(process.startTime)
+        case .otherAppsSecretItems(let attributes): WireValues.write(attributes, to: &writer)
+        case .readOtherAppSecretItem(let service, let account): writer.string(service); writer.string(account)
+        case .allowOtherAppSecretItem(let service, let account, let authentication):
+            writer.string(service); writer.string(account); WireValues.write(authentication, to: &writer)
         case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession,
             .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps, .servePrompts:
             break  // the tag is the whole request

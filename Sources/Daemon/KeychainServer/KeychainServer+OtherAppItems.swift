@@ -1,0 +1,115 @@
+import Foundation
+import KeychainPrompt
+import KeychainProtocol
+
+/// Another app's Secret Service items, for the Secret Service bridge: listed as locked, read
+/// once the owner allows it (``ItemConsentRun``), never changed.
+extension KeychainServer {
+    /// `otherAppsSecretItems`: each match's `acct` and `svce`, or every attribute but its access
+    /// group for one the caller may read.
+    func otherAppsSecretItems(
+        _ attributes: [String: AttributeValue], caller: CallerIdentity
+    ) throws(KeychainError) -> [ItemResult] {
+        guard attributes.keys.allSatisfy({ $0 == "svce" || $0.hasPrefix(ItemClass.secretServiceAttributePrefix) })
+        else {
+            throw KeychainError(.errSecParam, "other apps' items are searched by Secret Service attributes only")
+        }
+        let granted = itemGrants(of: caller)
+        return try otherAppsItems(attributes, caller: caller).map { attributes, grant in
+            guard granted.contains(grant) else {
+                return ItemResult(
+                    itemClass: .genericPassword,
+                    attributes: ["acct": .string(grant.account), "svce": .string(grant.service)])
+            }
+            return ItemResult(
+                itemClass: .genericPassword, attributes: attributes.filter { $0.key != CommonAttribute.accessGroup })
+        }
+    }
+
+    /// `readOtherAppSecretItem`: the item the owner let the caller read, with its secret.
+    func readOtherAppSecretItem(
+        service: String, account: String, caller: CallerIdentity
+    ) throws(KeychainError) -> ItemResult {
+        let found = try otherAppsItems(["svce": .string(service), "acct": .string(account)], caller: caller)
+        guard !found.isEmpty else { throw KeychainError(.errSecItemNotFound, "no other app has item \(account)") }
+        let granted = itemGrants(of: caller)
+        guard let grant = found.map(\.grant).first(where: granted.contains) else {
+            throw KeychainError(
+                .errSecInteractionNotAllowed,
+                "item \(account) is another app's, and the owner has not let this app read it (Unlock asks)")
+        }
+        let query = ItemQuery(
+            itemClass: .genericPassword, attributes: ["svce": .string(service), "acct": .string(account)],
+            accessGroup: grant.ownerGroup, returns: [.data, .attributes])
+        guard
+            var result = try copyMatching(
+                query, caller: CallerIdentity(accessGroups: [grant.ownerGroup], connection: caller.connection)
+            ).first
+        else { throw KeychainError(.errSecItemNotFound, "no other app has item \(account)") }
+        result.attributes = result.attributes?.filter { $0.key != CommonAttribute.accessGroup }
+        return result
+    }
+
+    /// `allowOtherAppSecretItem`: asks the owner, and keeps the leave for this connection or
+    /// in the owner's entitlements.
+    func allowOtherAppSecretItem(
+        service: String, account: String, _ authentication: OwnerAuthentication, caller: CallerIdentity,
+        prompts: (any PromptProvider)?
+    ) throws(KeychainError) -> KeychainReply {
+        let found = try otherAppsItems(["svce": .string(service), "acct": .string(account)], caller: caller)
+        guard let (attributes, grant) = found.first else {
+            throw KeychainError(.errSecItemNotFound, "no other app has item \(account)")
+        }
+        if itemGrants(of: caller).contains(grant) { return .biometry(try biometryStatus()) }
+        let label: String = if case .string(let text)? = attributes["labl"] { text } else { account }
+        let run = ItemConsentRun(
+            server: self, authentication: authentication, caller: caller, prompts: prompts ?? NoPrompts(),
+            label: label, savedBy: grant.ownerGroup)
+        switch try run.run() {
+        case .refused(let failure, let message):
+            return .authenticationFailed(failure, message: message)
+        case .onlyThisTime:
+            itemGrantsForConnection.withLock { _ = $0[caller.connection, default: []].insert(grant) }
+        case .always:
+            try enclave.changeEntitlements(.grant(app: grantHolder(caller), group: grant.entitlement, granted: true))
+            forgetEntitlements()
+        }
+        return .biometry(try biometryStatus())
+    }
+
+    /// The app a lasting leave is kept under: its identifier, or its default group where
+    /// nothing identified it (the embedded keychain).
+    private func grantHolder(_ caller: CallerIdentity) -> String {
+        caller.app ?? caller.defaultAccessGroup
+    }
+
+    /// The other apps' items `caller` may read: for good, and on this connection.
+    private func itemGrants(of caller: CallerIdentity) -> Set<SecretServiceItemGrant> {
+        let kept = (try? currentEntitlements())?.itemGrants(forApp: grantHolder(caller)) ?? []
+        return kept.union(itemGrantsForConnection.withLock { $0[caller.connection] ?? [] })
+    }
+
+    /// The Secret Service items with `attributes` in other groups than the caller's, searched
+    /// as the owner, with the grant each would need.
+    private func otherAppsItems(
+        _ attributes: [String: AttributeValue], caller: CallerIdentity
+    ) throws(KeychainError) -> [(attributes: [String: AttributeValue], grant: SecretServiceItemGrant)] {
+        let query = ItemQuery(
+            itemClass: .genericPassword, attributes: attributes, synchronizable: .any, limit: .all,
+            returns: .attributes)
+        let owner = CallerIdentity(accessGroups: caller.accessGroups, actsForOwner: true, connection: caller.connection)
+        let results: [ItemResult]
+        do throws(KeychainError) {
+            results = try copyMatching(query, caller: owner)
+        } catch where error.status == KeychainError.errSecItemNotFound.status {
+            return []
+        }
+        return results.compactMap { result in
+            guard let attributes = result.attributes, case .string(let service)? = attributes["svce"],
+                service.hasPrefix(SecretServiceItemGrant.servicePrefix), case .string(let account)? = attributes["acct"],
+                case .string(let group)? = attributes[CommonAttribute.accessGroup], !caller.accessGroups.contains(group)
+            else { return nil }
+            return (attributes, SecretServiceItemGrant(service: service, account: account, ownerGroup: group))
+        }
+    }
+}
