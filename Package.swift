@@ -31,6 +31,7 @@ let package = Package(
         .executable(name: "chores", targets: ["chores"]),
         .executable(name: "keychaind", targets: ["keychaind"]),
         .executable(name: "git-credential-keychain", targets: ["git-credential-keychain"]),
+        .executable(name: "keychain-secret-service", targets: ["keychain-secret-service"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
@@ -184,8 +185,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/Tools/KeychainSSH", swiftSettings: strict),
-        // The Secret Service (org.freedesktop.secrets) on the keychain: `keychainctl
-        // secret-service` serves the user's session bus and asks keychaind for each D-Bus client
+        // The Secret Service (org.freedesktop.secrets) on the keychain: `keychain-secret-service`
+        // serves the user's session bus and asks keychaind for each D-Bus client
         // as that client (KeychainRequest.actForProcess), so each app sees its own items.
         .target(
             name: "SecretService",
@@ -198,13 +199,21 @@ let package = Package(
         // which swift-crypto keeps internal; libcrypto is loaded at the first session that
         // needs it (libssl-dev to build).
         .target(name: "CModularExponentiation", path: "Sources/Tools/CModularExponentiation"),
+        // `keychain-secret-service`: the Secret Service bridge's program, and its installation.
+        .executableTarget(
+            name: "keychain-secret-service",
+            dependencies: [
+                "SecretService", "KeychainProtocol", "KeychainSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/Tools/keychain-secret-service", swiftSettings: strict),
         // The owner's tool. It links the embedded keychain: `KEYCHAIN_MODE=embedded`, and moving
         // a per-user keychain into the system daemon.
         .executableTarget(
             name: "keychainctl",
             dependencies: [
                 "Keychain", "KeychainEmbedded", "KeychainPrompt", "KeychainSSH", "KeychainSupport",
-                "LocalAuthentication", "CKeychainSupport", "SecretService",
+                "LocalAuthentication", "CKeychainSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Tools/keychainctl", swiftSettings: strict,
@@ -285,7 +294,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "keychainctl", "chores", "keychaind", "KeychainBenchmarks", "KeychainDaemon", "KeychainSupport",
+                "keychainctl", "chores", "keychaind", "keychain-secret-service", "KeychainBenchmarks", "KeychainDaemon",
+                "KeychainSupport",
                 "Biometrics",
                 "CKeychainSupport", "KeychainProtocol", "source-compatibility-swift5", "source-compatibility-swift6",
                 crypto,

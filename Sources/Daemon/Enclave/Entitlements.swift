@@ -30,7 +30,8 @@ public struct Entitlements: Codable, Sendable {
     /// (``SecretServiceItemGrant``) is not a group.
     public func accessGroups(forApp app: String) -> [String] {
         var result = declarations[app]?.accessGroups ?? [app]
-        for group in (groups[app] ?? []) + [app] where !result.contains(group) && !group.hasPrefix(SecretServiceItemGrant.prefix) {
+        for group in (groups[app] ?? []) + [app]
+        where !result.contains(group) && !group.hasPrefix(SecretServiceItemGrant.prefix) {
             result.append(group)
         }
         return result

@@ -24,6 +24,8 @@ struct AppIdentity: Sendable {
     let executableFile: ExecutableTrust.FileIdentity?
     /// A trusted native program root registered as the prompt agent (``PromptAgents``).
     var isPromptAgent = false
+    /// A trusted native program root registered as the Secret Service bridge.
+    var isSecretServiceBridge = false
 
     /// The per-user daemon's view: the executable is the app.
     static func perUser(_ peer: PeerIdentity) -> AppIdentity {
@@ -44,6 +46,8 @@ struct AppIdentity: Sendable {
         }
         var app = trusted(peer, key: peer.executable, file: file, registry: registry)
         app.isPromptAgent = app.untrustedBecause == nil && registry.apps[peer.executable]?.promptAgent == true
+        app.isSecretServiceBridge =
+            app.untrustedBecause == nil && registry.apps[peer.executable]?.secretServiceBridge == true
         return app
     }
 

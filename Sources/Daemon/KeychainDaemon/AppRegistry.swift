@@ -9,7 +9,8 @@ import Glibc
 /// The system daemon's app registry: one root-owned JSON file per app in `/etc/keychain/apps.d/`
 /// naming the app as Apple's entitlements do: its application identifier, how it is recognised,
 /// its `keychain-access-groups`, (optional) its `com.apple.security.application-groups`, and
-/// (optional) `"prompt-agent": true` for the program that draws its users' sheets.
+/// (optional) `"prompt-agent": true` for the program that draws its users' sheets, or
+/// `"secret-service-bridge": true` for the one that serves their Secret Service.
 ///
 /// ```json
 /// {
@@ -39,12 +40,16 @@ struct AppRegistry: Sendable {
         var applicationGroups: [String]?
         /// True for the prompt agent: the program that draws its user's sheets (``PromptAgents``).
         var promptAgent: Bool?
+        /// True for the Secret Service bridge: the program that may act for its user's D-Bus
+        /// clients (``KeychainRequest/actForProcess(_:)``).
+        var secretServiceBridge: Bool?
 
         enum CodingKeys: String, CodingKey {
             case identifier, executable, flatpak, snap, sha256
             case keychainAccessGroups = "keychain-access-groups"
             case applicationGroups = "com.apple.security.application-groups"
             case promptAgent = "prompt-agent"
+            case secretServiceBridge = "secret-service-bridge"
         }
 
         /// How it is recognised: its executable's path, `flatpak:ID` or `snap:NAME`; nil unless

@@ -5,7 +5,7 @@ import KeychainProtocol
 import Glibc
 #endif
 
-/// The Secret Service bridge (`keychainctl secret-service`): a program of the user on the
+/// The Secret Service bridge (`keychain-secret-service`): a program of the user on the
 /// user's session bus that serves `org.freedesktop.secrets` and opens, for each D-Bus client, a
 /// connection that acts for that client (``KeychainRequest/actForProcess(_:)``).
 ///
@@ -14,11 +14,12 @@ import Glibc
 /// *who* it is. What keychaind takes on the bridge's word is only that the process named is the
 /// one that sent the D-Bus call, which the bus told the bridge. So only a bridge it trusts may
 /// ask:
-/// - per-user daemon: the `keychainctl` installed beside this `keychaind` (as a program of the
-///   same user can run any app with `LD_PRELOAD`, this mode keeps honest apps apart, not
-///   hostile ones: Docs/SecurityModel.md);
-/// - system daemon: the program root registered as its users' prompt agent, trusted as any
-///   registered app is (installed by root, untraced, its pinned file).
+/// - per-user daemon: the `keychain-secret-service` installed beside this `keychaind` (as a
+///   program of the same user can run any app with `LD_PRELOAD`, this mode keeps honest apps
+///   apart, not hostile ones: Docs/SecurityModel.md);
+/// - system daemon: the program root registered as the Secret Service bridge
+///   (`"secret-service-bridge": true`), trusted as any registered app is (installed by root,
+///   untraced, its pinned file).
 ///
 /// The process must run as the bridge's user: a bridge acts for its own user's apps alone.
 extension KeychainDaemon {
@@ -33,9 +34,10 @@ extension KeychainDaemon {
             throw KeychainError(
                 .errSecMissingEntitlement,
                 configuration.mode == .system
-                    ? "only the program registered as the prompt agent (\"prompt-agent\": true in /etc/keychain/apps.d) "
-                        + "may act for its user's D-Bus clients"
-                    : "only the keychainctl beside keychaind (\(Self.bridgeExecutable)) may act for D-Bus clients")
+                    ? "only the program registered as the Secret Service bridge (\"secret-service-bridge\": true in "
+                        + "/etc/keychain/apps.d) may act for its user's D-Bus clients"
+                    : "only the keychain-secret-service beside keychaind (\(Self.bridgeExecutable)) may act for D-Bus "
+                        + "clients")
         }
         let identity: PeerIdentity
         do throws(PeerIdentity.Refusal) {
@@ -63,11 +65,12 @@ extension KeychainDaemon {
 
     /// True when `client` may act for D-Bus clients.
     private func isTrustedBridge(_ client: Client) -> Bool {
-        if configuration.mode == .system { return client.app.isPromptAgent }
+        if configuration.mode == .system { return client.app.isSecretServiceBridge }
         return client.peer.executable == Self.bridgeExecutable
     }
 
-    /// The per-user daemon's bridge: the `keychainctl` in this daemon's own directory.
+    /// The per-user daemon's bridge: the `keychain-secret-service` in this daemon's own
+    /// directory.
     static let bridgeExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent().appendingPathComponent("keychainctl").path
+        .deletingLastPathComponent().appendingPathComponent("keychain-secret-service").path
 }

@@ -43,7 +43,9 @@ struct PeerIdentity: Sendable {
         }
         let pidfd = kc_peer_pidfd(descriptor)
         guard pidfd >= 0 else { throw Refusal(description: "the kernel gave no pidfd for the peer") }
-        guard let executable = ProcessFiles.executable(pid), let session = session(of: pid), kc_pidfd_is_alive(pidfd) == 1 else {
+        guard let executable = ProcessFiles.executable(pid), let session = session(of: pid),
+            kc_pidfd_is_alive(pidfd) == 1
+        else {
             Glibc.close(pidfd)
             throw Refusal(description: "the peer (pid \(pid)) exited before its executable could be read")
         }
@@ -75,7 +77,8 @@ struct PeerIdentity: Sendable {
             Glibc.close(pidfd)
             throw Refusal(description: "pid \(pid) does not run as uid \(uid)")
         }
-        guard let executable = ProcessFiles.executable(pid), let session = Int32(fields[3]), kc_pidfd_is_alive(pidfd) == 1
+        guard let executable = ProcessFiles.executable(pid), let session = Int32(fields[3]),
+            kc_pidfd_is_alive(pidfd) == 1
         else {
             Glibc.close(pidfd)
             throw Refusal(description: "pid \(pid) exited before its executable could be read")

@@ -61,7 +61,9 @@ struct ItemConsentRun {
     }
 
     /// Shows `question` with two buttons until one is pressed; nil when the asker exits first.
-    private func ask(_ prompt: any AuthenticationPrompt, _ question: String, cancel: String, answer: String)
+    private func ask(
+        _ prompt: any AuthenticationPrompt, _ question: String, cancel: String, answer: String
+    )
         -> PromptButton?
     {
         let session = prompt.present(

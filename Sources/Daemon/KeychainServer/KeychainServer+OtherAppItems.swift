@@ -101,12 +101,13 @@ extension KeychainServer {
         let results: [ItemResult]
         do throws(KeychainError) {
             results = try copyMatching(query, caller: owner)
-        } catch where error.status == KeychainError.errSecItemNotFound.status {
+        } catch  where error.status == KeychainError.errSecItemNotFound.status {
             return []
         }
         return results.compactMap { result in
             guard let attributes = result.attributes, case .string(let service)? = attributes["svce"],
-                service.hasPrefix(SecretServiceItemGrant.servicePrefix), case .string(let account)? = attributes["acct"],
+                service.hasPrefix(SecretServiceItemGrant.servicePrefix),
+                case .string(let account)? = attributes["acct"],
                 case .string(let group)? = attributes[CommonAttribute.accessGroup], !caller.accessGroups.contains(group)
             else { return nil }
             return (attributes, SecretServiceItemGrant(service: service, account: account, ownerGroup: group))

@@ -125,11 +125,11 @@ public enum KeychainRequest: Sendable {
     /// as an authentication is; the session opens when it succeeded.
     case openOwnerSessionBySheet(OwnerAuthentication)
     /// From now on, this connection's requests are those of `process`, a process of the same
-    /// user, and are answered as that app's: the Secret Service bridge (`keychainctl
-    /// secret-service`) opens one connection per D-Bus client and names the client with it. Only
-    /// a bridge keychaind trusts may ask (the `keychainctl` beside the per-user daemon; in system
-    /// mode the program registered as the prompt agent), once per connection; every later
-    /// request must still be written by the bridge. Answered `done`.
+    /// user, and are answered as that app's: the Secret Service bridge (`keychain-secret-service`)
+    /// opens one connection per D-Bus client and names the client with it. Only a bridge
+    /// keychaind trusts may ask (the `keychain-secret-service` beside the per-user daemon; in
+    /// system mode the program registered as the Secret Service bridge), once per connection;
+    /// every later request must still be written by the bridge. Answered `done`.
     case actForProcess(ProcessReference)
     /// The Secret Service items of apps other than the caller that have every one of
     /// `attributes` (raw names: `svce`, and `ss:NAME` for a Secret Service attribute), for the

@@ -32,7 +32,7 @@ final class KeychainSecretItems: SecretItemStore {
         let reply: KeychainReply
         do throws(KeychainError) {
             reply = try transport.perform(.copyMatching(query))
-        } catch where error.status == KeychainError.errSecItemNotFound.status {
+        } catch  where error.status == KeychainError.errSecItemNotFound.status {
             return []
         }
         guard case .items(let results) = reply else {
@@ -49,7 +49,9 @@ final class KeychainSecretItems: SecretItemStore {
     }
 
     func secret(of id: String, in collection: String) throws(KeychainError) -> SecretValue {
-        guard case .items(let results) = try transport.perform(.copyMatching(query(id, in: collection, [.data, .attributes]))),
+        guard
+            case .items(let results) = try transport.perform(
+                .copyMatching(query(id, in: collection, [.data, .attributes]))),
             let result = results.first, let bytes = result.secret
         else { throw KeychainError(.errSecItemNotFound, "no item \(id) in collection \(collection)") }
         let contentType = result.attributes?[Self.contentTypeAttribute].flatMap(Self.string) ?? "text/plain"
@@ -59,9 +61,11 @@ final class KeychainSecretItems: SecretItemStore {
     func create(
         in collection: String, label: String, attributes: [String: String], secret: SecretValue, replacing: Bool
     ) throws(KeychainError) -> SecretItem {
-        if replacing, let existing = try items(in: collection, matching: attributes).first(where: {
-            $0.attributes == attributes
-        }) {
+        if replacing,
+            let existing = try items(in: collection, matching: attributes).first(where: {
+                $0.attributes == attributes
+            })
+        {
             try update(existing.id, in: collection, label: label, attributes: nil, secret: secret)
             return try item(existing.id, in: collection)
         }

@@ -62,7 +62,8 @@ struct SecretCollections {
     func setAlias(_ alias: String, to collection: String?) throws(KeychainError) {
         guard SecretObjectPath.collection(ofAlias: alias) == nil else {
             throw KeychainError(
-                .errSecParam, "the alias \(alias) always names the collection \(SecretObjectPath.collection(ofAlias: alias)!)")
+                .errSecParam,
+                "the alias \(alias) always names the collection \(SecretObjectPath.collection(ofAlias: alias)!)")
         }
         for record in try records() where record.alias == alias {
             try update(record.collection.name, ["desc": .string("")])
@@ -101,7 +102,8 @@ struct SecretCollections {
 
     /// A path element for a new collection: its label's letters and digits, made unique.
     private func freeName(for label: String) throws(KeychainError) -> String {
-        let letters = String(label.lowercased().unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0)) })
+        let letters = String(
+            label.lowercased().unicodeScalars.filter { $0.isASCII && (CharacterSet.alphanumerics.contains($0)) })
         let base = letters.isEmpty ? "collection" : String(letters.prefix(32))
         let taken = Set(try all().map(\.name))
         var name = base
@@ -125,7 +127,7 @@ struct SecretCollections {
         let reply: KeychainReply
         do throws(KeychainError) {
             reply = try transport.perform(.copyMatching(query))
-        } catch where error.status == KeychainError.errSecItemNotFound.status {
+        } catch  where error.status == KeychainError.errSecItemNotFound.status {
             return []
         }
         guard case .items(let results) = reply else { return [] }

@@ -60,9 +60,10 @@ enum SecretObjectPath: Equatable, Sendable {
 
     /// True for a valid path element: one or more of `[A-Za-z0-9_]`.
     static func isElement(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x5F
-        }
+        !text.isEmpty
+            && text.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == 0x5F
+            }
     }
 }

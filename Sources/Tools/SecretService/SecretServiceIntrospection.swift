@@ -30,8 +30,16 @@ enum SecretServiceIntrospection {
         </interface>
         <interface name="org.freedesktop.DBus.Peer"><method name="Ping"/></interface>
         <interface name="org.freedesktop.DBus.Properties">
-         <method name="Get"><arg type="s" direction="in"/><arg type="s" direction="in"/><arg type="v" direction="out"/></method>
-         <method name="Set"><arg type="s" direction="in"/><arg type="s" direction="in"/><arg type="v" direction="in"/></method>
+         <method name="Get">
+           <arg type="s" direction="in"/>
+           <arg type="s" direction="in"/>
+           <arg type="v" direction="out"/>
+         </method>
+         <method name="Set">
+           <arg type="s" direction="in"/>
+           <arg type="s" direction="in"/>
+           <arg type="v" direction="in"/>
+         </method>
          <method name="GetAll"><arg type="s" direction="in"/><arg type="a{sv}" direction="out"/></method>
         </interface>
 
@@ -40,14 +48,46 @@ enum SecretServiceIntrospection {
     private static let service = """
         <interface name="org.freedesktop.Secret.Service">
          <property name="Collections" type="ao" access="read"/>
-         <method name="OpenSession"><arg name="algorithm" type="s" direction="in"/><arg name="input" type="v" direction="in"/><arg name="output" type="v" direction="out"/><arg name="result" type="o" direction="out"/></method>
-         <method name="CreateCollection"><arg name="properties" type="a{sv}" direction="in"/><arg name="alias" type="s" direction="in"/><arg name="collection" type="o" direction="out"/><arg name="prompt" type="o" direction="out"/></method>
-         <method name="SearchItems"><arg name="attributes" type="a{ss}" direction="in"/><arg name="unlocked" type="ao" direction="out"/><arg name="locked" type="ao" direction="out"/></method>
-         <method name="Unlock"><arg name="objects" type="ao" direction="in"/><arg name="unlocked" type="ao" direction="out"/><arg name="prompt" type="o" direction="out"/></method>
-         <method name="Lock"><arg name="objects" type="ao" direction="in"/><arg name="locked" type="ao" direction="out"/><arg name="Prompt" type="o" direction="out"/></method>
-         <method name="GetSecrets"><arg name="items" type="ao" direction="in"/><arg name="session" type="o" direction="in"/><arg name="secrets" type="a{o(oayays)}" direction="out"/></method>
-         <method name="ReadAlias"><arg name="name" type="s" direction="in"/><arg name="collection" type="o" direction="out"/></method>
-         <method name="SetAlias"><arg name="name" type="s" direction="in"/><arg name="collection" type="o" direction="in"/></method>
+         <method name="OpenSession">
+           <arg name="algorithm" type="s" direction="in"/>
+           <arg name="input" type="v" direction="in"/>
+           <arg name="output" type="v" direction="out"/>
+           <arg name="result" type="o" direction="out"/>
+         </method>
+         <method name="CreateCollection">
+           <arg name="properties" type="a{sv}" direction="in"/>
+           <arg name="alias" type="s" direction="in"/>
+           <arg name="collection" type="o" direction="out"/>
+           <arg name="prompt" type="o" direction="out"/>
+         </method>
+         <method name="SearchItems">
+           <arg name="attributes" type="a{ss}" direction="in"/>
+           <arg name="unlocked" type="ao" direction="out"/>
+           <arg name="locked" type="ao" direction="out"/>
+         </method>
+         <method name="Unlock">
+           <arg name="objects" type="ao" direction="in"/>
+           <arg name="unlocked" type="ao" direction="out"/>
+           <arg name="prompt" type="o" direction="out"/>
+         </method>
+         <method name="Lock">
+           <arg name="objects" type="ao" direction="in"/>
+           <arg name="locked" type="ao" direction="out"/>
+           <arg name="Prompt" type="o" direction="out"/>
+         </method>
+         <method name="GetSecrets">
+           <arg name="items" type="ao" direction="in"/>
+           <arg name="session" type="o" direction="in"/>
+           <arg name="secrets" type="a{o(oayays)}" direction="out"/>
+         </method>
+         <method name="ReadAlias">
+           <arg name="name" type="s" direction="in"/>
+           <arg name="collection" type="o" direction="out"/>
+         </method>
+         <method name="SetAlias">
+           <arg name="name" type="s" direction="in"/>
+           <arg name="collection" type="o" direction="in"/>
+         </method>
          <signal name="CollectionCreated"><arg name="collection" type="o"/></signal>
          <signal name="CollectionDeleted"><arg name="collection" type="o"/></signal>
          <signal name="CollectionChanged"><arg name="collection" type="o"/></signal>
@@ -63,8 +103,17 @@ enum SecretServiceIntrospection {
          <property name="Created" type="t" access="read"/>
          <property name="Modified" type="t" access="read"/>
          <method name="Delete"><arg name="prompt" type="o" direction="out"/></method>
-         <method name="SearchItems"><arg name="attributes" type="a{ss}" direction="in"/><arg name="results" type="ao" direction="out"/></method>
-         <method name="CreateItem"><arg name="properties" type="a{sv}" direction="in"/><arg name="secret" type="(oayays)" direction="in"/><arg name="replace" type="b" direction="in"/><arg name="item" type="o" direction="out"/><arg name="prompt" type="o" direction="out"/></method>
+         <method name="SearchItems">
+           <arg name="attributes" type="a{ss}" direction="in"/>
+           <arg name="results" type="ao" direction="out"/>
+         </method>
+         <method name="CreateItem">
+           <arg name="properties" type="a{sv}" direction="in"/>
+           <arg name="secret" type="(oayays)" direction="in"/>
+           <arg name="replace" type="b" direction="in"/>
+           <arg name="item" type="o" direction="out"/>
+           <arg name="prompt" type="o" direction="out"/>
+         </method>
          <signal name="ItemCreated"><arg name="item" type="o"/></signal>
          <signal name="ItemDeleted"><arg name="item" type="o"/></signal>
          <signal name="ItemChanged"><arg name="item" type="o"/></signal>
@@ -80,7 +129,10 @@ enum SecretServiceIntrospection {
          <property name="Created" type="t" access="read"/>
          <property name="Modified" type="t" access="read"/>
          <method name="Delete"><arg name="Prompt" type="o" direction="out"/></method>
-         <method name="GetSecret"><arg name="session" type="o" direction="in"/><arg name="secret" type="(oayays)" direction="out"/></method>
+         <method name="GetSecret">
+           <arg name="session" type="o" direction="in"/>
+           <arg name="secret" type="(oayays)" direction="out"/>
+         </method>
          <method name="SetSecret"><arg name="secret" type="(oayays)" direction="in"/></method>
         </interface>
 

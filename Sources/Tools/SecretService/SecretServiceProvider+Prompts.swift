@@ -41,7 +41,8 @@ extension SecretServiceProvider {
                     KeychainSheet.authentication(.passcode, reason: "To unlock the keychain for its Secret Service"))
                 // On a connection of its own: the client's other calls go on meanwhile.
                 guard case .biometry? = try? transport.performBeside(request) else {
-                    completions.post(FinishedPrompt(client: name, prompt: id, dismissed: true, result: .objectPaths([])))
+                    completions.post(
+                        FinishedPrompt(client: name, prompt: id, dismissed: true, result: .objectPaths([])))
                     return
                 }
             }

@@ -73,15 +73,18 @@ extension SecretServiceProvider {
 
     /// Item `id`: the client's own, or another app's the owner let it read; nil for another
     /// app's that it may not read yet.
-    private func readableItem(_ client: BusClient, _ id: String, in collection: String) throws(DBusFailure)
+    private func readableItem(
+        _ client: BusClient, _ id: String, in collection: String
+    ) throws(DBusFailure)
         -> SecretItem?
     {
         do throws(KeychainError) {
             return try client.store(for: collection).item(id, in: collection)
-        } catch where error.status == KeychainError.errSecItemNotFound.status && collection != SessionSecretItems.name {
+        } catch  where error.status == KeychainError.errSecItemNotFound.status && collection != SessionSecretItems.name
+        {
             do throws(KeychainError) {
                 return try client.keychainItems.otherAppItem(id, in: collection).0
-            } catch where error.status == KeychainError.errSecInteractionNotAllowed.status {
+            } catch  where error.status == KeychainError.errSecInteractionNotAllowed.status {
                 return nil
             } catch {
                 throw failure(error, client)
@@ -124,7 +127,8 @@ extension SecretServiceProvider {
             itemChanged(client, collection, call.path.path)
         default:
             throw DBusFailure(
-                name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "\(name) of \(call.path.path) cannot be set")
+                name: "org.freedesktop.DBus.Error.PropertyReadOnly",
+                message: "\(name) of \(call.path.path) cannot be set")
         }
     }
 }

@@ -50,7 +50,9 @@ extension SecretServiceProvider {
     }
 
     /// `OpenSession`: `plain`, or the DH key agreement.
-    private func openSession(_ client: BusClient, algorithm: String, input: DBusValue) throws(DBusFailure) -> [DBusValue] {
+    private func openSession(
+        _ client: BusClient, algorithm: String, input: DBusValue
+    ) throws(DBusFailure) -> [DBusValue] {
         let session: TransferSession
         let output: DBusValue
         switch algorithm {
@@ -80,7 +82,9 @@ extension SecretServiceProvider {
     /// The paths of the items in `collection` (every collection: nil) with `attributes`: the
     /// client's own, from the keychain and the session collection, and the other apps' ones the
     /// owner let it read, unlocked; the other apps' others, locked (Unlock asks the owner).
-    func search(_ client: BusClient, in collection: String?, _ attributes: [String: String]) throws(DBusFailure)
+    func search(
+        _ client: BusClient, in collection: String?, _ attributes: [String: String]
+    ) throws(DBusFailure)
         -> (unlocked: [String], locked: [String])
     {
         var found: [SecretItem] = []
@@ -117,7 +121,8 @@ extension SecretServiceProvider {
             let secret: SecretValue
             do throws(KeychainError) {
                 secret = try readableSecret(client, id, in: collection)
-            } catch where error.status == KeychainError.errSecItemNotFound.status
+            } catch
+                where error.status == KeychainError.errSecItemNotFound.status
                 || error.status == KeychainError.errSecInteractionNotAllowed.status
             {
                 // Not the client's, or another app's the owner has not let it read: left out.
@@ -142,12 +147,15 @@ extension SecretServiceProvider {
     }
 
     /// Item `id`'s secret: the client's own, or another app's the owner let it read.
-    func readableSecret(_ client: BusClient, _ id: String, in collection: String) throws(KeychainError)
+    func readableSecret(
+        _ client: BusClient, _ id: String, in collection: String
+    ) throws(KeychainError)
         -> SecretValue
     {
         do throws(KeychainError) {
             return try client.store(for: collection).secret(of: id, in: collection)
-        } catch where error.status == KeychainError.errSecItemNotFound.status && collection != SessionSecretItems.name {
+        } catch  where error.status == KeychainError.errSecItemNotFound.status && collection != SessionSecretItems.name
+        {
             return try client.keychainItems.otherAppItem(id, in: collection).1
         }
     }
@@ -166,10 +174,10 @@ extension SecretServiceProvider {
                 do throws(KeychainError) {
                     _ = try client.keychainItems.otherAppItem(id, in: collection)
                     unlocked.append(object.path)
-                } catch where error.status == KeychainError.errSecInteractionNotAllowed.status {
+                } catch  where error.status == KeychainError.errSecInteractionNotAllowed.status {
                     prompt.otherAppItems.append(OtherAppItem(id: id, collection: collection, item: nil))
                     prompt.objects.append(object.path)
-                } catch where error.status == KeychainError.errSecItemNotFound.status {
+                } catch  where error.status == KeychainError.errSecItemNotFound.status {
                     continue
                 } catch {
                     throw failure(error, client)
@@ -191,7 +199,7 @@ extension SecretServiceProvider {
         do throws(KeychainError) {
             _ = try client.keychainItems.item(id, in: collection)
             return true
-        } catch where error.status == KeychainError.errSecItemNotFound.status {
+        } catch  where error.status == KeychainError.errSecItemNotFound.status {
             return false
         } catch {
             throw failure(error, client)

@@ -9,7 +9,7 @@ import Glibc
 #endif
 
 /// The Secret Service (`org.freedesktop.secrets`, Secret Service API 0.2) on the keychain,
-/// served on the session bus by `keychainctl secret-service`.
+/// served on the session bus by `keychain-secret-service`.
 ///
 /// Every call is answered for the process that sent it: the bridge asks the bus who that is
 /// (``BusConnection/credentials(of:)``) and keychaind for that process

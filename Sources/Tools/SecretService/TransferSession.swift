@@ -29,7 +29,8 @@ enum TransferSession: Sendable {
             return SecretValue(bytes: SecretBytes(value), contentType: contentType)
         case .encrypted(let key):
             do throws(SecretSessionError) {
-                return SecretValue(bytes: try key.decrypt(parameters: parameters, value: value), contentType: contentType)
+                return SecretValue(
+                    bytes: try key.decrypt(parameters: parameters, value: value), contentType: contentType)
             } catch {
                 throw DBusFailure.invalidArguments("the secret could not be decrypted with the session's key: \(error)")
             }

@@ -26,12 +26,6 @@ enum KeychainCommand {
         systemSocket ?? (SystemDaemon.isInstalled ? KeychainPaths.systemSocket : nil)
     }
 
-    /// The path of the running keychainctl (`/proc/self/exe`), for what an installation points
-    /// at it.
-    static var executablePath: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    }
-
     /// - Parameter handlesSecrets: false for the commands that only start, stop or look at the
     ///   daemon: they neither connect first nor harden the process.
     static func run(handlesSecrets: Bool = true, _ body: () throws -> Void) throws {

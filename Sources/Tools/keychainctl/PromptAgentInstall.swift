@@ -22,9 +22,9 @@ enum PromptAgentInstall {
 
     /// Installs the agent; what was done, for the administrator.
     static func install() throws -> String {
-        try SystemUnits.installFile(from: KeychainCommand.executablePath, to: programPath, mode: 0o755)
-        try SystemUnits.installText(registration, at: registrationPath)
-        try SystemUnits.installText(unit, at: unitPath)
+        try InstalledFiles.copy(from: InstalledFiles.runningProgram, to: programPath, mode: 0o755)
+        try InstalledFiles.write(registration, at: registrationPath)
+        try InstalledFiles.write(unit, at: unitPath)
         return """
             installed the prompt agent: \(programPath), registered in \(registrationPath); \(unitPath) starts it \
             with each user's session once enabled: systemctl --global enable keychain-prompt-agent.service

@@ -82,7 +82,7 @@ extension SSH {
 
         func run() throws {
             try KeychainCommand.run(handlesSecrets: false) {
-                let executable = KeychainCommand.executablePath
+                let executable = InstalledFiles.runningProgram
                 let directory = DaemonInstall.userUnitDirectory()
                 do {
                     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

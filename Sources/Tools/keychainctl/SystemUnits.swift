@@ -39,9 +39,9 @@ enum SystemUnits {
         }
         let source = try DaemonLocation.keychaind()
         try createUser()
-        try installFile(from: source, to: daemonPath, mode: 0o755)
+        try InstalledFiles.copy(from: source, to: daemonPath, mode: 0o755)
         let state = KeychainPaths.systemStateDirectory
-        try makeDirectory(state)
+        try InstalledFiles.makeDirectory(state)
         guard let user = getpwnam(KeychainPaths.systemUserName)?.pointee else {
             throw KeychainError(.errSecIO, "the \(KeychainPaths.systemUserName) user was created but cannot be found")
         }
@@ -80,7 +80,7 @@ enum SystemUnits {
             return "polkit is not installed (no \(directory)): the system keychain will use the passcode only"
         }
         let path = "\(directory)/\(FingerprintPolkitRule.fileName)"
-        try installText(FingerprintPolkitRule.text, at: path)
+        try InstalledFiles.write(FingerprintPolkitRule.text, at: path)
         return "\(path): keychaind may verify its users' fingers with fprintd (and do nothing else with it)"
     }
 
@@ -186,42 +186,6 @@ enum SystemUnits {
             throw KeychainError(
                 .errSecIO,
                 "useradd could not create the \(KeychainPaths.systemUserName) user (exit \(process.terminationStatus))")
-        }
-    }
-
-    /// Copies `source` to `destination` (root's, `mode`) through a temporary file and a rename.
-    static func installFile(from source: String, to destination: String, mode: mode_t) throws {
-        try makeDirectory(URL(fileURLWithPath: destination).deletingLastPathComponent().path)
-        let temporary = destination + ".new"
-        do {
-            try? FileManager.default.removeItem(atPath: temporary)
-            try FileManager.default.copyItem(atPath: source, toPath: temporary)
-        } catch {
-            throw KeychainError(.errSecIO, "cannot copy \(source) to \(destination): \(error.localizedDescription)")
-        }
-        guard chown(temporary, 0, 0) == 0, chmod(temporary, mode) == 0, rename(temporary, destination) == 0 else {
-            throw KeychainError(.errSecIO, "cannot install \(destination): \(String(cString: strerror(errno)))")
-        }
-    }
-
-    /// Writes `text` to `path` (0644, its writer's: root's when root installs), creating its directory.
-    static func installText(_ text: String, at path: String) throws {
-        try makeDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
-        do {
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            throw KeychainError(.errSecIO, "cannot write \(path): \(error.localizedDescription)")
-        }
-        guard chmod(path, 0o644) == 0 else {
-            throw KeychainError(.errSecIO, "cannot make \(path) readable: \(String(cString: strerror(errno)))")
-        }
-    }
-
-    private static func makeDirectory(_ path: String) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw KeychainError(.errSecIO, "cannot create \(path): \(error.localizedDescription)")
         }
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
-import Testing
-
 import KeychainSupport
+import Testing
 
 /// `/proc/PID/stat` as keychaind reads it to know a caller's session and environment: the
 /// command name is the caller's to choose, so the fields are counted from the last `)`.

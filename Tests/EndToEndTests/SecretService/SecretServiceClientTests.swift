@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The Secret Service (`keychainctl secret-service`) driven by clients others wrote, on a
+/// The Secret Service (`keychain-secret-service`) driven by clients others wrote, on a
 /// session bus of the test's own with no desktop: libsecret's `secret-tool`, SecretStorage's
 /// own test suite, Python's `keyring`, and a lookup as Chromium makes it.
 @Suite struct SecretServiceClientTests {

@@ -45,7 +45,9 @@ import Testing
 
         // Without a terminal no one can be asked: the item stays locked.
         result = try read(service, ask: true)
-        #expect(result.stdout.hasPrefix("found 1 locked\nrefused while locked\ndismissed\nstill locked\n"), "\(result.stdout) \(result.stderr)")
+        #expect(
+            result.stdout.hasPrefix("found 1 locked\nrefused while locked\ndismissed\nstill locked\n"),
+            "\(result.stdout) \(result.stderr)")
 
         // On a terminal, the keychain asks; the owner allows, proves it, and chooses Always.
         let script = service.shell.home.appendingPathComponent("reader.py")
@@ -70,7 +72,9 @@ import Testing
         result = try service.script("printf '1234\\n' | \"$KEYCHAINCTL\" unlock")
         #expect(result.status == 0, "\(result.stderr)")
         result = try read(service)
-        #expect(result.stdout == "found 1 unlocked\nsecret: gh-token label: GitHub token\n", "\(result.stdout) \(result.stderr)")
+        #expect(
+            result.stdout == "found 1 unlocked\nsecret: gh-token label: GitHub token\n",
+            "\(result.stdout) \(result.stderr)")
 
         // The owner sees the leave among the app's entitlements, and takes it back.
         result = try service.script(

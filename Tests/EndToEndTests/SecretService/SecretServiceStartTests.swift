@@ -5,7 +5,7 @@ import Testing
 import Glibc
 #endif
 
-/// How the Secret Service starts: on demand, from the activation file `secret-service install`
+/// How the Secret Service starts: on demand, from the activation file `keychain-secret-service install`
 /// writes, with no desktop; and not over another provider, which it names.
 @Suite struct SecretServiceStartTests {
     /// The session bus finds the user's activation file before gnome-keyring's (the machine's
@@ -21,17 +21,18 @@ import Glibc
         defer { bus.stop() }
 
         let config = shell.home.appendingPathComponent("config")
+        let bridge = SecretServiceHarness.program.path
         let installed = try shell.script(
             """
-            DBUS_SESSION_BUS_ADDRESS='\(bus.address)' XDG_CONFIG_HOME='\(config.path)' "$KEYCHAINCTL" secret-service install
+            DBUS_SESSION_BUS_ADDRESS='\(bus.address)' XDG_CONFIG_HOME='\(config.path)' '\(bridge)' install
             """)
         #expect(installed.status == 0, "\(installed.stderr)")
-        let program = CommandRunner.binary.resolvingSymlinksInPath().path
+        let program = SecretServiceHarness.program.resolvingSymlinksInPath().path
         // The bus had no such directory when it started: install has it read its files again.
         #expect(installed.stdout.contains("the session bus reloaded its files"), "\(installed.stdout)")
         let activation = try String(
             contentsOf: services.appendingPathComponent("org.freedesktop.secrets.service"), encoding: .utf8)
-        #expect(activation.contains("Name=org.freedesktop.secrets\nExec=\(program) secret-service\n"))
+        #expect(activation.contains("Name=org.freedesktop.secrets\nExec=\(program)\n"))
         #expect(activation.contains("SystemdService=keychain-secret-service.service"))
         let unit = try String(
             contentsOf: config.appendingPathComponent("systemd/user/keychain-secret-service.service"),
@@ -51,9 +52,11 @@ import Glibc
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "on-demand\n\(program)\n", "\(result.stdout)")
 
-        let removed = try shell.script("XDG_CONFIG_HOME='\(config.path)' \"$KEYCHAINCTL\" secret-service uninstall")
+        let removed = try shell.script("XDG_CONFIG_HOME='\(config.path)' '\(bridge)' uninstall")
         #expect(removed.stdout.contains("removed"), "\(removed.stdout)")
-        #expect(!FileManager.default.fileExists(atPath: services.appendingPathComponent("org.freedesktop.secrets.service").path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: services.appendingPathComponent("org.freedesktop.secrets.service").path))
     }
 
     /// With gnome-keyring on the bus, the bridge does not start: it names the program that has
@@ -70,10 +73,11 @@ import Glibc
                 "string:org.freedesktop.secrets",
             ])
         }
-        let refused = try service.shell.run(["secret-service"])
+        let refused = try service.script("'\(SecretServiceHarness.program.path)'")
         #expect(refused.status == 1)
         #expect(
-            refused.stderr.contains("is already served by /usr/bin/gnome-keyring-daemon (pid \(keyring.processIdentifier))"),
+            refused.stderr.contains(
+                "is already served by /usr/bin/gnome-keyring-daemon (pid \(keyring.processIdentifier))"),
             "\(refused.stderr)")
         #expect(refused.stderr.contains("systemctl --user mask --now gnome-keyring-daemon.service"))
         #expect(refused.stderr.contains("--replace"))

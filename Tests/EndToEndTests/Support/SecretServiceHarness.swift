@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 #endif
 
-/// `keychainctl secret-service` on a session bus of the test's own (``PrivateBus``), serving a
+/// `keychain-secret-service` on a session bus of the test's own (``PrivateBus``), serving a
 /// keychain of the test's own (``CommandRunner``): the programs a test runs with ``script(_:)``
 /// find `org.freedesktop.secrets` there, as they find it in a desktop session. ``stop()`` kills
 /// the bridge and the bus by pid and stops the keychain's daemon.
@@ -25,9 +25,13 @@ final class SecretServiceHarness {
         }
     }
 
+    /// The built bridge: beside keychainctl.
+    static let program = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent(
+        "keychain-secret-service")
+
     /// Starts the bridge and waits until it owns `org.freedesktop.secrets`.
     func startBridge() throws {
-        bridge = try bus.launchService(CommandRunner.binary.path, ["secret-service"], extra: shell.environment)
+        bridge = try bus.launchService(Self.program.path, [], extra: shell.environment)
         try bus.retry("the Secret Service") {
             try bus.send([
                 "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetNameOwner",

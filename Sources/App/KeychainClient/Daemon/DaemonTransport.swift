@@ -64,7 +64,7 @@ public final class DaemonTransport: KeychainTransport {
     /// A transport whose requests are answered as those of `process`, another process of this
     /// user, which keychaind identifies itself: each connection it opens (to the system daemon
     /// when one is installed, else to this user's) names `process` first. Only a program
-    /// keychaind trusts to do so may: the Secret Service bridge (`keychainctl secret-service`),
+    /// keychaind trusts to do so may: the Secret Service bridge (`keychain-secret-service`),
     /// which asks for each of its D-Bus clients as that client.
     ///
     /// - Throws (from the first request): `errSecMissingEntitlement` for a program keychaind

@@ -100,7 +100,8 @@ public enum RequestCoder {
         case .unlockBySheet: return .unlockBySheet(try WireValues.ownerAuthentication(&reader))
         case .openOwnerSessionBySheet: return .openOwnerSessionBySheet(try WireValues.ownerAuthentication(&reader))
         case .actForProcess:
-            return .actForProcess(ProcessReference(pid: Int32(bitPattern: try reader.u32()), startTime: try reader.u64()))
+            return .actForProcess(
+                ProcessReference(pid: Int32(bitPattern: try reader.u32()), startTime: try reader.u64()))
         case .otherAppsSecretItems: return .otherAppsSecretItems(try WireValues.attributes(&reader))
         case .readOtherAppSecretItem:
             return .readOtherAppSecretItem(

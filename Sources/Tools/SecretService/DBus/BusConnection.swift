@@ -108,7 +108,8 @@ final class BusConnection {
         else { throw DBusFailure.accessDenied("the bus gave no credentials for \(sender)") }
         if case .unixFD(let pidfd)? = fields["ProcessFD"] {
             defer { close(pidfd) }
-            guard let start = ProcessFiles.startTime(Int32(bitPattern: pid)), Self.pid(of: pidfd) == Int32(bitPattern: pid),
+            guard let start = ProcessFiles.startTime(Int32(bitPattern: pid)),
+                Self.pid(of: pidfd) == Int32(bitPattern: pid),
                 kc_pidfd_is_alive(pidfd) == 1
             else { throw DBusFailure.accessDenied("\(sender)'s process has exited") }
             return (uid, ProcessReference(pid: Int32(bitPattern: pid), startTime: start))
@@ -144,7 +145,8 @@ final class BusConnection {
         var error = DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
-        guard let reply = dbus_connection_send_with_reply_and_block(pointer, message.pointer, timeoutMilliseconds, &error)
+        guard
+            let reply = dbus_connection_send_with_reply_and_block(pointer, message.pointer, timeoutMilliseconds, &error)
         else {
             throw DBusFailure(
                 name: error.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",

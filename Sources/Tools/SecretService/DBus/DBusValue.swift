@@ -47,7 +47,9 @@ indirect enum DBusValue: Sendable, Equatable {
     static func stringDictionary(_ entries: [String: String]) -> DBusValue {
         .dictionary(
             key: "s", value: "s",
-            entries.sorted { $0.key < $1.key }.map { DBusDictionaryEntry(key: .string($0.key), value: .string($0.value)) })
+            entries.sorted { $0.key < $1.key }.map {
+                DBusDictionaryEntry(key: .string($0.key), value: .string($0.value))
+            })
     }
 
     /// `ao` from object paths.

@@ -1,24 +1,28 @@
 import ArgumentParser
 import Foundation
-import Keychain
+import KeychainProtocol
 import SecretService
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `keychainctl secret-service`: the Secret Service on this user's session bus.
-struct SecretServiceCommand: ParsableCommand {
+/// `keychain-secret-service`: the Secret Service on this user's session bus, and its
+/// installation. A program of its own, not a command of keychainctl: libdbus, which it links,
+/// would otherwise load at every start of every `keychainctl` lookup.
+@main
+struct KeychainSecretService: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "secret-service",
+        commandName: "keychain-secret-service",
         abstract: "Serve the freedesktop Secret Service (org.freedesktop.secrets) from the keychain.",
         discussion: """
             Serves the Secret Service API on this user's session bus, so that the programs that \
             keep passwords there (browsers, git's libsecret helper, Python's keyring, secret-tool) \
-            keep them in the keychain. Each program sees, reads and changes the items it stored, and \
-            no other's: keychaind identifies the process behind every call. `install` makes the \
-            session bus start it on demand.
+            keep them in the keychain. Each program sees, reads and changes the items it stored; \
+            another's it reads only once you allow it. `install` makes the session bus start it on \
+            demand.
             """,
+        version: "keychain-secret-service 0.1.0 (swift-keychain; Secret Service API 0.2)",
         subcommands: [Serve.self, Install.self, Uninstall.self], defaultSubcommand: Serve.self)
 
     struct Serve: ParsableCommand {
@@ -33,8 +37,7 @@ struct SecretServiceCommand: ParsableCommand {
             do {
                 provider = try SecretServiceProvider(replacing: replace)
             } catch {
-                StandardError.write("keychainctl: error: \(error)\n")
-                throw ExitCode(1)
+                fail("\(error)")
             }
             provider.run()
         }
@@ -45,8 +48,9 @@ struct SecretServiceCommand: ParsableCommand {
             abstract: "Have the session bus start the Secret Service on demand.",
             discussion: """
                 Writes a D-Bus activation file and a systemd user unit for this user, which take \
-                precedence over gnome-keyring's. With --system (as root, after `daemon install \
-                --system`), for every user of the system daemon.
+                precedence over gnome-keyring's. With --system (as root, after `keychainctl daemon \
+                install --system`), for every user of the system daemon: the program is copied to \
+                /usr/local/libexec and registered as the Secret Service bridge.
                 """)
 
         @Flag(help: "For every user of the system daemon (as root).")
@@ -54,19 +58,15 @@ struct SecretServiceCommand: ParsableCommand {
 
         func run() throws {
             if system && geteuid() != 0 {
-                StandardError.write(
-                    "keychainctl: error: installing for every user writes to /usr/local and /etc: run it as root\n")
-                throw ExitCode(1)
+                fail("installing for every user writes to /usr/local and /etc: run it as root")
             }
-            let install = system ? SecretServiceInstall.system : SecretServiceInstall.perUser()
-            do {
-                print(try install.install())
-                // The running session bus reads the new file now, not at the next login.
-                if !system && SecretServiceProvider.reloadSessionBus() { print("the session bus reloaded its files") }
-            } catch let error as KeychainError {
-                StandardError.write("keychainctl: error: \(error.message)\n")
-                throw ExitCode(1)
+            do throws(KeychainError) {
+                print(try (system ? SecretServiceInstall.system : SecretServiceInstall.perUser()).install())
+            } catch {
+                fail(error.message)
             }
+            // The running session bus reads the new file now, not at the next login.
+            if !system && SecretServiceProvider.reloadSessionBus() { print("the session bus reloaded its files") }
         }
     }
 
@@ -80,4 +80,10 @@ struct SecretServiceCommand: ParsableCommand {
             print((system ? SecretServiceInstall.system : SecretServiceInstall.perUser()).uninstall())
         }
     }
+}
+
+/// Says `message` on standard error and exits with status 1.
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("keychain-secret-service: error: \(message)\n".utf8))
+    exit(1)
 }
