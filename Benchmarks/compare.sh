@@ -14,6 +14,14 @@
 #   - pass show, with a passphrase-less gpg key and a warm gpg-agent
 #   - python3 -c 'keyring.get_password(...)', Python keyring on the same Secret Service
 #   - keyctl pipe, the kernel keyring: the floor, no store at all.
+# The Secret Service, the same clients against gnome-keyring and against keychain-secret-service
+# (each provider on a session bus of its own): secret-tool lookup, whole process; and in one
+# Python process (secretstorage over jeepney, one connection, one encrypted session) a lookup,
+# SearchItems among SECRET_SERVICE_ITEMS items (default 10,000) for one of them and for all of
+# them, and one GetSecrets of 700 items (Firefox's old keyring extension fetched every item at
+# each tab switch). gnome-keyring's SECRET_SERVICE_ITEMS items are in its session collection:
+# adding them to its login keyring rewrites the file at each item (36 ms an item at 1,000 items,
+# an hour for 10,000), and it searches in memory either way. Its 700 are in the login keyring.
 # Lookups inside one process: swift-keychain's read in process and through keychaind (from the
 # benchmark suite, `swift package benchmark`), against Python secretstorage doing lookups over
 # one D-Bus connection and one session.
@@ -26,6 +34,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-100}
 ROUNDS=${ROUNDS:-4}
+SECRET_SERVICE_ITEMS=${SECRET_SERVICE_ITEMS:-10000}
 
 if [[ -z "${COMPARE_INSIDE_SESSION:-}" ]]; then
     need=()
@@ -37,7 +46,7 @@ if [[ -z "${COMPARE_INSIDE_SESSION:-}" ]]; then
     fi
     python3 -c 'import keyring, secretstorage' 2>/dev/null || python3 -m pip install -q keyring secretstorage
     # Built as the README installs them (static Swift runtime), apart from the suite's build.
-    for product in keychainctl keychaind; do
+    for product in keychainctl keychaind keychain-secret-service; do
         swift build -c release --static-swift-stdlib --scratch-path .build-static --product "$product" >&2
     done
     swift package --disable-sandbox benchmark --filter '^read · (embedded|daemon) · 1k$' --time-units microseconds --no-progress >"${TMPDIR:-/tmp}/compare-suite.$$" 2>&1 \
@@ -50,6 +59,7 @@ if [[ -z "${COMPARE_INSIDE_SESSION:-}" ]]; then
     # and it ends (with gnome-keyring) when the script inside ends.
     env -i PATH="$PATH" HOME="$scratch/home" XDG_RUNTIME_DIR="$scratch/run" XDG_DATA_HOME="$scratch/home/.local/share" \
         XDG_CONFIG_HOME="$scratch/home/.config" LANG=C.UTF-8 RUNS="$RUNS" ROUNDS="$ROUNDS" COMPARE_INSIDE_SESSION=1 \
+        SECRET_SERVICE_ITEMS="$SECRET_SERVICE_ITEMS" \
         COMPARE_SUITE_OUTPUT="$COMPARE_SUITE_OUTPUT" PYTHONPATH="${PYTHONPATH:-}" \
         dbus-run-session -- "$0"
     exit
@@ -81,6 +91,18 @@ trap 'keyctl unlink "$key" @u >/dev/null 2>&1 || true' EXIT
 printf '%s' "$secret" | "$keychainctl" add-generic-password -s bench -a account-1 >/dev/null
 printf '%s' "$secret" | KEYCHAIN_MODE=embedded "$keychainctl" add-generic-password -s bench -a account-1 >/dev/null
 
+# The keychain's Secret Service, on a session bus of its own (gnome-keyring has this one's).
+gnome_bus=$DBUS_SESSION_BUS_ADDRESS
+keychain_bus=$(dbus-daemon --session --fork --print-address=1 --print-pid=3 3>"$HOME/keychain-bus.pid" | head -1)
+trap 'keyctl unlink "$key" @u >/dev/null 2>&1 || true; kill "$(cat "$HOME/keychain-bus.pid")" 2>/dev/null || true' EXIT
+DBUS_SESSION_BUS_ADDRESS=$keychain_bus "$PWD/.build-static/release/keychain-secret-service" &
+for _ in $(seq 100); do
+    DBUS_SESSION_BUS_ADDRESS=$keychain_bus dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+        org.freedesktop.DBus.GetNameOwner string:org.freedesktop.secrets >/dev/null 2>&1 && break
+    sleep 0.1
+done
+printf '%s' "$secret" | DBUS_SESSION_BUS_ADDRESS=$keychain_bus secret-tool store --label='bench' service bench account account-1
+
 time_command() { # name round command…
     local name=$1 round=$2
     shift 2
@@ -94,7 +116,13 @@ for ((round = 1; round <= ROUNDS; round++)); do
     time_command pass "$round" "pass show bench/account-1"
     time_command python-keyring "$round" "python3 -c 'import keyring; keyring.get_password(\"bench\", \"account-1\")'"
     time_command keyctl "$round" "keyctl pipe $key"
+    time_command secret-tool-gnome "$round" "env DBUS_SESSION_BUS_ADDRESS=$gnome_bus secret-tool lookup service bench account account-1"
+    time_command secret-tool-keychain "$round" "env DBUS_SESSION_BUS_ADDRESS=$keychain_bus secret-tool lookup service bench account account-1"
 done
+
+# The Secret Service in one process, against each provider (Benchmarks/secret-service.py).
+DBUS_SESSION_BUS_ADDRESS=$gnome_bus python3 Benchmarks/secret-service.py "$results" gnome session "$SECRET_SERVICE_ITEMS"
+DBUS_SESSION_BUS_ADDRESS=$keychain_bus python3 Benchmarks/secret-service.py "$results" keychain login "$SECRET_SERVICE_ITEMS"
 "$keychainctl" daemon stop >/dev/null
 
 # Python secretstorage: lookups in one process, one connection, one session (as a long-running
@@ -114,7 +142,7 @@ for _ in range(2200):
 json.dump({"results": [{"times": samples[200:]}]}, open(sys.argv[1], "w"))
 PYTHON
 
-python3 - "$results" "$COMPARE_SUITE_OUTPUT" <<'PYTHON'
+python3 - "$results" "$COMPARE_SUITE_OUTPUT" "$SECRET_SERVICE_ITEMS" <<'PYTHON'
 import glob, json, re, statistics, sys
 results, suite = sys.argv[1], sys.argv[2]
 
@@ -147,6 +175,15 @@ rows = [
     ("lookup in one process, embedded", suite_median("read · embedded · 1k"),
      [("Python secretstorage, one session", median("secretstorage"))]),
 ]
+items = int(sys.argv[3])
+for operation, ours, theirs in [
+    ("Secret Service: secret-tool lookup, whole process", "secret-tool-keychain", "secret-tool-gnome"),
+    ("Secret Service: lookup in one process (secretstorage, one session)", "keychain-lookup", "gnome-lookup"),
+    (f"Secret Service: SearchItems for 1 of {items:,} items", "keychain-search-one", "gnome-search-one"),
+    (f"Secret Service: SearchItems matching all {items:,} items", "keychain-search-all", "gnome-search-all"),
+    ("Secret Service: GetSecrets of 700 items, one call", "keychain-getsecrets700", "gnome-getsecrets700"),
+]:
+    rows.append((operation, median(ours), [("gnome-keyring", median(theirs))]))
 print("| operation | swift-keychain (median) | peer | peer's median | peer / swift-keychain |")
 print("|---|---|---|---|---|")
 for operation, ours, peers in rows:

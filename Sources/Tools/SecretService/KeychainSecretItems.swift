@@ -58,6 +58,33 @@ final class KeychainSecretItems: SecretItemStore {
         return SecretValue(bytes: bytes, contentType: contentType)
     }
 
+    /// How many items of one collection `GetSecrets` must name for their secrets to come in one
+    /// request (``secrets(in:)``) rather than one request each.
+    static let batchThreshold = 16
+
+    /// The secret of every item of the client's in `collection`, by id: one request.
+    func secrets(in collection: String) throws(KeychainError) -> [String: SecretValue] {
+        let query = ItemQuery(
+            itemClass: .genericPassword, attributes: ["svce": .string(Self.servicePrefix + collection)], limit: .all,
+            returns: [.data, .attributes])
+        let reply: KeychainReply
+        do throws(KeychainError) {
+            reply = try transport.perform(.copyMatching(query))
+        } catch  where error.status == KeychainError.errSecItemNotFound.status {
+            return [:]
+        }
+        guard case .items(let results) = reply else { return [:] }
+        var secrets: [String: SecretValue] = [:]
+        for result in results {
+            guard let attributes = result.attributes, case .string(let id)? = attributes["acct"],
+                let bytes = result.secret
+            else { continue }
+            let contentType = attributes[Self.contentTypeAttribute].flatMap(Self.string) ?? "text/plain"
+            secrets[id] = SecretValue(bytes: bytes, contentType: contentType)
+        }
+        return secrets
+    }
+
     func create(
         in collection: String, label: String, attributes: [String: String], secret: SecretValue, replacing: Bool
     ) throws(KeychainError) -> SecretItem {

@@ -115,12 +115,29 @@ extension SecretServiceProvider {
     /// `GetSecrets`: the secret of each item named that the client has (others are left out).
     private func secrets(_ client: BusClient, of paths: [String], session: String) throws(DBusFailure) -> DBusValue {
         let transfer = try transferSession(client, session)
+        // Many items of one collection come in one request (Firefox's old keyring extension
+        // fetched every item at each tab switch); a few, one by one.
+        var fetched: [String: [String: SecretValue]] = [:]
+        var wanted: [String: [String]] = [:]
+        for case .item(let collection, let id)? in paths.map(SecretObjectPath.init) {
+            wanted[collection, default: []].append(id)
+        }
+        for (collection, ids) in wanted
+        where ids.count >= KeychainSecretItems.batchThreshold && collection != SessionSecretItems.name {
+            fetched[collection] = try keychain(client) { () throws(KeychainError) in
+                try client.keychainItems.secrets(in: collection)
+            }
+        }
         var entries: [DBusDictionaryEntry] = []
         for path in paths {
             guard case .item(let collection, let id)? = SecretObjectPath(path) else { continue }
             let secret: SecretValue
             do throws(KeychainError) {
-                secret = try readableSecret(client, id, in: collection)
+                if let known = fetched[collection]?[id] {
+                    secret = known
+                } else {
+                    secret = try readableSecret(client, id, in: collection)
+                }
             } catch
                 where error.status == KeychainError.errSecItemNotFound.status
                 || error.status == KeychainError.errSecInteractionNotAllowed.status

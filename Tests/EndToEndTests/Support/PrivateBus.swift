@@ -92,7 +92,8 @@ final class PrivateBus {
         }
     }
 
-    /// `dbus-send --system --print-reply arguments…` (`--session` on a session bus): its output, or an error when it fails.
+    /// `dbus-send --system --print-reply arguments…` (`--session` on a session bus): its output,
+    /// or an error when it fails.
     @discardableResult
     func send(_ arguments: [String]) throws -> String {
         try run(program("dbus-send"), [isSession ? "--session" : "--system", "--print-reply"] + arguments)
