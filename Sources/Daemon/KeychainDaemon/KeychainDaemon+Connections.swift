@@ -104,10 +104,7 @@ extension KeychainDaemon {
             return
         }
         defer { identity.close() }
-        let app =
-            configuration.mode == .system
-            ? AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory))
-            : .perUser(identity)
+        let app = appIdentity(of: identity)
         guard kc_pidfd_is_alive(identity.pidfd) == 1 else {
             refuse(
                 socket, KeychainError(.errSecInteractionNotAllowed, "the process exited while keychaind identified it"),
@@ -133,14 +130,7 @@ extension KeychainDaemon {
             client.keychainImport?.abandon()
             client.keychain.onDemand.openedServer?.endConnection(number)
         }
-        if let reason = app.untrustedBecause {
-            audit.warning(
-                "untrusted app: its own items only",
-                metadata: [
-                    "uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)",
-                    "because": "\(reason)",
-                ])
-        }
+        auditIfUntrusted(app, identity, as: "untrusted app: its own items only")
         audit.debug(
             "connection",
             metadata: [
@@ -186,6 +176,24 @@ extension KeychainDaemon {
                 }
             }
         }
+    }
+
+    /// The app `identity` runs, as this daemon's mode decides it.
+    func appIdentity(of identity: PeerIdentity) -> AppIdentity {
+        configuration.mode == .system
+            ? AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory))
+            : .perUser(identity)
+    }
+
+    /// Writes `line` to the audit log, with why, when `app` is not trusted.
+    func auditIfUntrusted(_ app: AppIdentity, _ identity: PeerIdentity, as line: Logger.Message) {
+        guard let reason = app.untrustedBecause else { return }
+        audit.warning(
+            line,
+            metadata: [
+                "uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)",
+                "because": "\(reason)",
+            ])
     }
 
     /// What a connection does once a reply is sent.

@@ -45,18 +45,8 @@ extension KeychainDaemon {
         } catch {
             throw KeychainError(.errSecInteractionNotAllowed, "keychaind cannot identify the D-Bus client: \(error)")
         }
-        let app =
-            configuration.mode == .system
-            ? AppIdentity.system(identity, registry: AppRegistry(directory: configuration.registryDirectory))
-            : .perUser(identity)
-        if let reason = app.untrustedBecause {
-            audit.warning(
-                "untrusted D-Bus client: its own items only",
-                metadata: [
-                    "uid": "\(identity.uid)", "app": "\(identity.executable)", "pid": "\(identity.pid)",
-                    "because": "\(reason)",
-                ])
-        }
+        let app = appIdentity(of: identity)
+        auditIfUntrusted(app, identity, as: "untrusted D-Bus client: its own items only")
         var client = Client(
             peer: identity, app: app, keychain: bridge.keychain, connection: bridge.connection, keychainImport: nil)
         client.bridge = bridge.peer

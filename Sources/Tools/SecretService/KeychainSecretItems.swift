@@ -54,7 +54,7 @@ final class KeychainSecretItems: SecretItemStore {
                 .copyMatching(query(id, in: collection, [.data, .attributes]))),
             let result = results.first, let bytes = result.secret
         else { throw KeychainError(.errSecItemNotFound, "no item \(id) in collection \(collection)") }
-        let contentType = result.attributes?[Self.contentTypeAttribute].flatMap(Self.string) ?? "text/plain"
+        let contentType = Self.contentType(result.attributes ?? [:])
         return SecretValue(bytes: bytes, contentType: contentType)
     }
 
@@ -79,7 +79,7 @@ final class KeychainSecretItems: SecretItemStore {
             guard let attributes = result.attributes, case .string(let id)? = attributes["acct"],
                 let bytes = result.secret
             else { continue }
-            let contentType = attributes[Self.contentTypeAttribute].flatMap(Self.string) ?? "text/plain"
+            let contentType = Self.contentType(attributes)
             secrets[id] = SecretValue(bytes: bytes, contentType: contentType)
         }
         return secrets
@@ -96,7 +96,7 @@ final class KeychainSecretItems: SecretItemStore {
             try update(existing.id, in: collection, label: label, attributes: nil, secret: secret)
             return try item(existing.id, in: collection)
         }
-        let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let id = SecretItem.newID()
         var fields: [String: AttributeValue] = [
             "svce": .string(Self.servicePrefix + collection), "acct": .string(id), "labl": .string(label),
             Self.contentTypeAttribute: .string(secret.contentType),
@@ -163,7 +163,7 @@ final class KeychainSecretItems: SecretItemStore {
             let result = results.first, let attributes = result.attributes, let item = Self.item(from: attributes),
             let bytes = result.secret
         else { throw KeychainError(.errSecItemNotFound, "no item \(id) in collection \(collection)") }
-        let contentType = attributes[Self.contentTypeAttribute].flatMap(Self.string) ?? "text/plain"
+        let contentType = Self.contentType(attributes)
         return (item, SecretValue(bytes: bytes, contentType: contentType))
     }
 
@@ -197,6 +197,11 @@ final class KeychainSecretItems: SecretItemStore {
             label: attributes["labl"].flatMap(string) ?? "", attributes: secretAttributes,
             created: seconds(attributes[CommonAttribute.creationDate]),
             modified: seconds(attributes[CommonAttribute.modificationDate]))
+    }
+
+    /// The secret's content type an item's attributes record (`text/plain` when none).
+    private static func contentType(_ attributes: [String: AttributeValue]) -> String {
+        attributes[contentTypeAttribute].flatMap(string) ?? "text/plain"
     }
 
     private static func string(_ value: AttributeValue) -> String? {

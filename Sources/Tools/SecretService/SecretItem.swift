@@ -1,3 +1,4 @@
+import Foundation
 import KeychainProtocol
 
 /// One Secret Service item (`org.freedesktop.Secret.Item`), without its secret.
@@ -13,6 +14,14 @@ struct SecretItem: Sendable, Equatable {
     /// Seconds since 1970.
     var created: UInt64
     var modified: UInt64
+}
+
+extension SecretItem {
+    /// A new item's id: a random UUID's 32 hexadecimal digits (no hyphens: path elements are
+    /// `[A-Za-z0-9_]`).
+    static func newID() -> String {
+        UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    }
 }
 
 /// Another app's item, as a client sees it: its path, and the item where the owner let the

@@ -60,7 +60,7 @@ final class SessionSecretItems: SecretItemStore {
             own[item.id] = (item, secret)
             return item
         }
-        let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let id = SecretItem.newID()
         let item = SecretItem(
             id: id, collection: Self.name, label: label, attributes: attributes, created: now, modified: now)
         own[id] = (item, secret)
