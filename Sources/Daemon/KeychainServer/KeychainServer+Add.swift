@@ -34,11 +34,15 @@ extension KeychainServer {
             if let type = item.itemClass.attributes[name] { record.attributes[name] = type.emptyValue }
         }
         let now = Date()
+        // Dates kept from another store may be older, never later than now.
+        if let kept = item.keptDates, kept.created > now || kept.modified > now || kept.modified < kept.created {
+            throw KeychainError(.errSecParam, "an item's kept dates must be in the past, modified after created")
+        }
         record.attributes[CommonAttribute.accessGroup] = .string(group)
         record.attributes[CommonAttribute.accessible] = .string(accessibility.rawValue)
         record.attributes[CommonAttribute.synchronizable] = .bool(item.synchronizable)
-        record.attributes[CommonAttribute.creationDate] = .date(now)
-        record.attributes[CommonAttribute.modificationDate] = .date(now)
+        record.attributes[CommonAttribute.creationDate] = .date(item.keptDates?.created ?? now)
+        record.attributes[CommonAttribute.modificationDate] = .date(item.keptDates?.modified ?? now)
 
         // 16 random bytes in one draw (a byte at a time took 16 getrandom calls).
         let identity = SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }

@@ -20,6 +20,10 @@ public struct NewItem: Sendable {
     public var accessControl: AccessControl?
     /// The app's password, for an access control with `applicationPassword`.
     public var applicationPassword: SecretBytes?
+    /// The dates to keep, for an item moved in from another store (`keychain-secret-service
+    /// import` keeps gnome-keyring's); nil, as Apple's API always leaves it, for now. Not
+    /// Apple's: `cdat` and `mdat` are otherwise the keychain's alone to set.
+    public var keptDates: KeptDates?
 
     /// Creates an item description.
     public init(
@@ -66,5 +70,17 @@ public struct ItemChanges: Sendable {
         self.accessibility = accessibility
         self.synchronizable = synchronizable
         self.secret = secret
+    }
+}
+
+/// An item's creation and modification dates, kept from the store it came from.
+public struct KeptDates: Sendable, Hashable {
+    public var created: Date
+    public var modified: Date
+
+    /// Dates `created` and `modified`.
+    public init(created: Date, modified: Date) {
+        self.created = created
+        self.modified = modified
     }
 }

@@ -23,7 +23,7 @@ struct KeychainSecretService: ParsableCommand {
             demand.
             """,
         version: "keychain-secret-service 0.1.0 (swift-keychain; Secret Service API 0.2)",
-        subcommands: [Serve.self, Install.self, Uninstall.self], defaultSubcommand: Serve.self)
+        subcommands: [Serve.self, Install.self, Uninstall.self, Import.self], defaultSubcommand: Serve.self)
 
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -67,6 +67,28 @@ struct KeychainSecretService: ParsableCommand {
             }
             // The running session bus reads the new file now, not at the next login.
             if !system && SecretServiceProvider.reloadSessionBus() { print("the session bus reloaded its files") }
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy every item of the provider you had (gnome-keyring, KeePassXC) into the keychain.",
+            discussion: """
+                Run it while the old provider serves org.freedesktop.secrets, before switching. \
+                Labels, attributes and dates come along; nothing is deleted from the old provider, \
+                and a second run adds nothing twice. The items belong to you until an app asks for \
+                one and you allow it.
+                """)
+
+        func run() throws {
+            do throws(SecretServiceImport.Failure) {
+                let outcome = try SecretServiceImport().run()
+                print(
+                    "imported \(outcome.imported) items from \(outcome.provider)"
+                        + (outcome.alreadyThere > 0 ? "; \(outcome.alreadyThere) were imported before" : ""))
+            } catch {
+                fail(error.description)
+            }
         }
     }
 

@@ -120,6 +120,53 @@ import Testing
         #expect(result.stdout == "40 False True\n3 False True\n", "\(result.stdout)")
     }
 
+    /// Errors by their names: an unknown algorithm, an object that is not there, a locked
+    /// keychain; and the aliases that always name the default collection.
+    @Test func errorsAndAliasesAreTheSpecifications() throws {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        let result = try service.script(
+            """
+            printf '1234\\n' | "$KEYCHAINCTL" passcode set
+            /usr/bin/python3 - <<'PY'
+            import secretstorage
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.wrappers import unwrap_msg, DBusErrorResponse
+            c = secretstorage.dbus_init()
+            def call(path, interface, member, signature, body):
+                address = DBusAddress(path, bus_name="org.freedesktop.secrets", interface=interface)
+                try:
+                    return unwrap_msg(c.send_and_get_reply(new_method_call(address, member, signature, body)))
+                except DBusErrorResponse as error:
+                    return error.name
+            root, service = "/org/freedesktop/secrets", "org.freedesktop.Secret.Service"
+            print(call(root, service, "OpenSession", "sv", ("rot13", ("s", ""))))
+            print(call(root, service, "ReadAlias", "s", ("default",))[0], call(root, service, "ReadAlias", "s", ("login",))[0])
+            print(call(root, service, "ReadAlias", "s", ("nothing",))[0])
+            print(call(root + "/aliases/default", "org.freedesktop.DBus.Properties", "Get", "ss",
+                       ("org.freedesktop.Secret.Collection", "Label"))[0][1])
+            print(call(root + "/collection/login/" + "0" * 32, "org.freedesktop.DBus.Properties", "Get", "ss",
+                       ("org.freedesktop.Secret.Item", "Label")))
+            print(call(root + "/collection/nosuch", "org.freedesktop.Secret.Collection", "Delete", "", ()))
+            secretstorage.get_default_collection(c).create_item("x", {"k": "v"}, b"s")
+            call(root, service, "Lock", "ao", ([root + "/collection/login"],))
+            print(call(root, service, "SearchItems", "a{ss}", ({"k": "v"},)))
+            PY
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout == """
+                org.freedesktop.DBus.Error.NotSupported
+                /org/freedesktop/secrets/collection/login /org/freedesktop/secrets/collection/login
+                /
+                Login
+                org.freedesktop.Secret.Error.NoSuchObject
+                org.freedesktop.Secret.Error.NoSuchObject
+                org.freedesktop.Secret.Error.IsLocked
+
+                """, "\(result.stdout)")
+    }
+
     /// Where .ci/run unpacks SecretStorage's release (PyPI's sdist holds the tests).
     static let secretStorageRelease = "/opt/SecretStorage-3.3.3"
 

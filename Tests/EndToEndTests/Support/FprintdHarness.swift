@@ -65,7 +65,7 @@ final class FprintdHarness {
 
     /// Sends `SCAN print` every 0.2 s while `process` runs (the virtual reader only takes
     /// commands while an operation is under way), for at most 20 s.
-    func scanUntilExit(_ process: Process, _ print: String) {
+    func scanUntilExit(_ process: SpawnedProgram, _ print: String) {
         let deadline = Date().addingTimeInterval(20)
         while process.isRunning && Date() < deadline {
             scan(print)

@@ -13,7 +13,7 @@ final class PrivateBus {
     let directory: URL
     /// True for a session bus.
     let isSession: Bool
-    private var processes: [Process] = []
+    private var processes: [SpawnedProgram] = []
 
     /// The environment that points programs at this bus (`DBUS_SYSTEM_BUS_ADDRESS`, or
     /// `DBUS_SESSION_BUS_ADDRESS` for a session bus).
@@ -99,33 +99,33 @@ final class PrivateBus {
         try run(program("dbus-send"), [isSession ? "--session" : "--system", "--print-reply"] + arguments)
     }
 
-    /// Starts a long-running program that the bus stops with the rest.
+    /// Starts a long-running program that the bus stops with the rest; `input`, when given, is
+    /// written to its standard input, which then closes.
     @discardableResult
-    func launchService(_ path: String, _ arguments: [String], extra: [String: String] = [:]) throws -> Process {
-        let process = try launch(path, arguments, extra: extra)
-        processes.append(process)
-        return process
+    func launchService(
+        _ path: String, _ arguments: [String], extra: [String: String] = [:], input: String? = nil
+    ) throws -> SpawnedProgram {
+        let program = try launch(path, arguments, extra: extra, input: input)
+        processes.append(program)
+        return program
     }
 
-    /// Starts a program in the bus's environment plus `extra`; its output goes to a pipe.
-    func launch(_ path: String, _ arguments: [String], extra: [String: String] = [:]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = environment.merging(extra) { _, new in new }
-        process.standardOutput = Pipe()
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    /// Starts a program in the bus's environment plus `extra`.
+    func launch(
+        _ path: String, _ arguments: [String], extra: [String: String] = [:], input: String? = nil,
+        capturingOutput: Bool = false
+    ) throws -> SpawnedProgram {
+        try SpawnedProgram(
+            path, arguments, environment: environment.merging(extra) { _, new in new }, input: input,
+            capturingOutput: capturingOutput)
     }
 
     /// Runs a program to its end: its output, or an error when it fails.
     @discardableResult
     func run(_ path: String, _ arguments: [String]) throws -> String {
-        let process = try launch(path, arguments)
-        let output = (process.standardOutput as? Pipe)?.fileHandleForReading.readDataToEndOfFile() ?? Data()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw POSIXError(.EIO) }
+        let program = try launch(path, arguments, capturingOutput: true)
+        let output = program.readOutputToEnd()
+        guard program.terminationStatus == 0 else { throw POSIXError(.EIO) }
         return String(decoding: output, as: UTF8.self)
     }
 
@@ -163,8 +163,7 @@ final class PrivateBus {
 
     /// Kills every service by its pid, waits for each, and removes the directory.
     func stop() {
-        for process in processes.reversed() where process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        for process in processes { process.waitUntilExit() }
+        for program in processes.reversed() { program.end() }
         try? FileManager.default.removeItem(at: directory)
     }
 }

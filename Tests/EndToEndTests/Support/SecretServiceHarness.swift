@@ -11,7 +11,7 @@ import Glibc
 final class SecretServiceHarness {
     let bus: PrivateBus
     let shell: CommandRunner
-    private(set) var bridge: Process?
+    private(set) var bridge: SpawnedProgram?
 
     /// - Parameter startingBridge: false to leave the name free (for another provider).
     init(startingBridge: Bool = true) throws {
@@ -43,8 +43,7 @@ final class SecretServiceHarness {
     /// Kills the bridge by its pid (a restart: ``startBridge()`` again).
     func stopBridge() {
         guard let bridge else { return }
-        if bridge.isRunning { kill(bridge.processIdentifier, SIGKILL) }
-        bridge.waitUntilExit()
+        bridge.end()
         self.bridge = nil
     }
 

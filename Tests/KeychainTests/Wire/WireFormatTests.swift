@@ -20,6 +20,8 @@ import Testing
         item.accessControl = try? AccessControl(
             protection: .whenPasscodeSetThisDeviceOnly, flags: [.biometryAny, .or, .devicePasscode])
         item.applicationPassword = SecretBytes(utf8: "app")
+        item.keptDates = KeptDates(
+            created: Date(timeIntervalSince1970: 1_600_000_000), modified: Date(timeIntervalSince1970: 1_700_000_000.5))
         var query = ItemQuery(
             itemClass: .internetPassword, attributes: ["srvr": .string("example.com")], accessGroup: "g",
             accessibility: .afterFirstUnlock,
@@ -332,6 +334,7 @@ enum WireValuesProbe {
         writer.u8(1)  // an access control…
         writer.string("akpu")
         writer.u64(flags)  // …with unknown bits
-        writer.u8(0)
+        writer.u8(0)  // no application password
+        writer.u8(0)  // no kept dates
     }
 }

@@ -94,6 +94,10 @@ enum WireValues {
         writer.int(item.returns.rawValue)
         writer.optional(item.accessControl) { write($1, to: &$0) }
         writer.optional(item.applicationPassword) { $0.secret($1) }
+        writer.optional(item.keptDates) {
+            $0.double($1.created.timeIntervalSince1970)
+            $0.double($1.modified.timeIntervalSince1970)
+        }
     }
 
     static func accessGroup(_ reader: inout WireReader) throws(WireError) -> String {
@@ -114,6 +118,11 @@ enum WireValues {
         item.returns = try returnSelection(&reader)
         item.accessControl = try reader.optional(accessControl)
         item.applicationPassword = try reader.optional(secret)
+        item.keptDates = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            KeptDates(
+                created: Date(timeIntervalSince1970: try reader.double()),
+                modified: Date(timeIntervalSince1970: try reader.double()))
+        }
         return item
     }
 
