@@ -2,27 +2,33 @@ import Foundation
 import KeychainPrompt
 import KeychainProtocol
 
-/// Another app's Secret Service items, for the Secret Service bridge: listed as locked, read
-/// once the owner allows it (``ItemConsentRun``), never changed.
+/// The Secret Service bridge's searches, and other apps' items: listed as locked, read once the
+/// owner allows it (``ItemConsentRun``), never changed.
 extension KeychainServer {
-    /// `otherAppsSecretItems`: each match's `acct` and `svce`, or every attribute but its access
-    /// group for one the caller may read.
-    func otherAppsSecretItems(
+    /// `searchSecretItems`: one search of every app's Secret Service items. The caller's own
+    /// matches come with every attribute but their access group; another app's with its `acct`
+    /// and `svce` alone, or, when the owner let the caller read it, like the caller's own.
+    func searchSecretItems(
         _ attributes: [String: AttributeValue], caller: CallerIdentity
     ) throws(KeychainError) -> [ItemResult] {
         guard attributes.keys.allSatisfy({ $0 == "svce" || $0.hasPrefix(ItemClass.secretServiceAttributePrefix) })
         else {
-            throw KeychainError(.errSecParam, "other apps' items are searched by Secret Service attributes only")
+            throw KeychainError(.errSecParam, "Secret Service items are searched by Secret Service attributes only")
         }
-        let granted = itemGrants(of: caller)
-        return try otherAppsItems(attributes, caller: caller).map { attributes, grant in
-            guard granted.contains(grant) else {
+        var granted: Set<SecretServiceItemGrant>?
+        return try secretServiceItems(attributes, caller: caller, othersOnly: false).map { match in
+            let shown = match.attributes.filter { $0.key != CommonAttribute.accessGroup }
+            guard !caller.accessGroups.contains(match.grant.ownerGroup) else {
+                return ItemResult(itemClass: .genericPassword, attributes: shown)
+            }
+            let readable = granted ?? itemGrants(of: caller)
+            granted = readable
+            guard readable.contains(match.grant) else {
                 return ItemResult(
                     itemClass: .genericPassword,
-                    attributes: ["acct": .string(grant.account), "svce": .string(grant.service)])
+                    attributes: ["acct": .string(match.grant.account), "svce": .string(match.grant.service)])
             }
-            return ItemResult(
-                itemClass: .genericPassword, attributes: attributes.filter { $0.key != CommonAttribute.accessGroup })
+            return ItemResult(itemClass: .genericPassword, attributes: shown)
         }
     }
 
@@ -30,7 +36,8 @@ extension KeychainServer {
     func readOtherAppSecretItem(
         service: String, account: String, caller: CallerIdentity
     ) throws(KeychainError) -> ItemResult {
-        let found = try otherAppsItems(["svce": .string(service), "acct": .string(account)], caller: caller)
+        let found = try secretServiceItems(
+            ["svce": .string(service), "acct": .string(account)], caller: caller, othersOnly: true)
         guard !found.isEmpty else { throw KeychainError(.errSecItemNotFound, "no other app has item \(account)") }
         let granted = itemGrants(of: caller)
         guard let grant = found.map(\.grant).first(where: granted.contains) else {
@@ -56,7 +63,8 @@ extension KeychainServer {
         service: String, account: String, _ authentication: OwnerAuthentication, caller: CallerIdentity,
         prompts: (any PromptProvider)?
     ) throws(KeychainError) -> KeychainReply {
-        let found = try otherAppsItems(["svce": .string(service), "acct": .string(account)], caller: caller)
+        let found = try secretServiceItems(
+            ["svce": .string(service), "acct": .string(account)], caller: caller, othersOnly: true)
         guard let (attributes, grant) = found.first else {
             throw KeychainError(.errSecItemNotFound, "no other app has item \(account)")
         }
@@ -89,26 +97,30 @@ extension KeychainServer {
         return kept.union(itemGrantsForConnection.withLock { $0[caller.connection] ?? [] })
     }
 
-    /// The Secret Service items with `attributes` in other groups than the caller's, searched
-    /// as the owner, with the grant each would need.
-    private func otherAppsItems(
-        _ attributes: [String: AttributeValue], caller: CallerIdentity
+    /// The Secret Service items with `attributes`, of every app (with `othersOnly`, of the apps
+    /// other than the caller, left out by the store's search itself), searched as the owner in
+    /// one read, with the grant another app would need for each.
+    private func secretServiceItems(
+        _ attributes: [String: AttributeValue], caller: CallerIdentity, othersOnly: Bool
     ) throws(KeychainError) -> [(attributes: [String: AttributeValue], grant: SecretServiceItemGrant)] {
         let query = ItemQuery(
             itemClass: .genericPassword, attributes: attributes, synchronizable: .any, limit: .all,
             returns: .attributes)
         let owner = CallerIdentity(accessGroups: caller.accessGroups, actsForOwner: true, connection: caller.connection)
-        let results: [ItemResult]
-        do throws(KeychainError) {
-            results = try copyMatching(query, caller: owner)
-        } catch  where error.status == KeychainError.errSecItemNotFound.status {
-            return []
+        var filter = try rowFilter(query, caller: owner)
+        if othersOnly {
+            let terms = IndexTerms(enclave: enclave)
+            for group in caller.accessGroups {
+                filter.excludedAccessGroupHashes.append(try terms.accessGroupTag(group))
+            }
         }
-        return results.compactMap { result in
-            guard let attributes = result.attributes, case .string(let service)? = attributes["svce"],
+        let items = try store.read { transaction in try self.openMatches(query, filter, transaction) }
+        return items.compactMap { item in
+            let attributes = item.record.attributes
+            guard case .string(let service)? = attributes["svce"],
                 service.hasPrefix(SecretServiceItemGrant.servicePrefix),
                 case .string(let account)? = attributes["acct"],
-                case .string(let group)? = attributes[CommonAttribute.accessGroup], !caller.accessGroups.contains(group)
+                case .string(let group)? = attributes[CommonAttribute.accessGroup]
             else { return nil }
             return (attributes, SecretServiceItemGrant(service: service, account: account, ownerGroup: group))
         }

@@ -161,8 +161,8 @@ public final class KeychainServer: Sendable {
             return try authenticateOwner(authentication, for: .unlock, caller: caller, prompts: prompts)
         case .openOwnerSessionBySheet(let authentication):
             return try authenticateOwner(authentication, for: .proveOwner, caller: caller, prompts: prompts)
-        case .otherAppsSecretItems(let attributes):
-            return .items(try otherAppsSecretItems(attributes, caller: caller))
+        case .searchSecretItems(let attributes):
+            return .items(try searchSecretItems(attributes, caller: caller))
         case .readOtherAppSecretItem(let service, let account):
             return .items([try readOtherAppSecretItem(service: service, account: account, caller: caller)])
         case .allowOtherAppSecretItem(let service, let account, let authentication):

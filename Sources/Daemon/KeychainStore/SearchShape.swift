@@ -5,6 +5,8 @@
 struct SearchShape: Hashable {
     /// Access groups named; nil for every group.
     var accessGroups: Int?
+    /// Access groups left out.
+    var excludedAccessGroups: Int
     /// Whether it matches one synchronizable flag.
     var matchesSynchronizable: Bool
     /// Whether it matches one accessibility.
@@ -24,6 +26,9 @@ struct SearchShape: Hashable {
         var sql = "SELECT \(StoredRow.selection) FROM items WHERE items.itemClass = ?"
         if let accessGroups {
             sql += " AND items.accessGroupHash IN (\(Self.placeholders(accessGroups)))"
+        }
+        if excludedAccessGroups > 0 {
+            sql += " AND items.accessGroupHash NOT IN (\(Self.placeholders(excludedAccessGroups)))"
         }
         if matchesSynchronizable {
             sql += " AND items.synchronizable = ?"

@@ -82,8 +82,10 @@ public struct StoreTransaction {
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
         let hashes = Array(Set(filter.attributeHashes))
         let identities = filter.identities.map { Array(Set($0)) }
+        let excluded = Array(Set(filter.excludedAccessGroupHashes))
         let shape = SearchShape(
-            accessGroups: filter.accessGroupHashes?.count, matchesSynchronizable: filter.synchronizable != nil,
+            accessGroups: filter.accessGroupHashes?.count, excludedAccessGroups: excluded.count,
+            matchesSynchronizable: filter.synchronizable != nil,
             matchesAccessibility: filter.accessibility != nil, primaryKeys: filter.primaryKeyHashes?.count,
             attributeHashes: hashes.count, identities: identities?.count, limited: filter.limit != nil)
         var rows: [StoredRow] = []
@@ -92,6 +94,7 @@ public struct StoreTransaction {
             { query in
                 query.bind(filter.itemClass)
                 for group in filter.accessGroupHashes ?? [] { query.bind(group) }
+                for group in excluded { query.bind(group) }
                 if let synchronizable = filter.synchronizable { query.bind(synchronizable ? 1 : 0) }
                 if let accessibility = filter.accessibility { query.bind(accessibility) }
                 for primaryKey in filter.primaryKeyHashes ?? [] { query.bind(primaryKey) }

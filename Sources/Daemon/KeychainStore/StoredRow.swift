@@ -91,6 +91,8 @@ public struct RowFilter: Sendable, Hashable {
     public var itemClass: String
     /// Rows in any of these access groups (keyed hashes); nil for every group.
     public var accessGroupHashes: [Data]?
+    /// Rows in none of these access groups (keyed hashes).
+    public var excludedAccessGroupHashes: [Data] = []
     /// Rows with one of these synchronizable flags; nil for both.
     public var synchronizable: Bool?
     /// Rows of this accessibility; nil for any.

@@ -131,13 +131,14 @@ public enum KeychainRequest: Sendable {
     /// system mode the program registered as the Secret Service bridge), once per connection;
     /// every later request must still be written by the bridge. Answered `done`.
     case actForProcess(ProcessReference)
-    /// The Secret Service items of apps other than the caller that have every one of
-    /// `attributes` (raw names: `svce`, and `ss:NAME` for a Secret Service attribute), for the
-    /// bridge's searches, which list another app's items as locked until the owner lets the
-    /// caller read them. Answered with `items`: for each match its `acct` and `svce` alone, or,
-    /// for one the caller may read (``allowOtherAppSecretItem(service:account:_:)``), every
-    /// attribute but its access group. Only a connection of the Secret Service bridge may ask.
-    case otherAppsSecretItems([String: AttributeValue])
+    /// The Secret Service items of every app that have every one of `attributes` (raw names:
+    /// `svce`, and `ss:NAME` for a Secret Service attribute), in one search, for the bridge's
+    /// `SearchItems`, which lists another app's items as locked until the owner lets the caller
+    /// read them. Answered with `items`: the caller's own matches, and another app's the caller
+    /// may read (``allowOtherAppSecretItem(service:account:_:)``), with every attribute but their
+    /// access group; any other app's with its `acct` and `svce` alone. Only a connection of the
+    /// Secret Service bridge may ask.
+    case searchSecretItems([String: AttributeValue])
     /// Another app's Secret Service item (`svce`, `acct`) that the owner let the caller read:
     /// its attributes (but its access group) and its secret, as `items`. Refused with
     /// `errSecInteractionNotAllowed` until the owner allows it, `errSecItemNotFound` when there

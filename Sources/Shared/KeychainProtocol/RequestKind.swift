@@ -47,7 +47,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case unlockBySheet = 39
     case openOwnerSessionBySheet = 40
     case actForProcess = 41
-    case otherAppsSecretItems = 42
+    case searchSecretItems = 42
     case readOtherAppSecretItem = 43
     case allowOtherAppSecretItem = 44
 
@@ -84,7 +84,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
             RequestFacts(ownerSessions: .opensOnAuthentication, drawsSheet: true, audit: .ownerAuthentication)
         case .servePrompts: RequestFacts(answeredBy: .daemon, audit: .promptAgent)
         case .actForProcess: RequestFacts(answeredBy: .daemon, audit: .actForProcess)
-        case .otherAppsSecretItems: RequestFacts(secretServiceBridgeOnly: true)
+        case .searchSecretItems: RequestFacts(secretServiceBridgeOnly: true)
         case .readOtherAppSecretItem: RequestFacts(secretServiceBridgeOnly: true, audit: .otherAppSecretItem)
         case .allowOtherAppSecretItem:
             RequestFacts(secretServiceBridgeOnly: true, drawsSheet: true, audit: .otherAppSecretItem)
@@ -243,7 +243,7 @@ extension KeychainRequest {
         case .unlockBySheet: .unlockBySheet
         case .openOwnerSessionBySheet: .openOwnerSessionBySheet
         case .actForProcess: .actForProcess
-        case .otherAppsSecretItems: .otherAppsSecretItems
+        case .searchSecretItems: .searchSecretItems
         case .readOtherAppSecretItem: .readOtherAppSecretItem
         case .allowOtherAppSecretItem: .allowOtherAppSecretItem
         }

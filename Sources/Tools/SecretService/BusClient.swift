@@ -47,5 +47,5 @@ final class BusClient {
 struct PendingPrompt: Sendable {
     var unlocksKeychain: Bool
     var objects: [String]
-    var otherAppItems: [OtherAppItem]
+    var otherAppItems: [SearchMatch]
 }

@@ -130,16 +130,14 @@ final class KeychainSecretItems: SecretItemStore {
         _ = try transport.perform(.delete(query(id, in: collection, [])))
     }
 
-    /// Other apps' items of `collection` (every collection: nil) with all of `attributes`: each
-    /// one's id and collection, and the item itself where the owner let this client's app read
-    /// it (nil: it shows as locked).
-    func otherAppsItems(
-        in collection: String?, matching attributes: [String: String]
-    ) throws(KeychainError) -> [OtherAppItem] {
+    /// The items of `collection` (every collection: nil) with all of `attributes`, in one
+    /// request: the client's own and the other apps' ones the owner let it read, with the item;
+    /// the other apps' others with their id and collection alone (they show as locked).
+    func search(in collection: String?, matching attributes: [String: String]) throws(KeychainError) -> [SearchMatch] {
         var query: [String: AttributeValue] = [:]
         for (name, value) in attributes { query[ItemClass.secretServiceAttributePrefix + name] = .string(value) }
         if let collection { query["svce"] = .string(Self.servicePrefix + collection) }
-        guard case .items(let results) = try transport.perform(.otherAppsSecretItems(query)) else {
+        guard case .items(let results) = try transport.perform(.searchSecretItems(query)) else {
             throw KeychainError(.errSecInternalComponent, "the keychain answered a search out of turn")
         }
         return results.compactMap { result in
@@ -148,7 +146,7 @@ final class KeychainSecretItems: SecretItemStore {
             else { return nil }
             // A match the caller may not read comes with its service and account alone.
             let readable = attributes[CommonAttribute.creationDate] != nil
-            return OtherAppItem(
+            return SearchMatch(
                 id: id, collection: String(service.dropFirst(Self.servicePrefix.count)),
                 item: readable ? Self.item(from: attributes) : nil)
         }

@@ -24,9 +24,10 @@ extension SecretItem {
     }
 }
 
-/// Another app's item, as a client sees it: its path, and the item where the owner let the
-/// client's app read it (nil: it is listed as locked).
-struct OtherAppItem: Sendable {
+/// An item a search found, as a client sees it: its path, and the item where the client may
+/// read it, its own or another app's the owner let it read (nil: another app's, listed as
+/// locked).
+struct SearchMatch: Sendable {
     var id: String
     var collection: String
     var item: SecretItem?

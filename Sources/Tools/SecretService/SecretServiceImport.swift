@@ -96,7 +96,7 @@ public struct SecretServiceImport {
         do throws(KeychainError) {
             _ = try transport.perform(.copyMatching(previous))
             return false
-        } catch where error.status == KeychainError.errSecItemNotFound.status {
+        } catch  where error.status == KeychainError.errSecItemNotFound.status {
         } catch {
             throw Failure(description: "the keychain: \(error.message) (OSStatus \(error.status))")
         }
@@ -118,7 +118,8 @@ public struct SecretServiceImport {
         let now = Date()
         let createdDate = min(Date(timeIntervalSince1970: TimeInterval(created)), now)
         item.keptDates = KeptDates(
-            created: createdDate, modified: max(createdDate, min(Date(timeIntervalSince1970: TimeInterval(modified)), now)))
+            created: createdDate,
+            modified: max(createdDate, min(Date(timeIntervalSince1970: TimeInterval(modified)), now)))
         do throws(KeychainError) {
             _ = try transport.perform(.add(item))
         } catch {
@@ -179,10 +180,13 @@ public struct SecretServiceImport {
 
     private func property(_ path: String, _ interface: String, _ name: String) throws(Failure) -> [DBusValue] {
         try call(
-            path, "org.freedesktop.DBus.Properties", "Get", [.string("org.freedesktop.Secret.\(interface)"), .string(name)])
+            path, "org.freedesktop.DBus.Properties", "Get",
+            [.string("org.freedesktop.Secret.\(interface)"), .string(name)])
     }
 
-    private func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) throws(Failure)
+    private func call(
+        _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue]
+    ) throws(Failure)
         -> [DBusValue]
     {
         guard

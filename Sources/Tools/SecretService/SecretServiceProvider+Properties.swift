@@ -61,8 +61,11 @@ extension SecretServiceProvider {
                     "Created": .uint64(0), "Modified": .uint64(0),
                 ]
             }
+            // Its attributes opened, so its protection class is open and its secret can be read
+            // (an item's attributes and secret are sealed under the same class key): unlocked,
+            // without asking the keychain again.
             return [
-                "Locked": .boolean(try isLocked(client, collection: collection)),
+                "Locked": .boolean(false),
                 "Attributes": .stringDictionary(item.attributes), "Label": .string(item.label),
                 "Created": .uint64(item.created), "Modified": .uint64(item.modified),
             ]

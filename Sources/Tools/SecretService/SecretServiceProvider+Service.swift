@@ -90,17 +90,14 @@ extension SecretServiceProvider {
         var found: [SecretItem] = []
         var locked: [String] = []
         if collection != SessionSecretItems.name {
-            found += try keychain(client) { () throws(KeychainError) in
-                try client.keychainItems.items(in: collection, matching: attributes)
+            let matches = try keychain(client) { () throws(KeychainError) in
+                try client.keychainItems.search(in: collection, matching: attributes)
             }
-            let others = try keychain(client) { () throws(KeychainError) in
-                try client.keychainItems.otherAppsItems(in: collection, matching: attributes)
-            }
-            for other in others {
-                if let item = other.item {
+            for match in matches {
+                if let item = match.item {
                     found.append(item)
                 } else {
-                    locked.append(SecretObjectPath.item(collection: other.collection, id: other.id).path)
+                    locked.append(SecretObjectPath.item(collection: match.collection, id: match.id).path)
                 }
             }
         }
@@ -192,7 +189,7 @@ extension SecretServiceProvider {
                     _ = try client.keychainItems.otherAppItem(id, in: collection)
                     unlocked.append(object.path)
                 } catch  where error.status == KeychainError.errSecInteractionNotAllowed.status {
-                    prompt.otherAppItems.append(OtherAppItem(id: id, collection: collection, item: nil))
+                    prompt.otherAppItems.append(SearchMatch(id: id, collection: collection, item: nil))
                     prompt.objects.append(object.path)
                 } catch  where error.status == KeychainError.errSecItemNotFound.status {
                     continue

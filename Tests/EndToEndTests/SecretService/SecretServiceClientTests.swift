@@ -141,7 +141,8 @@ import Testing
                     return error.name
             root, service = "/org/freedesktop/secrets", "org.freedesktop.Secret.Service"
             print(call(root, service, "OpenSession", "sv", ("rot13", ("s", ""))))
-            print(call(root, service, "ReadAlias", "s", ("default",))[0], call(root, service, "ReadAlias", "s", ("login",))[0])
+            print(call(root, service, "ReadAlias", "s", ("default",))[0],
+                  call(root, service, "ReadAlias", "s", ("login",))[0])
             print(call(root, service, "ReadAlias", "s", ("nothing",))[0])
             print(call(root + "/aliases/default", "org.freedesktop.DBus.Properties", "Get", "ss",
                        ("org.freedesktop.Secret.Collection", "Label"))[0][1])

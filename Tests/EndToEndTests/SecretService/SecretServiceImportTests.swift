@@ -63,7 +63,8 @@ import Glibc
             printf '1234\\n' | "$KEYCHAINCTL" owner login >/dev/null && "$KEYCHAINCTL" dump-keychain
             """)
         #expect(result.stdout.contains("Mail: alice@example.com") && result.stdout.contains("Chrome Safe Storage"))
-        #expect(result.stdout.contains("ss:xdg:schema") && result.stdout.contains("chrome_libsecret_os_crypt_password_v2"))
+        #expect(
+            result.stdout.contains("ss:xdg:schema") && result.stdout.contains("chrome_libsecret_os_crypt_password_v2"))
         let created = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: dates[0]))
         #expect(result.stdout.contains("<timedate>=\"\(created)\""), "\(created) in \(result.stdout)")
 

@@ -90,7 +90,7 @@ import Testing
                     factors: .biometryOrPasscode, reason: "To see every app's items", cancelTitle: "",
                     fallbackTitle: "Enter Passcode", context: context)),
             .actForProcess(ProcessReference(pid: 4242, startTime: 1_234_567)),
-            .otherAppsSecretItems(["svce": .string("secret-service:login"), "ss:xdg:schema": .string("s")]),
+            .searchSecretItems(["svce": .string("secret-service:login"), "ss:xdg:schema": .string("s")]),
             .readOtherAppSecretItem(service: "secret-service:login", account: "0123abcd"),
             .allowOtherAppSecretItem(
                 service: "secret-service:login", account: "0123abcd",

@@ -102,7 +102,7 @@ public enum RequestCoder {
         case .actForProcess:
             return .actForProcess(
                 ProcessReference(pid: Int32(bitPattern: try reader.u32()), startTime: try reader.u64()))
-        case .otherAppsSecretItems: return .otherAppsSecretItems(try WireValues.attributes(&reader))
+        case .searchSecretItems: return .searchSecretItems(try WireValues.attributes(&reader))
         case .readOtherAppSecretItem:
             return .readOtherAppSecretItem(
                 service: try reader.string(max: KeychainLimits.maximumAttributeSize),
@@ -152,7 +152,7 @@ public enum RequestCoder {
             .openOwnerSessionBySheet(let authentication):
             WireValues.write(authentication, to: &writer)
         case .actForProcess(let process): writer.u32(UInt32(bitPattern: process.pid)); writer.u64(process.startTime)
-        case .otherAppsSecretItems(let attributes): WireValues.write(attributes, to: &writer)
+        case .searchSecretItems(let attributes): WireValues.write(attributes, to: &writer)
         case .readOtherAppSecretItem(let service, let account): writer.string(service); writer.string(account)
         case .allowOtherAppSecretItem(let service, let account, let authentication):
             writer.string(service); writer.string(account); WireValues.write(authentication, to: &writer)
