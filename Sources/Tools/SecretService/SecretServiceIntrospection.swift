@@ -11,10 +11,16 @@ enum SecretServiceIntrospection {
         case .item?: interfaces = item
         case .session?: interfaces = session
         case .prompt?: interfaces = prompt
-        case nil: interfaces = ""
+        case nil: interfaces = path == SecretPortalBackend.path ? portal : ""
         }
         let children =
-            path == "/" ? ["org"] : path == "/org" ? ["freedesktop"] : path == "/org/freedesktop" ? ["secrets"] : []
+            switch path {
+            case "/": ["org"]
+            case "/org": ["freedesktop"]
+            case "/org/freedesktop": ["secrets", "portal"]
+            case "/org/freedesktop/portal": ["desktop"]
+            default: [String]()
+            }
         return """
             <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
@@ -41,6 +47,21 @@ enum SecretServiceIntrospection {
            <arg type="v" direction="in"/>
          </method>
          <method name="GetAll"><arg type="s" direction="in"/><arg type="a{sv}" direction="out"/></method>
+        </interface>
+
+        """
+
+    private static let portal = """
+        <interface name="org.freedesktop.impl.portal.Secret">
+         <method name="RetrieveSecret">
+           <arg name="handle" type="o" direction="in"/>
+           <arg name="app_id" type="s" direction="in"/>
+           <arg name="fd" type="h" direction="in"/>
+           <arg name="options" type="a{sv}" direction="in"/>
+           <arg name="response" type="u" direction="out"/>
+           <arg name="results" type="a{sv}" direction="out"/>
+         </method>
+         <property name="version" type="u" access="read"/>
         </interface>
 
         """

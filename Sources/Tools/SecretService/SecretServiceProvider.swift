@@ -42,8 +42,9 @@ public final class SecretServiceProvider {
     ///   (gnome-keyring does).
     /// - Throws: ``StartFailure`` when there is no session bus, or another provider keeps the
     ///   name: the message names it and how to switch.
-    public convenience init(replacing: Bool) throws(StartFailure) {
-        try self.init(replacing: replacing) { DaemonTransport(actingFor: $0) }
+    /// - Parameter systemSocket: the system daemon's socket where it is not at its usual path.
+    public convenience init(replacing: Bool, systemSocket: String? = nil) throws(StartFailure) {
+        try self.init(replacing: replacing) { DaemonTransport(actingFor: $0, systemSocket: systemSocket) }
     }
 
     init(
@@ -130,9 +131,18 @@ public final class SecretServiceProvider {
             return
         }
         guard message.isMethodCall else { return }
+        let arguments = message.arguments()
+        // Reading a descriptor duplicates it: each one sent is closed here once answered (a
+        // client sending descriptors to any method must not fill the bridge's table).
+        defer {
+            for descriptor in arguments?.flatMap(\.unixFDs) ?? [] { close(descriptor) }
+        }
         let reply: DBusMessage?
         do throws(DBusFailure) {
-            let values = try answer(message)
+            guard let arguments else {
+                throw DBusFailure.invalidArguments("an argument of a type the Secret Service does not take")
+            }
+            let values = try answer(message, arguments)
             reply = message.reply(values)
         } catch {
             reply = message.errorReply(error)
@@ -165,10 +175,7 @@ public final class SecretServiceProvider {
     }
 
     /// The reply's arguments to one call, by the object its path names.
-    private func answer(_ message: DBusMessage) throws(DBusFailure) -> [DBusValue] {
-        guard let arguments = message.arguments() else {
-            throw DBusFailure.invalidArguments("an argument of a type the Secret Service does not take")
-        }
+    private func answer(_ message: DBusMessage, _ arguments: [DBusValue]) throws(DBusFailure) -> [DBusValue] {
         let interface = message.interface ?? ""
         let member = message.member ?? ""
         let pathText = message.path ?? ""
@@ -177,6 +184,9 @@ public final class SecretServiceProvider {
         case ("org.freedesktop.DBus.Introspectable", "Introspect"):
             return [.string(SecretServiceIntrospection.xml(for: pathText))]
         default: break
+        }
+        if pathText == SecretPortalBackend.path {
+            return try SecretPortalBackend.answer(interface, member, arguments, client: try client(of: message))
         }
         guard let path = SecretObjectPath(pathText) else {
             throw DBusFailure.noSuchObject("no object at \(pathText)")

@@ -32,10 +32,15 @@ struct KeychainSecretService: ParsableCommand {
         @Flag(help: "Take the name from the provider that has it (gnome-keyring lets it go).")
         var replace = false
 
+        @Option(
+            help: ArgumentHelp(
+                "The system daemon's socket, where it is not at its usual path.", valueName: "path"))
+        var systemSocket: String?
+
         func run() throws {
             let provider: SecretServiceProvider
             do {
-                provider = try SecretServiceProvider(replacing: replace)
+                provider = try SecretServiceProvider(replacing: replace, systemSocket: systemSocket)
             } catch {
                 fail("\(error)")
             }

@@ -15,7 +15,7 @@ import KeychainSupport
 ///   ``systemProgram`` (root's, as the daemon trusts only programs root alone can change) and
 ///   registered in the app registry as the Secret Service bridge, which the system daemon lets
 ///   act for D-Bus clients; `/usr/local/share/dbus-1/services` (before `/usr/share` in the
-///   standard `XDG_DATA_DIRS`) and `/etc/systemd/user`.
+///   standard `XDG_DATA_DIRS`), `/etc/systemd/user`, and the portal file (``portalFile``).
 struct SecretServiceInstall {
     /// The activation file's path, the unit's, and the program they run.
     let activationFile: String
@@ -39,6 +39,18 @@ struct SecretServiceInstall {
     static let system = SecretServiceInstall(
         activationFile: "/usr/local/share/dbus-1/services/\(fileName)", unitFile: "/etc/systemd/user/\(unitName)",
         program: systemProgram)
+
+    /// The system installation's portal file, which routes xdg-desktop-portal's Secret portal
+    /// to the keychain's backend (``SecretPortalBackend``) on desktops whose portal set names
+    /// none (GNOME's `gnome-keyring.portal` already names `org.freedesktop.secrets`, the
+    /// bridge's name). xdg-desktop-portal reads portal files from its system folder alone.
+    static let portalFile = "/usr/share/xdg-desktop-portal/portals/keychain.portal"
+    static let portal = """
+        [portal]
+        DBusName=org.freedesktop.secrets
+        Interfaces=org.freedesktop.impl.portal.Secret
+
+        """
 
     /// Where the system installation puts the program, and its registration.
     static let systemProgram = "/usr/local/libexec/keychain-secret-service"
@@ -83,6 +95,7 @@ struct SecretServiceInstall {
         if program == Self.systemProgram {
             try InstalledFiles.copy(from: InstalledFiles.runningProgram, to: program, mode: 0o755)
             try InstalledFiles.write(Self.registration, at: Self.registrationPath)
+            try InstalledFiles.write(Self.portal, at: Self.portalFile)
         }
         try InstalledFiles.write(activation, at: activationFile)
         try InstalledFiles.write(unit, at: unitFile)
@@ -92,7 +105,8 @@ struct SecretServiceInstall {
     /// Removes both files; what was done.
     func uninstall() -> String {
         let files =
-            [activationFile, unitFile] + (program == Self.systemProgram ? [Self.registrationPath, program] : [])
+            [activationFile, unitFile]
+            + (program == Self.systemProgram ? [Self.registrationPath, Self.portalFile, program] : [])
         let removed = files.filter { (try? FileManager.default.removeItem(atPath: $0)) != nil }
         return removed.isEmpty
             ? "the Secret Service was not installed" : "removed \(removed.joined(separator: " and "))"

@@ -41,7 +41,8 @@ import Glibc
         // Wait until the dates are in the past (kept dates may not be later than now).
         sleep(1)
         let program = SecretServiceHarness.program.path
-        result = try service.script("'\(program)' import")
+        // keychainctl's command runs keychain-secret-service's.
+        result = try service.script("\"$KEYCHAINCTL\" import --from-secret-service")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "imported 2 items from /usr/bin/gnome-keyring-daemon\n", "\(result.stdout)")
         result = try service.script("'\(program)' import")

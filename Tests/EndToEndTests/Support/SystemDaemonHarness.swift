@@ -118,10 +118,12 @@ final class SystemDaemonHarness {
     /// would, known by its executable (with or without the file's SHA-256) or its Flatpak ID.
     func register(
         _ name: String, identifier: String, executable: String? = nil, flatpak: String? = nil, sha256: String? = nil,
-        groups: [String], applicationGroups: [String]? = nil, promptAgent: Bool = false
+        groups: [String], applicationGroups: [String]? = nil, promptAgent: Bool = false,
+        secretServiceBridge: Bool = false
     ) throws {
         var registration: [String: Any] = ["identifier": identifier, "keychain-access-groups": groups]
         if promptAgent { registration["prompt-agent"] = true }
+        if secretServiceBridge { registration["secret-service-bridge"] = true }
         registration["com.apple.security.application-groups"] = applicationGroups
         registration["executable"] = executable
         registration["flatpak"] = flatpak

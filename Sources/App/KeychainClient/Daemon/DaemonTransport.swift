@@ -70,10 +70,20 @@ public final class DaemonTransport: KeychainTransport {
     /// - Throws (from the first request): `errSecMissingEntitlement` for a program keychaind
     ///   does not trust to act for others, `errSecInteractionNotAllowed` when `process` is not
     ///   running, runs as another user, or was not started at its start time.
-    public init(actingFor process: ProcessReference, environment: [String: String]? = nil) {
+    ///
+    /// - Parameter systemSocket: the system daemon's socket where it is not at
+    ///   ``KeychainPaths/systemSocket`` (a test's, a second installation's), checked as
+    ///   ``init(systemSocket:)`` checks it.
+    public init(actingFor process: ProcessReference, environment: [String: String]? = nil, systemSocket: String? = nil)
+    {
         endpoint =
-            SystemDaemon.isInstalled
-            ? .system(socket: KeychainPaths.systemSocket) : .perUser(environment: environment, daemonArguments: [])
+            if let systemSocket {
+                .system(socket: systemSocket)
+            } else if SystemDaemon.isInstalled {
+                .system(socket: KeychainPaths.systemSocket)
+            } else {
+                .perUser(environment: environment, daemonArguments: [])
+            }
         connection = Mutex(nil)
         actingFor = process
     }

@@ -57,6 +57,17 @@ indirect enum DBusValue: Sendable, Equatable {
         .array(element: "o", paths.map(DBusValue.objectPath))
     }
 
+    /// Every descriptor held, at any depth.
+    var unixFDs: [Int32] {
+        switch self {
+        case .unixFD(let descriptor): [descriptor]
+        case .array(_, let values), .structure(let values): values.flatMap(\.unixFDs)
+        case .dictionary(_, _, let entries): entries.flatMap { $0.key.unixFDs + $0.value.unixFDs }
+        case .variant(let value): value.unixFDs
+        default: []
+        }
+    }
+
     /// The string or object path held; nil for any other value.
     var text: String? {
         switch self {

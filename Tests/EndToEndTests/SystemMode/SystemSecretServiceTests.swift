@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The Secret Service with the system daemon: the bridge root installed and registered as the
+/// Secret Service bridge, run by alice on her session bus, keeps her apps' items in her
+/// keychain in the system daemon, each app apart; a copy of the bridge that root did not
+/// register may not act for anyone; and bob, another user on her bus, is served nothing.
+@Suite(.serialized) struct SystemSecretServiceTests {
+    @Test func aRegisteredBridgeServesAUsersAppsFromTheSystemDaemon() throws {
+        let daemon = try SystemDaemonHarness()
+        defer { daemon.cleanUp() }
+        let (alice, bob) = (try LocalUser.alice(), try LocalUser.bob())
+        let bus = try PrivateBus(prefix: "secrets-system", session: true)
+        defer { bus.stop() }
+        // Root's copy, registered as the bridge; and a copy root did not register.
+        let bridge = daemon.trustedPrograms.appendingPathComponent("keychain-secret-service")
+        let unregistered = daemon.trustedPrograms.appendingPathComponent("other-secret-service")
+        for copy in [bridge, unregistered] {
+            try FileManager.default.copyItem(at: SecretServiceHarness.program, to: copy)
+            chmod(copy.path, 0o755)
+        }
+        try daemon.register(
+            "keychain-secret-service", identifier: "keychain-secret-service", executable: bridge.path,
+            groups: ["keychain-secret-service"], secretServiceBridge: true)
+        var environment = SystemDaemonHarness.environment
+        environment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+
+        /// `command` as `user` on the bus, with the test's system daemon.
+        func run(as user: LocalUser, _ command: String) throws -> CommandRunner.Output {
+            try daemon.shellCommand(as: user, "export DBUS_SESSION_BUS_ADDRESS='\(bus.address)'; \(command)")
+        }
+        func serve(_ program: URL) throws -> SpawnedProgram {
+            let served = try bus.launchService(
+                "/usr/bin/setpriv",
+                Array(alice.setpriv.dropFirst()) + [program.path, "--system-socket", daemon.socket],
+                extra: environment)
+            try bus.retry("the Secret Service") {
+                try bus.send([
+                    "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetNameOwner",
+                    "string:org.freedesktop.secrets",
+                ])
+            }
+            return served
+        }
+
+        // The copy root did not register: the daemon lets it act for nobody.
+        let refused = try serve(unregistered)
+        var result = try run(as: alice, "printf pw | secret-tool store --label=x service imap user alice")
+        #expect(result.status != 0, "an unregistered bridge stored an item: \(result.stdout)")
+        #expect(result.stderr.contains("only the program registered as the Secret Service bridge"), "\(result.stderr)")
+        #expect(daemon.daemonLog.contains("app=\(unregistered.path) audit=true"), "\(daemon.daemonLog)")
+        #expect(daemon.daemonLog.contains("result=-34018"), "errSecMissingEntitlement, audited")
+        refused.end()
+
+        _ = try serve(bridge)
+        result = try run(as: alice, "printf imap-password | secret-tool store --label='Mail' service imap user alice")
+        #expect(result.status == 0, "\(result.stderr)\n\(daemon.daemonLog)")
+        result = try run(as: alice, "secret-tool lookup service imap user alice")
+        #expect(result.stdout == "imap-password", "\(result.stderr)")
+
+        // In alice's keychain in the system daemon, as secret-tool's item, which she sees as
+        // its owner.
+        let keychainctl = "'\(CommandRunner.binary.path)' --system-socket '\(daemon.socket)'"
+        result = try run(
+            as: alice,
+            "printf '1234\\n' | \(keychainctl) passcode set && "
+                + "printf '1234\\n' | \(keychainctl) owner login >/dev/null && \(keychainctl) dump-keychain")
+        #expect(result.stdout.contains("Mail") && result.stdout.contains("/usr/bin/secret-tool"), "\(result.stdout)")
+        #expect(!result.stdout.contains("imap-password"))
+
+        // Another app of alice's finds it locked.
+        result = try run(
+            as: alice,
+            """
+            /usr/bin/python3 -c "
+            import secretstorage
+            items = list(secretstorage.search_items(secretstorage.dbus_init(), {'service': 'imap'}))
+            print(len(items), items[0].is_locked())"
+            """)
+        #expect(result.stdout == "1 True\n", "\(result.stdout) \(result.stderr)")
+
+        // bob on alice's bus: her bridge serves uid \(alice.uid) alone.
+        result = try run(as: bob, "secret-tool lookup service imap user alice")
+        #expect(result.stdout.isEmpty && result.status != 0, "\(result.stdout)")
+    }
+}
