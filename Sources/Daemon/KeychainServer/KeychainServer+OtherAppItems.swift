@@ -5,30 +5,25 @@ import KeychainProtocol
 /// The Secret Service bridge's searches, and other apps' items: listed as locked, read once the
 /// owner allows it (``ItemConsentRun``), never changed.
 extension KeychainServer {
-    /// `searchSecretItems`: one search of every app's Secret Service items. The caller's own
-    /// matches come with every attribute but their access group; another app's with its `acct`
-    /// and `svce` alone, or, when the owner let the caller read it, like the caller's own.
+    /// `searchSecretItems`: one search of every app's Secret Service items: each match, readable
+    /// when it is the caller's own or another app's the owner let the caller read.
     func searchSecretItems(
         _ attributes: [String: AttributeValue], caller: CallerIdentity
-    ) throws(KeychainError) -> [ItemResult] {
+    ) throws(KeychainError) -> [SecretItemMatch] {
         guard attributes.keys.allSatisfy({ $0 == "svce" || $0.hasPrefix(ItemClass.secretServiceAttributePrefix) })
         else {
             throw KeychainError(.errSecParam, "Secret Service items are searched by Secret Service attributes only")
         }
         var granted: Set<SecretServiceItemGrant>?
         return try secretServiceItems(attributes, caller: caller, othersOnly: false).map { match in
-            let shown = match.attributes.filter { $0.key != CommonAttribute.accessGroup }
-            guard !caller.accessGroups.contains(match.grant.ownerGroup) else {
-                return ItemResult(itemClass: .genericPassword, attributes: shown)
+            let grant = match.grant
+            var readable = caller.accessGroups.contains(grant.ownerGroup)
+            if !readable {
+                let grants = granted ?? itemGrants(of: caller)
+                granted = grants
+                readable = grants.contains(grant)
             }
-            let readable = granted ?? itemGrants(of: caller)
-            granted = readable
-            guard readable.contains(match.grant) else {
-                return ItemResult(
-                    itemClass: .genericPassword,
-                    attributes: ["acct": .string(match.grant.account), "svce": .string(match.grant.service)])
-            }
-            return ItemResult(itemClass: .genericPassword, attributes: shown)
+            return SecretItemMatch(service: grant.service, account: grant.account, readable: readable)
         }
     }
 

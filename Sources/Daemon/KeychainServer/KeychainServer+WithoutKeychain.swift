@@ -27,7 +27,7 @@ extension KeychainServer {
         case .copyMatching, .update, .delete, .readOtherAppSecretItem, .allowOtherAppSecretItem:
             throw KeychainError(.errSecItemNotFound, "no keychain exists yet, so no item matches")
         case .searchSecretItems:
-            return .items([])
+            return .secretItemMatches([])
         case .deviceStatus:
             return .status(
                 DeviceStatus(

@@ -162,9 +162,16 @@ public final class KeychainServer: Sendable {
         case .openOwnerSessionBySheet(let authentication):
             return try authenticateOwner(authentication, for: .proveOwner, caller: caller, prompts: prompts)
         case .searchSecretItems(let attributes):
-            return .items(try searchSecretItems(attributes, caller: caller))
+            return .secretItemMatches(
+                try enclave.inItemRequest { () throws(KeychainError) in
+                    try searchSecretItems(attributes, caller: caller)
+                }
+            )
         case .readOtherAppSecretItem(let service, let account):
-            return .items([try readOtherAppSecretItem(service: service, account: account, caller: caller)])
+            let item = try enclave.inItemRequest { () throws(KeychainError) in
+                try readOtherAppSecretItem(service: service, account: account, caller: caller)
+            }
+            return .items([item])
         case .allowOtherAppSecretItem(let service, let account, let authentication):
             return try allowOtherAppSecretItem(
                 service: service, account: account, authentication, caller: caller, prompts: prompts)

@@ -134,10 +134,10 @@ public enum KeychainRequest: Sendable {
     /// The Secret Service items of every app that have every one of `attributes` (raw names:
     /// `svce`, and `ss:NAME` for a Secret Service attribute), in one search, for the bridge's
     /// `SearchItems`, which lists another app's items as locked until the owner lets the caller
-    /// read them. Answered with `items`: the caller's own matches, and another app's the caller
-    /// may read (``allowOtherAppSecretItem(service:account:_:)``), with every attribute but their
-    /// access group; any other app's with its `acct` and `svce` alone. Only a connection of the
-    /// Secret Service bridge may ask.
+    /// read them. Answered with `secretItemMatches`: each match's `svce` and `acct`, readable
+    /// for the caller's own and another app's the owner let it read
+    /// (``allowOtherAppSecretItem(service:account:_:)``). Only a connection of the Secret
+    /// Service bridge may ask.
     case searchSecretItems([String: AttributeValue])
     /// Another app's Secret Service item (`svce`, `acct`) that the owner let the caller read:
     /// its attributes (but its access group) and its secret, as `items`. Refused with
@@ -188,4 +188,6 @@ public enum KeychainReply: Sendable {
     case keyOutput(SecretBytes)
     /// An owner authentication that did not succeed, and what the sheet said of it.
     case authenticationFailed(OwnerAuthenticationFailure, message: String)
+    /// The Secret Service items a bridge's search found.
+    case secretItemMatches([SecretItemMatch])
 }

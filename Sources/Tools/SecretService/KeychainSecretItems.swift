@@ -131,24 +131,20 @@ final class KeychainSecretItems: SecretItemStore {
     }
 
     /// The items of `collection` (every collection: nil) with all of `attributes`, in one
-    /// request: the client's own and the other apps' ones the owner let it read, with the item;
-    /// the other apps' others with their id and collection alone (they show as locked).
+    /// request: the client's own and the other apps' ones the owner let it read, readable; the
+    /// other apps' others not (they show as locked).
     func search(in collection: String?, matching attributes: [String: String]) throws(KeychainError) -> [SearchMatch] {
         var query: [String: AttributeValue] = [:]
         for (name, value) in attributes { query[ItemClass.secretServiceAttributePrefix + name] = .string(value) }
         if let collection { query["svce"] = .string(Self.servicePrefix + collection) }
-        guard case .items(let results) = try transport.perform(.searchSecretItems(query)) else {
+        guard case .secretItemMatches(let matches) = try transport.perform(.searchSecretItems(query)) else {
             throw KeychainError(.errSecInternalComponent, "the keychain answered a search out of turn")
         }
-        return results.compactMap { result in
-            guard let attributes = result.attributes, case .string(let service)? = attributes["svce"],
-                service.hasPrefix(Self.servicePrefix), case .string(let id)? = attributes["acct"]
-            else { return nil }
-            // A match the caller may not read comes with its service and account alone.
-            let readable = attributes[CommonAttribute.creationDate] != nil
+        return matches.compactMap { match in
+            guard match.service.hasPrefix(Self.servicePrefix) else { return nil }
             return SearchMatch(
-                id: id, collection: String(service.dropFirst(Self.servicePrefix.count)),
-                item: readable ? Self.item(from: attributes) : nil)
+                id: match.account, collection: String(match.service.dropFirst(Self.servicePrefix.count)),
+                readable: match.readable)
         }
     }
 

@@ -24,13 +24,12 @@ extension SecretItem {
     }
 }
 
-/// An item a search found, as a client sees it: its path, and the item where the client may
-/// read it, its own or another app's the owner let it read (nil: another app's, listed as
-/// locked).
+/// An item a search found, as a client sees it: its path, and whether the client may read it,
+/// its own or another app's the owner let it read (if not, it is listed as locked).
 struct SearchMatch: Sendable {
     var id: String
     var collection: String
-    var item: SecretItem?
+    var readable: Bool
 }
 
 /// An item's secret and what it is (`text/plain; charset=utf8`).

@@ -87,26 +87,24 @@ extension SecretServiceProvider {
     ) throws(DBusFailure)
         -> (unlocked: [String], locked: [String])
     {
-        var found: [SecretItem] = []
+        var unlocked: [String] = []
         var locked: [String] = []
         if collection != SessionSecretItems.name {
             let matches = try keychain(client) { () throws(KeychainError) in
                 try client.keychainItems.search(in: collection, matching: attributes)
             }
             for match in matches {
-                if let item = match.item {
-                    found.append(item)
-                } else {
-                    locked.append(SecretObjectPath.item(collection: match.collection, id: match.id).path)
-                }
+                let path = SecretObjectPath.item(collection: match.collection, id: match.id).path
+                if match.readable { unlocked.append(path) } else { locked.append(path) }
             }
         }
         if collection == nil || collection == SessionSecretItems.name {
-            found += try keychain(client) { () throws(KeychainError) in
+            let sessionItems = try keychain(client) { () throws(KeychainError) in
                 try client.sessionItems.items(in: SessionSecretItems.name, matching: attributes)
             }
+            unlocked += sessionItems.map { SecretObjectPath.item(collection: $0.collection, id: $0.id).path }
         }
-        return (found.map { SecretObjectPath.item(collection: $0.collection, id: $0.id).path }, locked)
+        return (unlocked, locked)
     }
 
     /// `GetSecrets`: the secret of each item named that the client has (others are left out).
@@ -189,7 +187,7 @@ extension SecretServiceProvider {
                     _ = try client.keychainItems.otherAppItem(id, in: collection)
                     unlocked.append(object.path)
                 } catch  where error.status == KeychainError.errSecInteractionNotAllowed.status {
-                    prompt.otherAppItems.append(SearchMatch(id: id, collection: collection, item: nil))
+                    prompt.otherAppItems.append(SearchMatch(id: id, collection: collection, readable: false))
                     prompt.objects.append(object.path)
                 } catch  where error.status == KeychainError.errSecItemNotFound.status {
                     continue

@@ -138,6 +138,11 @@ import Testing
             .success(.enclaveKey(sealedKey: Data([1, 2]), publicKey: Data(repeating: 4, count: 65))),
             .success(.keyOutput(SecretBytes(Data([3, 0, 1])))),
             .success(.authenticationFailed(.userFallback, message: "the user chose the fallback")),
+            .success(
+                .secretItemMatches([
+                    SecretItemMatch(service: "secret-service:login", account: "a1", readable: true),
+                    SecretItemMatch(service: "secret-service:login", account: "b2", readable: false),
+                ])),
             .failure(KeychainError(status: -25308, message: "é needs a prompt", requiredAuthentication: control)),
             .failure(KeychainError(.errSecItemNotFound, "nothing")),
         ]

@@ -122,6 +122,14 @@ public enum ReplyCoder {
                 throw WireError("an unknown authentication failure (tag \(tag))")
             }
             return .authenticationFailed(failure, message: try reader.string(max: WireValues.maximumMessage))
+        case 13:
+            return .secretItemMatches(
+                try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in
+                    SecretItemMatch(
+                        service: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                        account: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                        readable: try reader.bool())
+                })
         case let tag: throw WireError("an unknown reply (tag \(tag))")
         }
     }
@@ -214,6 +222,13 @@ public enum ReplyCoder {
         case .authenticationFailed(let failure, let message):
             writer.u8(12); writer.u8(failure.rawValue)
             writer.string(Self.cut(message, toUTF8Bytes: WireValues.maximumMessage))
+        case .secretItemMatches(let matches):
+            writer.u8(13)
+            writer.array(matches) { writer, match in
+                writer.string(match.service)
+                writer.string(match.account)
+                writer.bool(match.readable)
+            }
         }
     }
 }
