@@ -6,8 +6,8 @@ extension SecretServiceProvider {
         switch call.member {
         case "Get":
             let arguments = try call.arguments("ss")
-            let all = try properties(call, interface: arguments[0].text ?? "")
             let name = arguments[1].text ?? ""
+            let all = try properties(call, interface: arguments[0].text ?? "", only: name)
             guard let value = all[name] else {
                 throw DBusFailure.invalidArguments("\(call.path.path) has no property \(name)")
             }
@@ -31,8 +31,12 @@ extension SecretServiceProvider {
         }
     }
 
-    /// The properties of the object `call` names, in `interface` (all of its own: "").
-    private func properties(_ call: SecretCall, interface: String) throws(DBusFailure) -> [String: DBusValue] {
+    /// The properties of the object `call` names, in `interface` (all of its own: ""); with
+    /// `only`, that one at least (a collection's `Items`, a search of all its items, is left
+    /// out when another is asked for: clients ask `Locked` before each change).
+    private func properties(
+        _ call: SecretCall, interface: String, only: String? = nil
+    ) throws(DBusFailure) -> [String: DBusValue] {
         let client = call.client
         switch call.path {
         case .service:
@@ -45,12 +49,15 @@ extension SecretServiceProvider {
                 try client.collections.collection(name)
             }
             let locked = try isLocked(client, collection: name)
-            let items = locked ? (unlocked: [], locked: []) : try search(client, in: name, [:])
-            return [
-                "Items": .objectPaths(items.unlocked + items.locked),
+            var properties: [String: DBusValue] = [
                 "Label": .string(collection.label), "Locked": .boolean(locked),
                 "Created": .uint64(collection.created), "Modified": .uint64(collection.modified),
             ]
+            if only == nil || only == "Items" {
+                let items = locked ? (unlocked: [], locked: []) : try search(client, in: name, [:])
+                properties["Items"] = .objectPaths(items.unlocked + items.locked)
+            }
+            return properties
         case .item(let collection, let id):
             guard interface.isEmpty || interface == Self.itemInterface else { return [:] }
             guard let item = try readableItem(client, id, in: collection) else {

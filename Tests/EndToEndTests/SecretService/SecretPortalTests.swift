@@ -71,12 +71,7 @@ import Glibc
             "/usr/libexec/xdg-desktop-portal", [],
             extra: service.shell.environment.merging(
                 ["XDG_DESKTOP_PORTAL_DIR": portals.path, "XDG_CURRENT_DESKTOP": "keychain-test"]) { _, new in new })
-        try service.bus.retry("xdg-desktop-portal") {
-            try service.bus.send([
-                "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetNameOwner",
-                "string:org.freedesktop.portal.Desktop",
-            ])
-        }
+        try service.bus.waitForOwner(of: "org.freedesktop.portal.Desktop")
 
         /// The app `app` in a sandbox of its own: a new root with the system read-only, /tmp (the
         /// bus) shared, and its /.flatpak-info, which the portal reads the app's id from.

@@ -17,12 +17,7 @@ import Glibc
         let keyring = try service.bus.launchService(
             "/usr/bin/gnome-keyring-daemon", ["--foreground", "--unlock", "--components=secrets"],
             extra: service.shell.environment, input: "login-password")
-        try service.bus.retry("gnome-keyring") {
-            try service.bus.send([
-                "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetNameOwner",
-                "string:org.freedesktop.secrets",
-            ])
-        }
+        try service.bus.waitForOwner(of: "org.freedesktop.secrets")
         result = try service.script(
             """
             printf 'imap-password' | secret-tool store --label='Mail: alice@example.com' service imap user alice

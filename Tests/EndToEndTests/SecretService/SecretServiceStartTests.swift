@@ -67,12 +67,7 @@ import Glibc
         let keyring = try service.bus.launchService(
             "/usr/bin/gnome-keyring-daemon", ["--start", "--foreground", "--components=secrets"],
             extra: service.shell.environment)
-        try service.bus.retry("gnome-keyring") {
-            try service.bus.send([
-                "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetNameOwner",
-                "string:org.freedesktop.secrets",
-            ])
-        }
+        try service.bus.waitForOwner(of: "org.freedesktop.secrets")
         let refused = try service.script("'\(SecretServiceHarness.program.path)'")
         #expect(refused.status == 1)
         #expect(

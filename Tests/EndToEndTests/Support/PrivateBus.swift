@@ -152,6 +152,16 @@ final class PrivateBus {
         throw MissingProgram(description: "no python3 on PATH has dbusmock; .ci/run installs python3-dbusmock")
     }
 
+    /// Waits until a program on the bus owns `name` (at most 10 s).
+    func waitForOwner(of name: String) throws {
+        try retry(name) {
+            try send([
+                "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetNameOwner",
+                "string:\(name)",
+            ])
+        }
+    }
+
     /// Runs `body` until it succeeds, every 0.1 s for 10 s.
     func retry(_ what: String, _ body: () throws -> Void) throws {
         for _ in 0..<100 {

@@ -32,12 +32,7 @@ final class SecretServiceHarness {
     /// Starts the bridge and waits until it owns `org.freedesktop.secrets`.
     func startBridge() throws {
         bridge = try bus.launchService(Self.program.path, [], extra: shell.environment)
-        try bus.retry("the Secret Service") {
-            try bus.send([
-                "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetNameOwner",
-                "string:org.freedesktop.secrets",
-            ])
-        }
+        try bus.waitForOwner(of: "org.freedesktop.secrets")
     }
 
     /// Kills the bridge by its pid (a restart: ``startBridge()`` again).

@@ -38,12 +38,7 @@ import Glibc
                 "/usr/bin/setpriv",
                 Array(alice.setpriv.dropFirst()) + [program.path, "--system-socket", daemon.socket],
                 extra: environment)
-            try bus.retry("the Secret Service") {
-                try bus.send([
-                    "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.GetNameOwner",
-                    "string:org.freedesktop.secrets",
-                ])
-            }
+            try bus.waitForOwner(of: "org.freedesktop.secrets")
             return served
         }
 
