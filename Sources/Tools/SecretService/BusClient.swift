@@ -9,6 +9,9 @@ final class BusClient {
     /// Its unique bus name (`:1.42`).
     let name: String
     let process: ProcessReference
+    /// Its executable as /proc showed it when the client was identified (the process is pinned
+    /// by its start time), or "pid N" when /proc did not show it.
+    let executable: String
     /// keychaind, asked as this client.
     let transport: any KeychainTransport
     /// Its items on disk.
@@ -31,8 +34,7 @@ final class BusClient {
         self.transport = transport
         keychainItems = KeychainSecretItems(transport: transport)
         collections = SecretCollections(transport: transport)
-        // The executable as /proc shows it now: the process was pinned by its start time.
-        let executable = ProcessFiles.executable(process.pid) ?? "pid \(process.pid)"
+        executable = ProcessFiles.executable(process.pid) ?? "pid \(process.pid)"
         sessionItems = SessionSecretItems(contents: sessionContents, owner: executable)
     }
 

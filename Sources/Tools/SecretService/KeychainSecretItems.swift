@@ -73,7 +73,9 @@ final class KeychainSecretItems: SecretItemStore {
         } catch  where error.status == KeychainError.errSecItemNotFound.status {
             return [:]
         }
-        guard case .items(let results) = reply else { return [:] }
+        guard case .items(let results) = reply else {
+            throw KeychainError(.errSecInternalComponent, "the keychain answered a search out of turn")
+        }
         var secrets: [String: SecretValue] = [:]
         for result in results {
             guard let attributes = result.attributes, case .string(let id)? = attributes["acct"],

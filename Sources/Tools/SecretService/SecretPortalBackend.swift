@@ -71,10 +71,9 @@ enum SecretPortalBackend {
         guard arguments.map(\.signature).joined() == "osha{sv}", case .unixFD(let descriptor) = arguments[2] else {
             throw DBusFailure.invalidArguments("RetrieveSecret takes (o, s, h, a{sv})")
         }
-        let executable = ProcessFiles.executable(client.process.pid) ?? "an unknown program"
-        guard frontends.contains(executable) else {
+        guard frontends.contains(client.executable) else {
             throw DBusFailure.accessDenied(
-                "only xdg-desktop-portal may ask for an app's portal secret, not \(executable)")
+                "only xdg-desktop-portal may ask for an app's portal secret, not \(client.executable)")
         }
         guard let appID = arguments[1].text, isAppID(appID) else {
             throw DBusFailure.invalidArguments("RetrieveSecret needs a sandboxed app's id")
@@ -108,8 +107,9 @@ enum SecretPortalBackend {
                 return secret
             }
         } catch  where error.status == KeychainError.errSecItemNotFound.status {}
+        // Straight into SecretBytes: no Data copy of the secret is left unwiped.
         let fresh = SymmetricKey(size: SymmetricKeySize(bitCount: secretLength * 8)).withUnsafeBytes {
-            SecretBytes(Data($0))
+            SecretBytes($0)
         }
         do throws(KeychainError) {
             _ = try transport.perform(

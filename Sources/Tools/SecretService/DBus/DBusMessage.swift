@@ -54,13 +54,19 @@ final class DBusMessage {
     var signature: String { dbus_message_get_signature(pointer).map { String(cString: $0) } ?? "" }
     var expectsReply: Bool { dbus_message_get_no_reply(pointer) == 0 }
 
-    /// The arguments; nil when one has a type ``DBusValue`` does not carry.
+    /// The arguments; nil when one has a type ``DBusValue`` does not carry. Each descriptor
+    /// (`h`) is a duplicate the caller owns (``DBusValue/unixFDs``); when the arguments cannot
+    /// be read, those read before the failure are closed here.
     func arguments() -> [DBusValue]? {
         var iterator = DBusMessageIter()
         guard dbus_message_iter_init(pointer, &iterator) != 0 else { return [] }
         var values: [DBusValue] = []
+        var descriptors: [Int32] = []
         repeat {
-            guard let value = Self.read(&iterator) else { return nil }
+            guard let value = Self.read(&iterator, &descriptors) else {
+                for descriptor in descriptors { close(descriptor) }
+                return nil
+            }
             values.append(value)
         } while dbus_message_iter_next(&iterator) != 0
         return values
@@ -75,7 +81,8 @@ final class DBusMessage {
 
     private static func code(_ character: Character) -> Int32 { Int32(character.asciiValue ?? 0) }
 
-    private static func read(_ iterator: inout DBusMessageIter) -> DBusValue? {
+    /// The value at `iterator`; each descriptor read is also appended to `descriptors`.
+    private static func read(_ iterator: inout DBusMessageIter, _ descriptors: inout [Int32]) -> DBusValue? {
         let type = dbus_message_iter_get_arg_type(&iterator)
         switch type {
         case code("s"), code("o"), code("g"):
@@ -106,29 +113,30 @@ final class DBusMessage {
         case code("h"):
             var descriptor: Int32 = -1
             dbus_message_iter_get_basic(&iterator, &descriptor)
+            descriptors.append(descriptor)
             return .unixFD(descriptor)
         case code("v"):
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
-            return read(&inner).map(DBusValue.variant)
+            return read(&inner, &descriptors).map(DBusValue.variant)
         case code("r"):
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
             var fields: [DBusValue] = []
             while dbus_message_iter_get_arg_type(&inner) != Int32(0) {
-                guard let field = read(&inner) else { return nil }
+                guard let field = read(&inner, &descriptors) else { return nil }
                 fields.append(field)
                 dbus_message_iter_next(&inner)
             }
             return .structure(fields)
         case code("a"):
-            return readArray(&iterator)
+            return readArray(&iterator, &descriptors)
         default:
             return nil
         }
     }
 
-    private static func readArray(_ iterator: inout DBusMessageIter) -> DBusValue? {
+    private static func readArray(_ iterator: inout DBusMessageIter, _ descriptors: inout [Int32]) -> DBusValue? {
         guard let raw = dbus_message_iter_get_signature(&iterator) else { return nil }
         let signature = String(cString: raw)
         dbus_free(raw)
@@ -151,7 +159,9 @@ final class DBusMessage {
             while dbus_message_iter_get_arg_type(&inner) == code("e") {
                 var entry = DBusMessageIter()
                 dbus_message_iter_recurse(&inner, &entry)
-                guard let key = read(&entry), dbus_message_iter_next(&entry) != 0, let value = read(&entry) else {
+                guard let key = read(&entry, &descriptors), dbus_message_iter_next(&entry) != 0,
+                    let value = read(&entry, &descriptors)
+                else {
                     return nil
                 }
                 entries.append(DBusDictionaryEntry(key: key, value: value))
@@ -161,7 +171,7 @@ final class DBusMessage {
         }
         var elements: [DBusValue] = []
         while dbus_message_iter_get_arg_type(&inner) != Int32(0) {
-            guard let value = read(&inner) else { return nil }
+            guard let value = read(&inner, &descriptors) else { return nil }
             elements.append(value)
             dbus_message_iter_next(&inner)
         }
