@@ -53,58 +53,57 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
 }
 
 extension KeychainError {
-    private static func code(_ status: Int32, _ message: String) -> KeychainError {
-        KeychainError(status: status, message: message)
+    /// The error for `status` with Apple's sentence for it (``standardMessage(for:)``).
+    private static func code(_ status: Int32) -> KeychainError {
+        KeychainError(status: status, message: standardMessage(for: status) ?? "OSStatus \(status)")
     }
 
     /// `errSecUnimplemented`: Function or operation not implemented.
-    public static let errSecUnimplemented = code(-4, "Function or operation not implemented.")
+    public static let errSecUnimplemented = code(-4)
     /// `errSecDiskFull`: The disk is full.
-    public static let errSecDiskFull = code(-34, "The disk is full.")
+    public static let errSecDiskFull = code(-34)
     /// `errSecIO`: I/O error.
-    public static let errSecIO = code(-36, "I/O error.")
+    public static let errSecIO = code(-36)
     /// `errSecParam`: One or more parameters passed to a function were not valid.
-    public static let errSecParam = code(-50, "One or more parameters passed to a function were not valid.")
+    public static let errSecParam = code(-50)
     /// `errSecAllocate`: Failed to allocate memory.
-    public static let errSecAllocate = code(-108, "Failed to allocate memory.")
+    public static let errSecAllocate = code(-108)
     /// `errSecUserCanceled`: User canceled the operation.
-    public static let errSecUserCanceled = code(-128, "User canceled the operation.")
+    public static let errSecUserCanceled = code(-128)
     /// `errSecBadReq`: Bad parameter or invalid state for operation.
-    public static let errSecBadReq = code(-909, "Bad parameter or invalid state for operation.")
+    public static let errSecBadReq = code(-909)
     /// `errSecInternalComponent`: An internal component failed.
-    public static let errSecInternalComponent = code(-2070, "An internal component failed.")
+    public static let errSecInternalComponent = code(-2070)
     /// `errSecMissingEntitlement`: A required entitlement isn't present.
-    public static let errSecMissingEntitlement = code(-34018, "A required entitlement isn't present.")
+    public static let errSecMissingEntitlement = code(-34018)
     /// `errSecNotAvailable`: No keychain is available.
-    public static let errSecNotAvailable = code(-25291, "No keychain is available.")
+    public static let errSecNotAvailable = code(-25291)
     /// `errSecReadOnly`: This keychain cannot be modified.
-    public static let errSecReadOnly = code(-25292, "This keychain cannot be modified.")
+    public static let errSecReadOnly = code(-25292)
     /// `errSecAuthFailed`: The user name or passphrase you entered is not correct.
-    public static let errSecAuthFailed = code(-25293, "The user name or passphrase you entered is not correct.")
+    public static let errSecAuthFailed = code(-25293)
     /// `errSecNoSuchKeychain`: The specified keychain could not be found.
-    public static let errSecNoSuchKeychain = code(-25294, "The specified keychain could not be found.")
+    public static let errSecNoSuchKeychain = code(-25294)
     /// `errSecInvalidKeychain`: The specified keychain is not a valid keychain file.
-    public static let errSecInvalidKeychain = code(-25295, "The specified keychain is not a valid keychain file.")
+    public static let errSecInvalidKeychain = code(-25295)
     /// `errSecDuplicateItem`: The specified item already exists in the keychain.
-    public static let errSecDuplicateItem = code(-25299, "The specified item already exists in the keychain.")
+    public static let errSecDuplicateItem = code(-25299)
     /// `errSecItemNotFound`: The specified item could not be found in the keychain.
-    public static let errSecItemNotFound = code(-25300, "The specified item could not be found in the keychain.")
+    public static let errSecItemNotFound = code(-25300)
     /// `errSecDataTooLarge`: This item contains information which is too large or in a format that cannot be displayed.
-    public static let errSecDataTooLarge = code(
-        -25302, "This item contains information which is too large or in a format that cannot be displayed.")
+    public static let errSecDataTooLarge = code(-25302)
     /// `errSecNoSuchAttr`: The specified attribute does not exist.
-    public static let errSecNoSuchAttr = code(-25303, "The specified attribute does not exist.")
+    public static let errSecNoSuchAttr = code(-25303)
     /// `errSecNoSuchClass`: The specified item does not appear to be a valid keychain item.
-    public static let errSecNoSuchClass = code(
-        -25306, "The specified item does not appear to be a valid keychain item.")
+    public static let errSecNoSuchClass = code(-25306)
     /// `errSecInteractionNotAllowed`: User interaction is not allowed.
-    public static let errSecInteractionNotAllowed = code(-25308, "User interaction is not allowed.")
+    public static let errSecInteractionNotAllowed = code(-25308)
     /// `errSecReadOnlyAttr`: The specified attribute could not be modified.
-    public static let errSecReadOnlyAttr = code(-25309, "The specified attribute could not be modified.")
+    public static let errSecReadOnlyAttr = code(-25309)
     /// `errSecDecode`: Unable to decode the provided data.
-    public static let errSecDecode = code(-26275, "Unable to decode the provided data.")
+    public static let errSecDecode = code(-26275)
     /// `errSecVerifyFailed`: A cryptographic verification failure has occurred.
-    public static let errSecVerifyFailed = code(-67808, "A cryptographic verification failure has occurred.")
+    public static let errSecVerifyFailed = code(-67808)
 
     /// Every code this package can return, for lookups by number.
     public static let known: [KeychainError] = [
@@ -115,29 +114,14 @@ extension KeychainError {
         errSecNoSuchClass, errSecInteractionNotAllowed, errSecReadOnlyAttr, errSecDecode, errSecVerifyFailed,
     ]
 
-    /// Pairs, searched in order, not a dictionary: building an `[Int32: String]` checks at run
-    /// time that `Int32` is `Hashable`, and the first such check in a process searches every
-    /// protocol conformance of the program (536,000 instructions in the statically linked
-    /// keychainctl, a fifth of a lookup that finds nothing and prints its error).
-    private static let names: KeyValuePairs<Int32, String> = [
-        0: "errSecSuccess", -4: "errSecUnimplemented", -34: "errSecDiskFull", -36: "errSecIO",
-        -50: "errSecParam", -108: "errSecAllocate", -128: "errSecUserCanceled", -909: "errSecBadReq",
-        -2070: "errSecInternalComponent", -34018: "errSecMissingEntitlement", -25291: "errSecNotAvailable",
-        -25292: "errSecReadOnly", -25293: "errSecAuthFailed", -25294: "errSecNoSuchKeychain",
-        -25295: "errSecInvalidKeychain", -25299: "errSecDuplicateItem",
-        -25300: "errSecItemNotFound", -25302: "errSecDataTooLarge", -25303: "errSecNoSuchAttr",
-        -25306: "errSecNoSuchClass", -25308: "errSecInteractionNotAllowed", -25309: "errSecReadOnlyAttr",
-        -26275: "errSecDecode", -67808: "errSecVerifyFailed",
-    ]
-
     /// Apple's constant name for a status (`errSecItemNotFound`), or `OSStatus n` when unknown.
     public static func name(of status: Int32) -> String {
-        names.first { $0.key == status }?.value ?? "OSStatus \(status)"
+        SecurityStatusTable.entries.first { $0.status == status }?.name ?? "OSStatus \(status)"
     }
 
-    /// Apple's generic sentence for a status, as `SecCopyErrorMessageString` returns it.
+    /// Apple's generic sentence for a status, as `SecCopyErrorMessageString` returns it; nil for a
+    /// number `SecBase.h` does not declare.
     public static func standardMessage(for status: Int32) -> String? {
-        if status == 0 { return "No error." }
-        return known.first { $0.status == status }?.message
+        SecurityStatusTable.entries.first { $0.status == status }?.message
     }
 }
