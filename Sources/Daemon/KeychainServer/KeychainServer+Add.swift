@@ -24,7 +24,6 @@ extension KeychainServer {
                 .errSecParam, "an item with an access control never leaves this device, so it cannot be synchronizable")
         }
         let accessibility = protection.accessibility ?? .whenUnlocked
-        try RequestValidation.checkSync(item.synchronizable, accessibility)
         let accessControl = try protection.constraints.map {
             (control: AccessControl) throws(KeychainError) -> StoredAccessControl in try stored(control)
         }
@@ -46,8 +45,9 @@ extension KeychainServer {
 
         // 16 random bytes in one draw (a byte at a time took 16 getrandom calls).
         let identity = SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }
-        let row = try seal(record, secret: item.secret, itemClass: item.itemClass, identity: identity, version: 1,
-                           accessControl: accessControl, applicationPassword: item.applicationPassword)
+        let row = try seal(
+            record, secret: item.secret, itemClass: item.itemClass, identity: identity, version: 1,
+            accessControl: accessControl, applicationPassword: item.applicationPassword)
         _ = try store.write { transaction in
             try transaction.insert(row.row, attributeHashes: row.hashes)
         }

@@ -45,11 +45,9 @@ extension KeychainServer {
                     record.attributes[CommonAttribute.synchronizable] = .bool(synchronizable)
                 }
                 record.attributes[CommonAttribute.modificationDate] = .date(now)
-                guard case .string(let raw)? = record.attributes[CommonAttribute.accessible],
-                    let accessibility = Accessibility(rawValue: raw),
-                    case .bool(let synchronizable)? = record.attributes[CommonAttribute.synchronizable]
-                else { throw KeychainError(.errSecDecode, "an item's stored attributes are incomplete") }
-                try RequestValidation.checkSync(synchronizable, accessibility)
+                guard case .bool(let synchronizable)? = record.attributes[CommonAttribute.synchronizable] else {
+                    throw KeychainError(.errSecDecode, "an item's stored attributes are incomplete")
+                }
                 // A new access control replaces the item's; one without constraints removes it.
                 let accessControl = changes.accessControl != nil ? newAccessControl : item.binding.accessControl
                 if synchronizable && accessControl != nil {

@@ -144,13 +144,4 @@ enum RequestValidation {
             throw KeychainError(.errSecParam, "an app is named by the absolute path of its executable")
         }
     }
-
-    /// Apple: a synchronizable item's accessibility may not end in ThisDeviceOnly.
-    static func checkSync(_ synchronizable: Bool, _ accessibility: Accessibility) throws(KeychainError) {
-        if synchronizable && accessibility.isThisDeviceOnly {
-            throw KeychainError(
-                .errSecParam,
-                "a synchronizable item cannot have a ThisDeviceOnly accessibility (\(accessibility.rawValue))")
-        }
-    }
 }

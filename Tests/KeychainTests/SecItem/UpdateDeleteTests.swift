@@ -169,19 +169,22 @@ extension SecItemAPITests {
             #expect(SecItemAdd([kSecClass as String: kSecClassIdentity] as CFDictionary, nil) == errSecParam)
         }
 
-        @Test(arguments: [
-            [kSecAttrAccount as String: Date(timeIntervalSince1970: 0)],
-            [kSecValueData as String: "not data"],
-            [kSecAttrAccessible as String: "nope"],
-            [kSecAttrSynchronizable as String: "yes"],
-            [kSecReturnData as String: "yes"],
-            [kSecMatchLimit as String: "m_LimitSome"],
-            [kSecAttrPort as String: 443],
-        ] as [[String: any Sendable]])
+        @Test(
+            arguments: [
+                [kSecAttrAccount as String: Date(timeIntervalSince1970: 0)],
+                [kSecValueData as String: "not data"],
+                [kSecAttrAccessible as String: "nope"],
+                [kSecAttrSynchronizable as String: "yes"],
+                [kSecReturnData as String: "yes"],
+                [kSecMatchLimit as String: "m_LimitSome"],
+                [kSecAttrPort as String: 443],
+            ] as [[String: any Sendable]])
         func wrongValueTypesAreErrSecParamOrNoSuchAttr(_ extra: [String: any Sendable]) throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
-            var query: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "svc"]
+            var query: [String: Any] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "svc",
+            ]
             for (key, value) in extra { query[key] = value }
             let status = SecItemAdd(query as CFDictionary, nil)
             let expected = extra.keys.first == kSecAttrPort as String ? errSecNoSuchAttr : errSecParam
@@ -261,7 +264,9 @@ extension SecItemAPITests {
                     ] as CFDictionary, nil) == errSecDataTooLarge)
         }
 
-        @Test func aSynchronizableItemCannotBeThisDeviceOnly() throws {
+        /// iOS stores a synchronizable item with a ThisDeviceOnly accessibility (its securityd has
+        /// no check against it); the accessibility is what keeps it on the device.
+        @Test func aSynchronizableItemMayBeThisDeviceOnly() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
             #expect(
@@ -270,7 +275,33 @@ extension SecItemAPITests {
                     extra: [
                         kSecAttrSynchronizable as String: true,
                         kSecAttrAccessible as String: kSecAttrAccessibleWhenUnlockedThisDeviceOnly,
-                    ]) == errSecParam)
+                    ]) == errSecSuccess)
+            let (status, result) = copyMatching([
+                kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "a",
+                kSecAttrSynchronizable as String: true, kSecReturnAttributes as String: true,
+            ])
+            #expect(status == errSecSuccess)
+            let attributes = result as? [String: Any] ?? [:]
+            #expect(attributes[kSecAttrSynchronizable as String] as? Bool == true, "\(attributes)")
+            #expect(
+                attributes[kSecAttrAccessible as String] as? String
+                    == kSecAttrAccessibleWhenUnlockedThisDeviceOnly as String, "\(attributes)")
+            // An update may make an existing item so, too.
+            addPassword(
+                account: "b", extra: [kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly])
+            #expect(
+                SecItemUpdate(
+                    [kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "b"] as CFDictionary,
+                    [kSecAttrSynchronizable as String: true] as CFDictionary) == errSecSuccess)
+            // An access control with constraints still never syncs.
+            var error: Unmanaged<CFError>?
+            let control = SecAccessControlCreateWithFlags(
+                nil, kSecAttrAccessibleWhenUnlockedThisDeviceOnly, .userPresence, &error)
+            #expect(
+                addPassword(
+                    account: "c",
+                    extra: [kSecAttrSynchronizable as String: true, kSecAttrAccessControl as String: control as Any])
+                    == errSecParam)
         }
 
         @Test func theDefaultAccessibilityIsWhenUnlocked() throws {
@@ -389,13 +420,14 @@ extension SecItemAPITests {
                 Issue.record("add failed: \(SecCopyErrorMessageString(status, nil) as String? ?? "")")
                 return
             }
-            let query = [
-                kSecClass: kSecClassGenericPassword,
-                kSecAttrService: "com.example.service",
-                kSecAttrAccount: "user@example.com",
-                kSecReturnData: kCFBooleanTrue!,
-                kSecMatchLimit: kSecMatchLimitOne,
-            ] as [CFString: Any]
+            let query =
+                [
+                    kSecClass: kSecClassGenericPassword,
+                    kSecAttrService: "com.example.service",
+                    kSecAttrAccount: "user@example.com",
+                    kSecReturnData: kCFBooleanTrue!,
+                    kSecMatchLimit: kSecMatchLimitOne,
+                ] as [CFString: Any]
             var item: CFTypeRef?
             let found = SecItemCopyMatching(query as CFDictionary, &item)
             #expect(found == errSecSuccess)

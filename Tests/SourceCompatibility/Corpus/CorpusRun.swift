@@ -198,8 +198,12 @@ enum CorpusRun {
         check(
             "a synchronizable item read by its persistent reference",
             SynchronizedReference.storeAndReadBack() == Data("synced".utf8))
+        check(
+            "a synchronizable item with a ThisDeviceOnly accessibility is stored",
+            SynchronizedReference.storeSynchronizableThisDeviceOnly())
 
         check("LAError codes mapped through kLAError constants", LAErrorMapping.mapsTheContextsErrors())
+        check("OSStatus text from SecBase.h's constants and sentences", StatusMessages.describesEveryKind())
 
         check("a CryptoKit key stored through CFDataCreateWithBytesNoCopy", CryptoKitKeyStore.storeAndReadBack())
         check("the bundle identifier through kCFBundleIdentifierKey", !CryptoKitKeyStore.bundleIdentifier().isEmpty)

@@ -6,6 +6,13 @@ nonisolated(unsafe) public let kSecAttrAccessControl: CFString = "accc"
 /// The item's access group.
 nonisolated(unsafe) public let kSecAttrAccessGroup: CFString = "agrp"
 /// Whether the item syncs; `kSecAttrSynchronizableAny` in queries matches both.
+///
+/// An item may be synchronizable with a `…ThisDeviceOnly` accessibility: it is stored and
+/// reported synchronizable, and its accessibility keeps it on this device. Apple's documentation
+/// says such an item "may not" be added, but iOS stores it: securityd's add path (`_SecItemAdd`,
+/// `s3dl_query_add` in Apple's open-source Security project) has no such check, and a widely
+/// used wrapper's test on iOS expects the add to succeed. Only an access control with constraints
+/// (Touch ID, passcode, the Enclave) is refused beside `kSecAttrSynchronizable` (`errSecParam`).
 nonisolated(unsafe) public let kSecAttrSynchronizable: CFString = "sync"
 /// Matches synchronizable and non-synchronizable items.
 nonisolated(unsafe) public let kSecAttrSynchronizableAny: CFString = "syna"
