@@ -6,7 +6,7 @@ import Testing
 /// `Keychain`, `KeychainError`, `Accessibility`…); this package's names live in other modules.
 @Suite struct AppleModuleNamesTests {
     /// Apple's prefixes for these frameworks, and the few plain names they declare.
-    static let applePrefixes = ["Sec", "kSec", "errSec", "CF", "kCF", "LA", "kLA"]
+    static let applePrefixes = ["Sec", "kSec", "errSec", "errSSL", "CF", "kCF", "LA", "kLA"]
     static let appleNames: Set = ["OSStatus", "noErr", "NSErrorPointer"]
 
     @Test(arguments: ["Security", "LocalAuthentication"])
