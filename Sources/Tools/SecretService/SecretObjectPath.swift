@@ -22,10 +22,15 @@ enum SecretObjectPath: Equatable, Sendable {
             self = .service
             return
         }
-        guard path.hasPrefix(Self.root + "/") else { return nil }
-        let parts = path.dropFirst(Self.root.count + 1).split(separator: "/", omittingEmptySubsequences: false)
-            .map(String.init)
-        guard parts.allSatisfy(Self.isElement) else { return nil }
+        guard path.utf8.count > Self.root.utf8.count + 1, path.hasPrefix(Self.root + "/") else { return nil }
+        // Split on the UTF-8 view: a GetSecrets names hundreds of paths.
+        var parts: [String] = []
+        for part in path.utf8.dropFirst(Self.root.utf8.count + 1).split(
+            separator: UInt8(ascii: "/"), maxSplits: 3, omittingEmptySubsequences: false)
+        {
+            guard Self.isElement(part) else { return nil }
+            parts.append(String(decoding: part, as: UTF8.self))
+        }
         switch (parts.first, parts.count) {
         case ("collection", 2): self = .collection(parts[1])
         case ("collection", 3): self = .item(collection: parts[1], id: parts[2])
@@ -60,8 +65,13 @@ enum SecretObjectPath: Equatable, Sendable {
 
     /// True for a valid path element: one or more of `[A-Za-z0-9_]`.
     static func isElement(_ text: String) -> Bool {
-        !text.isEmpty
-            && text.utf8.allSatisfy { byte in
+        isElement(text.utf8)
+    }
+
+    /// True for a valid path element's UTF-8 bytes.
+    private static func isElement(_ bytes: some Collection<UInt8>) -> Bool {
+        !bytes.isEmpty
+            && bytes.allSatisfy { byte in
                 (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                     || byte == 0x5F
             }

@@ -114,7 +114,8 @@ extension SecretServiceProvider {
         // fetched every item at each tab switch); a few, one by one.
         var fetched: [String: [String: SecretValue]] = [:]
         var wanted: [String: [String]] = [:]
-        for case .item(let collection, let id)? in paths.map(SecretObjectPath.init) {
+        let named = paths.map(SecretObjectPath.init)
+        for case .item(let collection, let id)? in named {
             wanted[collection, default: []].append(id)
         }
         for (collection, ids) in wanted
@@ -124,8 +125,8 @@ extension SecretServiceProvider {
             }
         }
         var entries: [DBusDictionaryEntry] = []
-        for path in paths {
-            guard case .item(let collection, let id)? = SecretObjectPath(path) else { continue }
+        for object in named {
+            guard case .item(let collection, let id)? = object else { continue }
             let secret: SecretValue
             do throws(KeychainError) {
                 if let known = fetched[collection]?[id] {
