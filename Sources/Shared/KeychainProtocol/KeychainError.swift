@@ -105,7 +105,8 @@ extension KeychainError {
     /// `errSecVerifyFailed`: A cryptographic verification failure has occurred.
     public static let errSecVerifyFailed = code(-67808)
 
-    /// Every code this package can return, for lookups by number.
+    /// Every code this package can return (every code `SecBase.h` declares is named and explained
+    /// by ``SecurityStatusTable``).
     public static let known: [KeychainError] = [
         errSecUnimplemented, errSecDiskFull, errSecIO, errSecParam, errSecAllocate, errSecUserCanceled,
         errSecBadReq, errSecInternalComponent, errSecMissingEntitlement, errSecNotAvailable, errSecReadOnly,
