@@ -13,6 +13,19 @@ enum CorpusRun {
             if !passed { failures += 1 }
         }
 
+        // Run as an app declared with an application group (`--app-group GROUP`): that group is one
+        // of its access groups, as on iOS.
+        let arguments = CommandLine.arguments
+        if let flag = arguments.firstIndex(of: "--app-group"), flag + 1 < arguments.count {
+            let group = arguments[flag + 1]
+            let shared = Data("for the widget".utf8)
+            check(
+                "an item shared through an application group",
+                AppGroupStore.share(shared, account: "token", group: group) == errSecSuccess
+                    && AppGroupStore.read(account: "token", group: group) == shared)
+            exit(failures == 0 ? 0 : 1)
+        }
+
         // First, while the keychain has never been written: the entitlement comes first.
         let foreignGroup: [String: Any] = [
             kSecClass as String: kSecClassGenericPassword, kSecAttrAccessGroup as String: "com.example.not-entitled",
@@ -209,6 +222,10 @@ enum CorpusRun {
         check("the bundle identifier through kCFBundleIdentifierKey", !CryptoKitKeyStore.bundleIdentifier().isEmpty)
 
         check("results told apart with CFGetTypeID", TypeIDChecks.tellResultsApart())
+        check(
+            "an application group the app was not declared with is not its access group",
+            AppGroupStore.share(Data("x".utf8), account: "token", group: "group.com.example.corpus")
+                == errSecMissingEntitlement)
 
         exit(failures == 0 ? 0 : 1)
     }
