@@ -65,16 +65,16 @@ struct CommandRunner {
         try run(["add-generic-password", "-s", service, "-a", account] + options, input: secret).status == 0
     }
 
+    /// A program started by ``launch(_:)``: its process and the test's ends of its pipes.
     struct Running {
-        let process: Process
-        let stdin = Pipe()
-        let stdout = Pipe()
-        let stderr = Pipe()
+        let process: SpawnedProgram
+        let stdin: ChildPipe
+        let stdout: ChildPipe
+        let stderr: ChildPipe
 
         func finish() -> Output {
             let out = stdout.fileHandleForReading.readDataToEndOfFile()
             let err = stderr.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
             return Output(
                 status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
                 stderr: String(decoding: err, as: UTF8.self))
@@ -96,17 +96,23 @@ struct CommandRunner {
         try start(Self.binary, arguments, environment)
     }
 
+    /// Starts `executable` through ``ChildSpawn`` (an empty signal mask, default dispositions, only
+    /// its standard descriptors), its standard streams on pipes whose ends close on exec.
     private func start(_ executable: URL, _ arguments: [String], _ environment: [String: String]) throws -> Running {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = environment
-        let running = Running(process: process)
-        process.standardInput = running.stdin
-        process.standardOutput = running.stdout
-        process.standardError = running.stderr
-        try process.run()
-        return running
+        let (stdin, stdout, stderr) = (try ChildPipe(), try ChildPipe(), try ChildPipe())
+        defer {
+            // The child's ends: its copies are its own now, and a reader sees the end of its output.
+            try? stdin.fileHandleForReading.close()
+            try? stdout.fileHandleForWriting.close()
+            try? stderr.fileHandleForWriting.close()
+        }
+        let process = try SpawnedProgram(
+            executable.path, arguments, environment: environment,
+            stdio: (
+                stdin.fileHandleForReading.fileDescriptor, stdout.fileHandleForWriting.fileDescriptor,
+                stderr.fileHandleForWriting.fileDescriptor
+            ))
+        return Running(process: process, stdin: stdin, stdout: stdout, stderr: stderr)
     }
 
     /// A keychain with passcode 1234 and, with `simulator`, the simulated sensor on and a thumb
@@ -157,4 +163,17 @@ struct SetUpFailure: Error, CustomStringConvertible {
     let command: [String]
     let stderr: String
     var description: String { "`keychainctl \(command.joined(separator: " "))` failed: \(stderr)" }
+}
+
+/// A pipe between a test and its child, as Foundation's `Pipe` offers it, whose ends close on
+/// exec (``ChildSpawn/pipe()``) so that no other child inherits them.
+struct ChildPipe {
+    let fileHandleForReading: FileHandle
+    let fileHandleForWriting: FileHandle
+
+    init() throws {
+        let ends = try ChildSpawn.pipe()
+        fileHandleForReading = FileHandle(fileDescriptor: ends.read, closeOnDealloc: true)
+        fileHandleForWriting = FileHandle(fileDescriptor: ends.write, closeOnDealloc: true)
+    }
 }

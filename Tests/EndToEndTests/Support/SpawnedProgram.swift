@@ -44,6 +44,16 @@ final class SpawnedProgram {
         }
     }
 
+    /// Starts `path` with its standard input, output and error on `stdio` (nil: /dev/null); the
+    /// caller keeps, and closes, its own copies of those descriptors.
+    init(
+        _ path: String, _ arguments: [String], environment: [String: String],
+        stdio: (input: Int32?, output: Int32?, error: Int32?)
+    ) throws {
+        processIdentifier = try ChildSpawn.spawn(path, arguments, environment: environment, stdio: stdio)
+        output = nil
+    }
+
     deinit {
         if let output { close(output) }
     }
@@ -70,6 +80,12 @@ final class SpawnedProgram {
         waitUntilExit()
         let raw = status ?? 0
         return raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+    }
+
+    /// True when a signal ended it (it did not exit).
+    var endedBySignal: Bool {
+        waitUntilExit()
+        return (status ?? 0) & 0x7f != 0
     }
 
     /// Kills it with SIGKILL, if it still runs, and reaps it.
