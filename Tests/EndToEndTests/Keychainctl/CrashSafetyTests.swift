@@ -14,14 +14,10 @@ import Glibc
         // A shell loop adding items, printing "ack N" only after keychainctl reported success.
         let script =
             "for i in $(seq 1 400); do printf 'secret-%s' $i | '\(CommandRunner.binary.path)' add-generic-password "
-                + "-s stream -a item$i && echo ack $i; done"
-        let loop = Process()
-        loop.executableURL = URL(fileURLWithPath: ChildSpawn.find("bash") ?? "/bin/bash")
-        loop.arguments = ["-c", script]
-        loop.environment = shell.environment
-        let output = Pipe()
-        loop.standardOutput = output
-        try loop.run()
+            + "-s stream -a item$i && echo ack $i; done"
+        let loop = try SpawnedProgram(
+            ChildSpawn.find("bash") ?? "/bin/bash", ["-c", script], environment: shell.environment,
+            capturingOutput: true)
         usleep(1_500_000)
         // Kill the loop and the keychainctl it is running, wherever that one is in its write.
         let children =
@@ -31,7 +27,7 @@ import Glibc
         kill(loop.processIdentifier, SIGKILL)
         for child in children.split(separator: " ").compactMap({ Int32($0) }) { kill(child, SIGKILL) }
         loop.waitUntilExit()
-        let acknowledged = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let acknowledged = String(decoding: loop.readOutputToEnd(), as: UTF8.self)
         let acks = acknowledged.split(separator: "\n").compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
         #expect(acks.count > 3, "the loop acknowledged too few items to prove anything")
         let dump = try shell.run(["dump-keychain"])

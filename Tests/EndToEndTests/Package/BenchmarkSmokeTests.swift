@@ -22,26 +22,20 @@ import Glibc
             }
             try? FileManager.default.removeItem(at: fixtures)
         }
-        let process = Process()
-        process.executableURL = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent(
-            "KeychainBenchmarks")
         var environment = ProcessInfo.processInfo.environment
         environment["KEYCHAIN_BENCHMARK_SMOKE"] = "1"
         environment["KEYCHAIN_BENCHMARK_DIR"] = fixtures.path
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let process = try SpawnedProgram(
+            CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("KeychainBenchmarks").path, [],
+            environment: environment, capturingOutput: true, capturingErrors: true)
+        let printed = String(decoding: process.readOutputToEnd(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(Self.crashReport(in: printed))")
 
-        let ran = Set(printed.split(separator: "\n").compactMap { line -> String? in
-            guard let range = line.range(of: "Debug results for ") else { return nil }
-            return String(line[range.upperBound...].dropLast())
-        })
+        let ran = Set(
+            printed.split(separator: "\n").compactMap { line -> String? in
+                guard let range = line.range(of: "Debug results for ") else { return nil }
+                return String(line[range.upperBound...].dropLast())
+            })
         var expected: Set<String> = [
             "durable adds · daemon · 1 client", "durable adds · daemon · 4 clients",
             "durable adds · daemon · 16 clients",

@@ -121,26 +121,20 @@ import Glibc
         // On a terminal: the sheet names the program and the key; the passcode signs.
         let socket = shell.home.appendingPathComponent("tty-agent.socket").path
         let terminal = try terminalAgent(shell, socket: socket)
-        let signer = Process()
-        signer.executableURL = URL(fileURLWithPath: "/bin/bash")
-        signer.arguments = [
-            "-c",
-            "cd '\(shell.home.path)' && echo hi > message2 && ssh-keygen -Y sign -f guarded.pub -n file message2 "
-                + "&& ssh-keygen -Y verify -f allowed -I me -n file -s message2.sig < message2",
-        ]
         var environment = shell.environment
         environment["SSH_AUTH_SOCK"] = socket
-        signer.environment = environment
-        let output = Pipe()
-        signer.standardOutput = output
-        signer.standardError = output
-        try signer.run()
-        defer { if signer.isRunning { kill(signer.processIdentifier, SIGKILL) } }
+        let signer = try SpawnedProgram(
+            "/bin/bash",
+            [
+                "-c",
+                "cd '\(shell.home.path)' && echo hi > message2 && ssh-keygen -Y sign -f guarded.pub -n file message2 "
+                    + "&& ssh-keygen -Y verify -f allowed -I me -n file -s message2.sig < message2",
+            ], environment: environment, capturingOutput: true, capturingErrors: true)
+        defer { signer.end() }
         #expect(terminal.expect("Passcode:"))
         #expect(terminal.sheetText.contains("wants to sign with your SSH key guarded"), "\(terminal.sheetText)")
         terminal.type("1234\r")
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        signer.waitUntilExit()
+        let text = String(decoding: signer.readOutputToEnd(), as: UTF8.self)
         #expect(signer.terminationStatus == 0, "\(text)\n\(terminal.screen)")
         #expect(text.contains("Good \"file\" signature for me"))
         terminal.send(signal: SIGTERM)
@@ -371,11 +365,10 @@ extension FileHandle {
             try? fileManager.createDirectory(
                 atPath: "/run/sshd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             let hostKey = directory.appendingPathComponent("host_key")
-            let keygen = Process()
-            keygen.executableURL = URL(fileURLWithPath: "/usr/bin/ssh-keygen")
-            keygen.arguments = ["-q", "-t", "ed25519", "-N", "", "-f", hostKey.path]
-            try keygen.run()
-            keygen.waitUntilExit()
+            try SpawnedProgram(
+                "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", hostKey.path],
+                environment: ProcessInfo.processInfo.environment
+            ).waitUntilExit()
             try authorizedKeys.write(
                 to: directory.appendingPathComponent("authorized_keys"), atomically: true, encoding: .utf8)
             port = try Self.freePort()

@@ -34,12 +34,12 @@ struct LocalUser: Sendable {
         creating.lock()
         defer { creating.unlock() }
         if let user = lookUp(name) { return user }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/useradd")
-        process.arguments = (system ? ["--system"] : []) + ["--user-group", "--no-create-home", "--shell", shell, name]
-        try process.run()
-        process.waitUntilExit()
-        return try #require(lookUp(name), "useradd \(name) exited \(process.terminationStatus)")
+        let useradd = try SpawnedProgram(
+            "/usr/sbin/useradd",
+            (system ? ["--system"] : []) + ["--user-group", "--no-create-home", "--shell", shell, name],
+            environment: ProcessInfo.processInfo.environment)
+        useradd.waitUntilExit()
+        return try #require(lookUp(name), "useradd \(name) exited \(useradd.terminationStatus)")
     }
 
     private static func lookUp(_ name: String) -> LocalUser? {

@@ -15,12 +15,13 @@ final class SpawnedProgram {
     private let output: Int32?
     private var status: Int32?
 
-    /// Starts `path` with `arguments` in `environment`. Its standard error goes to /dev/null, its
-    /// standard output to a pipe with `capturingOutput` (read by ``readOutputToEnd()``) or to
-    /// /dev/null, and `input`, when given, is written to its standard input, which then closes.
+    /// Starts `path` with `arguments` in `environment`. Its standard output goes to a pipe with
+    /// `capturingOutput` (read by ``readOutputToEnd()``) or to /dev/null; its standard error to
+    /// /dev/null, or to the same pipe with `capturingErrors` too; `input`, when given, is written
+    /// to its standard input, which then closes (otherwise it reads /dev/null).
     init(
         _ path: String, _ arguments: [String], environment: [String: String], input: String? = nil,
-        capturingOutput: Bool = false
+        capturingOutput: Bool = false, capturingErrors: Bool = false
     ) throws {
         let outputPipe = capturingOutput ? try ChildSpawn.pipe() : nil
         let inputPipe = input != nil ? try ChildSpawn.pipe() : nil
@@ -30,7 +31,8 @@ final class SpawnedProgram {
         }
         do {
             processIdentifier = try ChildSpawn.spawn(
-                path, arguments, environment: environment, stdio: (inputPipe?.read, outputPipe?.write, nil))
+                path, arguments, environment: environment,
+                stdio: (inputPipe?.read, outputPipe?.write, capturingErrors ? outputPipe?.write : nil))
         } catch {
             if let outputPipe { close(outputPipe.read) }
             if let inputPipe { close(inputPipe.write) }

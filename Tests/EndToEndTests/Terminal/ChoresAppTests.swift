@@ -128,15 +128,8 @@ import Testing
     @Test func withoutATerminalTheListIsPrintedForAnyone() throws {
         let shell = try CommandRunner()
         defer { shell.cleanUp() }
-        let process = Process()
-        process.executableURL = Self.chores
-        process.environment = shell.environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardInput = Pipe()
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let process = try SpawnedProgram(Self.chores.path, [], environment: shell.environment, capturingOutput: true)
+        let text = String(decoding: process.readOutputToEnd(), as: UTF8.self)
         #expect(process.terminationStatus == 0)
         #expect(text.contains("[ ] Groceries"))
         #expect(text.contains("Run chores in a terminal"))
