@@ -117,12 +117,12 @@ extension KeychainError {
 
     /// Apple's constant name for a status (`errSecItemNotFound`), or `OSStatus n` when unknown.
     public static func name(of status: Int32) -> String {
-        SecurityStatusTable.entries.first { $0.status == status }?.name ?? "OSStatus \(status)"
+        SecurityStatusTable.entry(for: status)?.name ?? "OSStatus \(status)"
     }
 
     /// Apple's generic sentence for a status, as `SecCopyErrorMessageString` returns it; nil for a
     /// number `SecBase.h` does not declare.
     public static func standardMessage(for status: Int32) -> String? {
-        SecurityStatusTable.entries.first { $0.status == status }?.message
+        SecurityStatusTable.entry(for: status)?.message
     }
 }

@@ -22,6 +22,12 @@ public enum SecurityStatusTable {
     /// One status: its number, Apple's constant name and its sentence.
     public typealias Entry = (status: Int32, name: String, message: String)
 
+    /// The entry of `status` (the first, where two names share it); nil for a number the header
+    /// does not declare.
+    public static func entry(for status: Int32) -> Entry? {
+        entries.first { $0.status == status }
+    }
+
     /// Every status, in the header's order.
     public static let entries: [Entry] = [
         (0, "errSecSuccess", "No error."),

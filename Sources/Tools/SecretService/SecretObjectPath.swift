@@ -63,12 +63,7 @@ enum SecretObjectPath: Equatable, Sendable {
         }
     }
 
-    /// True for a valid path element: one or more of `[A-Za-z0-9_]`.
-    static func isElement(_ text: String) -> Bool {
-        isElement(text.utf8)
-    }
-
-    /// True for a valid path element's UTF-8 bytes.
+    /// True for a valid path element's UTF-8 bytes: one or more of `[A-Za-z0-9_]`.
     private static func isElement(_ bytes: some Collection<UInt8>) -> Bool {
         !bytes.isEmpty
             && bytes.allSatisfy { byte in
