@@ -16,6 +16,10 @@ public protocol ClassKeyCache: Sendable {
     func store(_ name: String, _ payload: Data)
     /// Removes an entry (a no-op when absent).
     func remove(_ name: String)
+    /// True when the entries live in this process's memory alone. Only then does a lock keep
+    /// the keys a matched touch unlocks with (``Enclave/unlock(touch:)``): kept where another
+    /// process of the user could read them, they would make the lock a formality.
+    var isPrivateToProcess: Bool { get }
 }
 
 /// Unlocked class keys held in this process's memory only, in locked pages left out of core
@@ -32,4 +36,5 @@ public final class ProcessClassKeyCache: ClassKeyCache {
         entries.withLock { $0[name] = entry }
     }
     public func remove(_ name: String) { _ = entries.withLock { $0.removeValue(forKey: name) } }
+    public var isPrivateToProcess: Bool { true }
 }

@@ -32,6 +32,7 @@ extension Enclave {
     /// and the next open finishes the erase. Must run under the enclave lock.
     func erase(_ old: Keybag) throws(KeychainError) {
         for protectionClass in ProtectionClass.allCases { removeCachedClassKey(cacheName(protectionClass, old)) }
+        dropKeysKeptForTouchUnlock(old)
         try save(
             Keybag.fresh(deviceKey: deviceKey, databaseCreated: old.databaseCreated, erasedKeychainID: old.keychainID))
         try saveAttempts(PasscodeAttempts())

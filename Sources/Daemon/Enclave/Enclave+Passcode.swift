@@ -28,10 +28,12 @@ extension Enclave {
 
     /// Locks the keychain: drops the keys of WhenUnlocked and WhenPasscodeSet. AfterFirstUnlock
     /// keys stay until the machine restarts (or, in daemon mode, the daemon stops). Without a
-    /// passcode there is nothing to lock with, and this does nothing.
+    /// passcode there is nothing to lock with, and this does nothing. In keychaind, while
+    /// biometry could serve, the dropped keys are kept for a touch (``unlock(touch:)``).
     public func lock() throws(KeychainError) {
         let keybag = try keybag()
         guard keybag.passcode != nil else { return }
+        keepKeysForTouchUnlock(keybag)
         removeCachedClassKey(cacheName(.whenUnlocked, keybag))
         removeCachedClassKey(cacheName(.whenPasscodeSet, keybag))
     }
@@ -113,6 +115,7 @@ extension Enclave {
             }
             try save(keybag)
             for protectionClass in ProtectionClass.allCases { removeCachedClassKey(cacheName(protectionClass, old)) }
+            dropKeysKeptForTouchUnlock(old)
         }
     }
 

@@ -185,8 +185,10 @@ public final class Enclave: Sendable {
     }
 
     /// Puts unlocked class keys in the cache, sealed by a device-derived key (AAD: the entry's
-    /// name, so entries cannot be swapped between classes).
+    /// name, so entries cannot be swapped between classes). Keys a lock kept for a touch are
+    /// dropped: the passcode unlocked instead.
     func cacheClassKeys(_ keys: [ProtectionClass: SymmetricKey], _ keybag: Keybag) {
+        dropKeysKeptForTouchUnlock(keybag)
         let context = cacheContext(keybag)
         for (protectionClass, key) in keys {
             let name = context.name(protectionClass)

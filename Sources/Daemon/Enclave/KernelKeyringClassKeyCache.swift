@@ -30,6 +30,9 @@ public struct KernelKeyringClassKeyCache: ClassKeyCache {
         _ = kc_keyring_invalidate(serial)
     }
 
+    /// Every process of the user can read the user's keyring.
+    public var isPrivateToProcess: Bool { false }
+
     public func load(_ name: String) -> Data? {
         if let serial = serials.known.withLock({ $0[name] }), let payload = read(serial) { return payload }
         let serial = kc_user_keyring_search(name)

@@ -84,6 +84,21 @@ extension KeychainDaemon {
             guard case .success(.match(let match)) = result, match != .noTouch else { break }
             metadata["match"] = "\(match)"
             audit.notice("opening an owner session with a fingerprint", metadata: metadata)
+        case .unlockByFingerprint:
+            guard case .success(.match(let match)) = result, match != .noTouch else { break }
+            metadata["match"] = "\(match)"
+            audit.notice("unlocking with a fingerprint", metadata: metadata)
+        case .loginSession:
+            switch request {
+            case .openLoginSession(let process):
+                metadata["login pid"] = "\(process.pid)"
+                audit.info("login opened", metadata: metadata)
+            case .closeLoginSession(let process, _):
+                metadata["login pid"] = "\(process.pid)"
+                if case .success(.count(let left)) = result { metadata["logins left"] = "\(left)" }
+                audit.info("login closed", metadata: metadata)
+            default: break
+            }
         case .keychainImport:
             audit.notice("moving a per-user keychain in", metadata: metadata)
         case .ownerSession:

@@ -134,6 +134,8 @@ extension KeychainDaemon {
             case .servePrompts:
                 try checkPromptAgent(client)
                 return .done
+            case .openLoginSession, .closeLoginSession:
+                return .count(try changeLogins(request, client.keychain))
             default:
                 // A request whose facts name keychaind but that has no answer here: refused, never
                 // answered `done` as if it had been carried out.
@@ -145,6 +147,23 @@ extension KeychainDaemon {
                 return try client.keychain.onDemand.perform(request, caller: caller)
             }
             return try keychainImport.perform(request)
+        }
+    }
+
+    /// A login of the keychain's user opened or closed (the PAM module): the number counted
+    /// after it. The last to close locks the keychain when the module asks.
+    private func changeLogins(_ request: KeychainRequest, _ keychain: UserKeychain) throws(KeychainError) -> Int {
+        switch request {
+        case .openLoginSession(let process):
+            return try keychain.logins.open(process)
+        case .closeLoginSession(let process, let lockWhenLast):
+            let left = keychain.logins.close(process)
+            if left == 0, lockWhenLast, keychain.lock() {
+                logger.info("the last login of uid \(keychain.uid) ended: keychain locked")
+            }
+            return left
+        default:
+            throw KeychainError(.errSecInternalComponent, "\(request.kind) is not a login's opening or end")
         }
     }
 

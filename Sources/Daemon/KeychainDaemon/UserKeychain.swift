@@ -16,6 +16,8 @@ final class UserKeychain: Sendable {
     /// The keychain's server, opened at its first request.
     let onDemand: OnDemandKeychain
     let owners = OwnerSessions()
+    /// The user's logins the PAM module reported: the keychain locks when the last ends.
+    let logins = ReportedLogins()
     /// Requests of this user carried out at once: four (a fifth waits on its own connection's
     /// thread), so that one user's passcode checks, each an scrypt run with its memory, cannot
     /// take every processor and the memory from another's.

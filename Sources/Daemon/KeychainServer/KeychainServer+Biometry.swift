@@ -54,23 +54,55 @@ extension KeychainServer {
         guard let sensor = try currentSensor() else {
             throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available")
         }
-        guard timeout >= 0, timeout <= 60 else {
-            throw KeychainError(.errSecParam, "a wait for a touch lasts 0 to 60 seconds")
-        }
-        let verdict: TouchVerdict
-        switch try sensor.awaitTouch(timeout: timeout) {
-        case .none: return .noTouch
-        case .sample(let sample): verdict = try enclave.evaluate(.simulatedSample(sample))
-        case .verdict(let matched):
-            let fingers = try (sensor as? FprintdSensor)?.enrolledFingers() ?? []
-            verdict = try enclave.evaluate(.sensorVerdict(matched: matched, enrolledFingers: fingers))
-        }
-        switch verdict {
+        guard let touch = try awaitTouch(sensor, timeout: timeout) else { return .noTouch }
+        switch try enclave.evaluate(touch) {
         case .matched(let grant):
             contexts.record(grant, context: context, caller: caller)
             return .matched
         case .notMatched:
             return .notMatched
+        }
+    }
+
+    /// What the sensor reported within `timeout` seconds (0 to 60), for the Enclave to judge;
+    /// nil when nothing touched it.
+    private func awaitTouch(_ sensor: any BiometricSensor, timeout: Double) throws(KeychainError) -> SensorTouch? {
+        guard timeout >= 0, timeout <= 60 else {
+            throw KeychainError(.errSecParam, "a wait for a touch lasts 0 to 60 seconds")
+        }
+        switch try sensor.awaitTouch(timeout: timeout) {
+        case .none: return nil
+        case .sample(let sample): return .simulatedSample(sample)
+        case .verdict(let matched):
+            let fingers = try (sensor as? FprintdSensor)?.enrolledFingers() ?? []
+            return .sensorVerdict(matched: matched, enrolledFingers: fingers)
+        }
+    }
+
+    /// A touch asked to unlock the keychain (``KeychainRequest/unlockByBiometry(timeout:)``):
+    /// keychaind asks the sensor itself, and the Enclave puts back the keys the lock kept when
+    /// the touch matches. `done` when nothing is locked.
+    func unlockByTouch(timeout: Double) throws(KeychainError) -> KeychainReply {
+        let status = try enclave.status()
+        guard status.passcodeSet, !status.isUnlocked else { return .done }
+        guard let sensor = try currentSensor() else {
+            throw KeychainError(.errSecNotAvailable, "no fingerprint sensor is available: unlock with the passcode")
+        }
+        guard !(sensor is SimulatedSensor) else {
+            throw KeychainError(
+                .errSecNotAvailable,
+                "the simulated sensor is touched from an owner session, so it cannot unlock: use the passcode")
+        }
+        guard try enclave.canUnlockByTouch() else {
+            throw KeychainError(
+                .errSecInteractionNotAllowed,
+                "the keychain needs its passcode: a fingerprint unlocks it only after the passcode did since "
+                    + "keychaind started, within 48 hours, and before 5 failed matches")
+        }
+        guard let touch = try awaitTouch(sensor, timeout: timeout) else { return .match(.noTouch) }
+        switch try enclave.unlock(touch: touch) {
+        case .matched: return .match(.matched)
+        case .notMatched: return .match(.notMatched)
         }
     }
 

@@ -34,7 +34,7 @@ extension KeychainServer {
                     passcodeSet: false, unlockedClasses: [.whenUnlocked, .afterFirstUnlock], failedAttempts: 0,
                     secondsUntilNextAttempt: 0,
                     eraseAfterFailedAttempts: false))
-        case .lock, .unlock, .endBiometricMatch, .invalidateContext:
+        case .lock, .unlock, .unlockByBiometry, .endBiometricMatch, .invalidateContext:
             return .done
         case .verifyPasscode:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set")
@@ -44,7 +44,7 @@ extension KeychainServer {
             throw KeychainError(.errSecParam, "no passcode is set")
         case .erase, .countItems:
             return .count(0)
-        case .daemonStatus, .identify, .servePrompts, .actForProcess:
+        case .daemonStatus, .identify, .servePrompts, .actForProcess, .openLoginSession, .closeLoginSession:
             throw noDaemon
         case .beginImport, .importChunk, .finishImport:
             throw onlySystemDaemonImports

@@ -175,6 +175,8 @@ public final class KeychainServer: Sendable {
         case .allowOtherAppSecretItem(let service, let account, let authentication):
             return try allowOtherAppSecretItem(
                 service: service, account: account, authentication, caller: caller, prompts: prompts)
+        case .unlockByBiometry(let timeout):
+            return try unlockByTouch(timeout: timeout)
         case .endBiometricMatch:
             try endBiometricMatch()
             return .done
@@ -194,7 +196,7 @@ public final class KeychainServer: Sendable {
         case .simulateTouch(let matching, let finger):
             try simulateTouch(matching: matching, finger: finger)
             return .done
-        case .daemonStatus, .identify, .servePrompts, .actForProcess:
+        case .daemonStatus, .identify, .servePrompts, .actForProcess, .openLoginSession, .closeLoginSession:
             throw Self.noDaemon
         case .beginImport, .importChunk, .finishImport:
             throw Self.onlySystemDaemonImports

@@ -151,6 +151,22 @@ public enum KeychainRequest: Sendable {
     /// `apps revoke`). The sheet's text is the keychain's: who asks, the item's label, and the
     /// app that saved it. Answered as an authentication is. The bridge only.
     case allowOtherAppSecretItem(service: String, account: String, OwnerAuthentication)
+    /// Unlock with a fingerprint, which keychaind verifies itself (fprintd, asked for this):
+    /// waits up to `timeout` seconds (0 to 60) for a touch, matched and counted as every touch is,
+    /// and answers `match`. A match unlocks only when the keychain's passcode unlocked it since
+    /// keychaind started, within 48 hours, and biometry is not locked out; otherwise it is
+    /// refused (`errSecInteractionNotAllowed`, `errSecAuthFailed`) and the passcode is needed, as
+    /// on an iPhone. The simulated sensor cannot unlock (its touches come from an owner session).
+    case unlockByBiometry(timeout: Double)
+    /// A login session of the user opened (the PAM module, through `keychainctl login
+    /// open-session`): keychaind counts it while `process`, the program that opened it (`login`,
+    /// `sshd`'s session process, `su`), is alive. Answered with the number of login sessions
+    /// counted (`count`). keychaind only; what it counts is forgotten when it stops.
+    case openLoginSession(ProcessReference)
+    /// The login session that `process` opened ended: keychaind forgets it and every session
+    /// whose process is gone, and, when none is left and `lockWhenLast` is true, locks the
+    /// keychain. Answered with the number of sessions left (`count`). keychaind only.
+    case closeLoginSession(ProcessReference, lockWhenLast: Bool)
 
     /// The largest part of a file an ``importChunk(file:offset:bytes:)`` carries.
     public static let maximumImportChunk = 512 << 10

@@ -50,6 +50,9 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case searchSecretItems = 42
     case readOtherAppSecretItem = 43
     case allowOtherAppSecretItem = 44
+    case unlockByBiometry = 45
+    case openLoginSession = 46
+    case closeLoginSession = 47
 
     /// This request's facts.
     public var facts: RequestFacts {
@@ -88,6 +91,8 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .readOtherAppSecretItem: RequestFacts(secretServiceBridgeOnly: true, audit: .otherAppSecretItem)
         case .allowOtherAppSecretItem:
             RequestFacts(secretServiceBridgeOnly: true, drawsSheet: true, audit: .otherAppSecretItem)
+        case .unlockByBiometry: RequestFacts(drawsSheet: true, audit: .unlockByFingerprint)
+        case .openLoginSession, .closeLoginSession: RequestFacts(answeredBy: .daemon, audit: .loginSession)
         }
     }
 }
@@ -134,6 +139,10 @@ public struct RequestFacts: Sendable, Equatable {
         case ownerSession
         /// A touch while an owner session waits for a fingerprint (not each empty poll).
         case ownerSessionByFingerprint
+        /// A touch while an unlock waits for a fingerprint (not each empty poll).
+        case unlockByFingerprint
+        /// A login session opened or closed (the PAM module), and whether it locked the keychain.
+        case loginSession
         /// An app was granted or refused a shared access group.
         case entitlement
         /// An app was declared or its declaration removed.
@@ -246,6 +255,9 @@ extension KeychainRequest {
         case .searchSecretItems: .searchSecretItems
         case .readOtherAppSecretItem: .readOtherAppSecretItem
         case .allowOtherAppSecretItem: .allowOtherAppSecretItem
+        case .unlockByBiometry: .unlockByBiometry
+        case .openLoginSession: .openLoginSession
+        case .closeLoginSession: .closeLoginSession
         }
     }
 }

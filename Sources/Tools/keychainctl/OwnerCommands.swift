@@ -23,14 +23,10 @@ struct Owner: ParsableCommand {
         @Flag(help: "Touch the fingerprint reader (fprintd) instead of typing the passcode.")
         var fingerprint = false
 
-        /// How long to wait for a touch, and how many misses end the attempt (as in one sheet).
-        static let touchSeconds: Double = 30
-        static let missesAllowed = 3
-
         func run() throws {
             try KeychainCommand.run {
                 if fingerprint {
-                    try loginWithFingerprint()
+                    try TouchWait.untilMatch { .openOwnerSessionByBiometry(timeout: $0) }
                 } else if SecretInput.isTerminal {
                     try KeychainSheet.perform(
                         .openOwnerSessionBySheet(
@@ -42,33 +38,6 @@ struct Owner: ParsableCommand {
                 }
                 KeychainCommand.note("owner session open for 5 minutes in this login session")
             }
-        }
-
-        /// Asks keychaind to wait for a touch for this session, a short wait at a time.
-        private func loginWithFingerprint() throws {
-            KeychainCommand.note("Touch the fingerprint sensor.")
-            defer { _ = try? ProcessKeychain.perform(.endBiometricMatch) }
-            let deadline = Date().addingTimeInterval(Self.touchSeconds)
-            var misses = 0
-            while Date() < deadline {
-                guard case .match(let match) = try ProcessKeychain.perform(.openOwnerSessionByBiometry(timeout: 0.5))
-                else {
-                    throw KeychainError(.errSecInternalComponent, "the keychain answered with something else")
-                }
-                switch match {
-                case .noTouch:
-                    continue
-                case .matched:
-                    return
-                case .notMatched:
-                    misses += 1
-                    guard misses < Self.missesAllowed else {
-                        throw KeychainError(.errSecAuthFailed, "the fingerprint was not recognized")
-                    }
-                    KeychainCommand.note("Not recognized. Try again.")
-                }
-            }
-            throw KeychainError(.errSecAuthFailed, "no touch within \(Int(Self.touchSeconds)) seconds")
         }
     }
 

@@ -13,6 +13,8 @@ struct LocalUser: Sendable {
     let name: String
     let uid: uid_t
     let gid: gid_t
+    /// The home directory the account names (it exists only for users created with one).
+    let home: String
 
     /// The system daemon's user, as clients look it up.
     static func daemon() throws -> LocalUser { try ensure(KeychainPaths.systemUserName, system: true) }
@@ -21,6 +23,11 @@ struct LocalUser: Sendable {
     /// The user the SSH tests log in as, and run their sshd as: it has a shell, to run the
     /// command the login asks for.
     static func sshLogin() throws -> LocalUser { try ensure("kc-test-ssh", system: false, shell: "/bin/sh") }
+    /// The user the PAM tests log in as (`pamtester`, `sshd`, `su`, `passwd`): a shell, and a
+    /// home, where the per-user keychain is.
+    static func pamLogin() throws -> LocalUser {
+        try ensure("kc-test-pam", system: false, shell: "/bin/sh", createHome: true)
+    }
 
     /// `setpriv` arguments that run the rest of a command line as this user, with no
     /// supplementary group.
@@ -28,15 +35,19 @@ struct LocalUser: Sendable {
 
     private static let creating = NSLock()
 
-    /// The user `name`, created (no home; no login shell unless `shell`) when absent.
-    private static func ensure(_ name: String, system: Bool, shell: String = "/usr/sbin/nologin") throws -> LocalUser {
+    /// The user `name`, created (no home unless `createHome`; no login shell unless `shell`)
+    /// when absent.
+    private static func ensure(
+        _ name: String, system: Bool, shell: String = "/usr/sbin/nologin", createHome: Bool = false
+    ) throws -> LocalUser {
         try #require(getuid() == 0, "creating users and running programs as them needs root (CI runs as root)")
         creating.lock()
         defer { creating.unlock() }
         if let user = lookUp(name) { return user }
         let useradd = try SpawnedProgram(
             "/usr/sbin/useradd",
-            (system ? ["--system"] : []) + ["--user-group", "--no-create-home", "--shell", shell, name],
+            (system ? ["--system"] : [])
+                + ["--user-group", createHome ? "--create-home" : "--no-create-home", "--shell", shell, name],
             environment: ProcessInfo.processInfo.environment)
         useradd.waitUntilExit()
         return try #require(lookUp(name), "useradd \(name) exited \(useradd.terminationStatus)")
@@ -44,6 +55,6 @@ struct LocalUser: Sendable {
 
     private static func lookUp(_ name: String) -> LocalUser? {
         guard let entry = getpwnam(name)?.pointee else { return nil }
-        return LocalUser(name: name, uid: entry.pw_uid, gid: entry.pw_gid)
+        return LocalUser(name: name, uid: entry.pw_uid, gid: entry.pw_gid, home: String(cString: entry.pw_dir))
     }
 }

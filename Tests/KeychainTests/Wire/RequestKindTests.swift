@@ -18,7 +18,8 @@ import Testing
         .openOwnerSessionByBiometry: 28, .identify: 29, .beginImport: 30, .importChunk: 31, .finishImport: 32,
         .declareApp: 33, .listDeclaredApps: 34, .createEnclaveKey: 35, .useEnclaveKey: 36, .authenticateOwner: 37,
         .servePrompts: 38, .unlockBySheet: 39, .openOwnerSessionBySheet: 40, .actForProcess: 41,
-        .searchSecretItems: 42, .readOtherAppSecretItem: 43, .allowOtherAppSecretItem: 44,
+        .searchSecretItems: 42, .readOtherAppSecretItem: 43, .allowOtherAppSecretItem: 44, .unlockByBiometry: 45,
+        .openLoginSession: 46, .closeLoginSession: 47,
     ]
 
     @Test func tagsNeverMove() {

@@ -97,6 +97,9 @@ import Testing
                 OwnerAuthentication(
                     factors: .biometryOrPasscode, reason: "", cancelTitle: "Deny", fallbackTitle: nil,
                     context: context)),
+            .unlockByBiometry(timeout: 0.5),
+            .openLoginSession(ProcessReference(pid: 1717, startTime: 98_765)),
+            .closeLoginSession(ProcessReference(pid: 1717, startTime: 98_765), lockWhenLast: true),
         ]
     }
 

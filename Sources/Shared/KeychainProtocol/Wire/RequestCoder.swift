@@ -99,9 +99,7 @@ public enum RequestCoder {
         case .servePrompts: return .servePrompts
         case .unlockBySheet: return .unlockBySheet(try WireValues.ownerAuthentication(&reader))
         case .openOwnerSessionBySheet: return .openOwnerSessionBySheet(try WireValues.ownerAuthentication(&reader))
-        case .actForProcess:
-            return .actForProcess(
-                ProcessReference(pid: Int32(bitPattern: try reader.u32()), startTime: try reader.u64()))
+        case .actForProcess: return .actForProcess(try processReference(&reader))
         case .searchSecretItems: return .searchSecretItems(try WireValues.attributes(&reader))
         case .readOtherAppSecretItem:
             return .readOtherAppSecretItem(
@@ -112,7 +110,20 @@ public enum RequestCoder {
                 service: try reader.string(max: KeychainLimits.maximumAttributeSize),
                 account: try reader.string(max: KeychainLimits.maximumAttributeSize),
                 try WireValues.ownerAuthentication(&reader))
+        case .unlockByBiometry: return .unlockByBiometry(timeout: try reader.double())
+        case .openLoginSession: return .openLoginSession(try processReference(&reader))
+        case .closeLoginSession:
+            return .closeLoginSession(try processReference(&reader), lockWhenLast: try reader.bool())
         }
+    }
+
+    private static func processReference(_ reader: inout WireReader) throws(WireError) -> ProcessReference {
+        ProcessReference(pid: Int32(bitPattern: try reader.u32()), startTime: try reader.u64())
+    }
+
+    private static func write(_ process: ProcessReference, to writer: inout WireWriter) {
+        writer.u32(UInt32(bitPattern: process.pid))
+        writer.u64(process.startTime)
     }
 
     private static func write(_ request: KeychainRequest, to writer: inout WireWriter) {
@@ -151,7 +162,9 @@ public enum RequestCoder {
         case .authenticateOwner(let authentication), .unlockBySheet(let authentication),
             .openOwnerSessionBySheet(let authentication):
             WireValues.write(authentication, to: &writer)
-        case .actForProcess(let process): writer.u32(UInt32(bitPattern: process.pid)); writer.u64(process.startTime)
+        case .actForProcess(let process), .openLoginSession(let process): write(process, to: &writer)
+        case .closeLoginSession(let process, let lockWhenLast): write(process, to: &writer); writer.bool(lockWhenLast)
+        case .unlockByBiometry(let timeout): writer.double(timeout)
         case .searchSecretItems(let attributes): WireValues.write(attributes, to: &writer)
         case .readOtherAppSecretItem(let service, let account): writer.string(service); writer.string(account)
         case .allowOtherAppSecretItem(let service, let account, let authentication):
