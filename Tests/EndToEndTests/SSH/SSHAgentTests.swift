@@ -352,86 +352,6 @@ extension FileHandle {
 /// The real OpenSSH client logs in to a real sshd through the agent: sshd runs on a loopback
 /// port as an unprivileged user whose only authorized key is the Enclave key.
 @Suite(.serialized) struct SSHLoginTests {
-    /// sshd, started as `user` on a free loopback port and ended by its pid. Spawned directly,
-    /// not with Foundation's `Process`: sshd closes every inherited descriptor, which Foundation
-    /// takes for its exit and then waits on it, blocking every other `Process` of the test.
-    private final class SSHServer {
-        let port: Int
-        private let pid: pid_t
-
-        init(user: LocalUser, directory: URL, authorizedKeys: String) throws {
-            let fileManager = FileManager.default
-            // sshd wants its privilege-separation directory even when it cannot use it.
-            try? fileManager.createDirectory(
-                atPath: "/run/sshd", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
-            let hostKey = directory.appendingPathComponent("host_key")
-            try SpawnedProgram(
-                "/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", hostKey.path],
-                environment: ProcessInfo.processInfo.environment
-            ).waitUntilExit()
-            try authorizedKeys.write(
-                to: directory.appendingPathComponent("authorized_keys"), atomically: true, encoding: .utf8)
-            port = try Self.freePort()
-            let config = directory.appendingPathComponent("sshd_config")
-            try """
-            Port \(port)
-            ListenAddress 127.0.0.1
-            HostKey \(hostKey.path)
-            AuthorizedKeysFile \(directory.path)/authorized_keys
-            PasswordAuthentication no
-            KbdInteractiveAuthentication no
-            UsePAM no
-            StrictModes no
-            PidFile none
-            """.write(to: config, atomically: true, encoding: .utf8)
-            for file in [hostKey, config, directory.appendingPathComponent("authorized_keys")] {
-                chown(file.path, user.uid, user.gid)
-            }
-            chmod(directory.path, 0o755)
-            pid = try ChildSpawn.spawn(
-                user.setpriv[0], Array(user.setpriv.dropFirst()) + ["/usr/sbin/sshd", "-D", "-e", "-f", config.path],
-                environment: [:], stdio: (nil, nil, nil))
-            let deadline = Date().addingTimeInterval(10)
-            while !Self.accepts(port) && Date() < deadline { usleep(50_000) }
-        }
-
-        deinit {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            waitpid(pid, &status, 0)
-        }
-
-        private static func freePort() throws -> Int {
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(socket) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0
-                }
-            }
-            guard bound else { throw POSIXError(.EADDRINUSE) }
-            return Int(UInt16(bigEndian: address.sin_port))
-        }
-
-        private static func accepts(_ port: Int) -> Bool {
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(socket) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            return withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-        }
-    }
-
     private func ssh(_ user: LocalUser, _ server: SSHServer, agent socket: String) -> [String] {
         [
             "ssh", "-F", "/dev/null", "-o", "IdentityAgent=\(socket)", "-o", "BatchMode=yes", "-o",
@@ -464,14 +384,18 @@ extension FileHandle {
 
         // The open key: no sheet, no touch.
         do {
-            let server = try SSHServer(user: user, directory: serverDirectory("sshd-open"), authorizedKeys: open)
+            let server = try SSHServer(
+                directory: serverDirectory("sshd-open"), authorizedKeys: open,
+                settings: ["PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no"], runAs: user)
             let login = try shell.script(ssh(user, server, agent: socket).map { "'\($0)'" }.joined(separator: " "))
             #expect(login.status == 0, "\(login.stderr)")
             #expect(login.stdout == "logged in as \(user.name)\n")
         }
 
         // Only the guarded key is authorized: ssh, on a terminal, waits for the touch.
-        let server = try SSHServer(user: user, directory: serverDirectory("sshd-guarded"), authorizedKeys: guarded)
+        let server = try SSHServer(
+            directory: serverDirectory("sshd-guarded"), authorizedKeys: guarded,
+            settings: ["PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no"], runAs: user)
         let client = try PseudoTerminal(
             URL(fileURLWithPath: "/usr/bin/ssh"), Array(ssh(user, server, agent: socket).dropFirst()),
             environment: shell.environment)
