@@ -15,9 +15,10 @@ import Glibc
     /// A shell line that runs `command` on a session bus of its own with the keychain's Secret
     /// Service on it, as README's "no desktop" line does, once the bridge holds its name.
     private func withSecretService(_ command: String) -> String {
-        let waitForName =
-            "for i in $(seq 100); do dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus "
-            + "org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets | grep -q true && break; sleep 0.05; done"
+        let hasOwner =
+            "dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus "
+            + "org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets"
+        let waitForName = "for i in $(seq 100); do \(hasOwner) | grep -q true && break; sleep 0.05; done"
         return "dbus-run-session -- sh -c '\(Self.keychainSecretService) & bridge=$!; \(waitForName); \(command); "
             + "kill $bridge'"
     }
