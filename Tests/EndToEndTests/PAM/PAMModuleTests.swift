@@ -6,156 +6,205 @@ import Testing
 import Glibc
 #endif
 
-/// `pam_keychain.so` under `pamtester`, against service files that load it as Docs/PAM.md says:
-/// the login password unlocks a keychain whose passcode it is, and nothing else does; the last
-/// login's end locks; a password change by root leaves the passcode alone. The suite runs one
-/// test at a time: they share the test user, its keychain and /dev/log.
-@Suite(.serialized) struct PAMModuleTests {
-    /// A login stack as a distribution's `login` has it: the password checked by pam_unix, the
-    /// module after it in `auth` and in `session`.
-    private func writeLoginService(_ pam: PAMHarness, session options: [String] = ["auto_start"]) throws -> String {
-        let name = "kc-test-pam-login"
-        try pam.writeService(
-            name,
-            [
-                "auth required pam_unix.so", pam.moduleLine("auth"), "account required pam_permit.so",
-                pam.moduleLine("session", options), "password required pam_permit.so",
-            ])
-        return name
-    }
+extension PAMTests {
+    /// `pam_keychain.so` under `pamtester`, against service files that load it as Docs/PAM.md says:
+    /// the login password unlocks a keychain whose passcode it is, and nothing else does; the last
+    /// login's end locks; a password change by root leaves the passcode alone.
+    @Suite struct ModuleTests {
+        /// A login stack as a distribution's `login` has it: the password checked by pam_unix, the
+        /// module after it in `auth` and in `session`.
+        private func writeLoginService(_ pam: PAMHarness, session options: [String] = ["auto_start"]) throws -> String {
+            let name = "kc-test-pam-login"
+            try pam.writeService(
+                name,
+                [
+                    "auth required pam_unix.so", pam.moduleLine("auth"), "account required pam_permit.so",
+                    pam.moduleLine("session", options), "password required pam_permit.so",
+                ])
+            return name
+        }
 
-    @Test func theLoginPasswordUnlocksAndTheLastLoginsEndLocks() throws {
-        let pam = try PAMHarness()
-        defer { pam.cleanUp() }
-        let service = try writeLoginService(pam)
-        // auto_start: no keychaind runs when the user logs in; the module starts theirs.
-        pam.stopDaemon()
-        let login = try pam.pamtester(service, ["authenticate", "open_session"])
-        #expect(login.status == 0, "\(login.output)")
-        #expect(try pam.keychainIsUnlocked)
-        #expect(pam.log.waitFor("unlocked with the login password"))
+        @Test func theLoginPasswordUnlocksAndTheLastLoginsEndLocks() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            let service = try writeLoginService(pam)
+            // auto_start: no keychaind runs when the user logs in; the module starts theirs.
+            pam.stopDaemon()
+            let login = try pam.pamtester(service, ["authenticate", "open_session"])
+            #expect(login.status == 0, "\(login.output)")
+            #expect(try pam.keychainIsUnlocked)
+            #expect(pam.log.waitFor("unlocked with the login password"))
 
-        try #require(pam.keychainctl(["lock"]).status == 0)
-        let whole = try pam.pamtester(service, ["authenticate", "open_session", "close_session"])
-        #expect(whole.status == 0, "\(whole.output)")
-        #expect(pam.log.waitFor("the last login ended: locked"))
-        #expect(try !pam.keychainIsUnlocked)
-        #expect(try pam.failedAttempts == 0)
-        // The password is in no log line.
-        #expect(pam.log.lines(containing: PAMHarness.password).isEmpty)
-    }
+            try #require(pam.keychainctl(["lock"]).status == 0)
+            let whole = try pam.pamtester(service, ["authenticate", "open_session", "close_session"])
+            #expect(whole.status == 0, "\(whole.output)")
+            #expect(pam.log.waitFor("the last login ended: locked"))
+            #expect(try !pam.keychainIsUnlocked)
+            #expect(try pam.failedAttempts == 0)
+            // The password is in no log line.
+            #expect(pam.log.lines(containing: PAMHarness.password).isEmpty)
+        }
 
-    @Test func aLoginPasswordThatIsNotThePasscodeIsTriedOnceAndLeavesItLocked() throws {
-        let pam = try PAMHarness()
-        defer { pam.cleanUp() }
-        let changed = try pam.keychainctl(["passcode", "change"], input: "\(PAMHarness.password)\nOther-code-9753\n")
-        try #require(changed.status == 0, "\(changed.output)")
-        try #require(pam.keychainctl(["lock"]).status == 0)
-        let service = try writeLoginService(pam)
+        @Test func aLoginPasswordThatIsNotThePasscodeIsTriedOnceAndLeavesItLocked() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            let changed = try pam.keychainctl(
+                ["passcode", "change"], input: "\(PAMHarness.password)\nOther-code-9753\n")
+            try #require(changed.status == 0, "\(changed.output)")
+            try #require(pam.keychainctl(["lock"]).status == 0)
+            let service = try writeLoginService(pam)
 
-        #expect(try pam.pamtester(service, ["authenticate", "open_session"]).status == 0)
-        #expect(try !pam.keychainIsUnlocked)
-        #expect(try pam.failedAttempts == 1)
-        #expect(pam.log.waitFor("the login password is not the keychain's passcode: left locked"))
-        // The next login does not try again: the count stays at one, however often one logs in.
-        #expect(try pam.pamtester(service, ["authenticate", "open_session"]).status == 0)
-        #expect(pam.log.waitFor("failed passcode attempt(s) are on record"))
-        #expect(try pam.failedAttempts == 1)
-        // The passcode unlocks, and the next login tries the password again.
-        #expect(try pam.keychainctl(["unlock"], input: "Other-code-9753\n").status == 0)
-        #expect(try pam.failedAttempts == 0)
-    }
+            #expect(try pam.pamtester(service, ["authenticate", "open_session"]).status == 0)
+            #expect(try !pam.keychainIsUnlocked)
+            #expect(try pam.failedAttempts == 1)
+            #expect(pam.log.waitFor("the login password is not the keychain's passcode: left locked"))
+            // The next login does not try again: the count stays at one, however often one logs in.
+            #expect(try pam.pamtester(service, ["authenticate", "open_session"]).status == 0)
+            #expect(pam.log.waitFor("failed passcode attempt(s) are on record"))
+            #expect(try pam.failedAttempts == 1)
+            // The passcode unlocks, and the next login tries the password again.
+            #expect(try pam.keychainctl(["unlock"], input: "Other-code-9753\n").status == 0)
+            #expect(try pam.failedAttempts == 0)
+        }
 
-    @Test func aWrongLoginPasswordFailsTheLoginAndReachesNoKeychain() throws {
-        let pam = try PAMHarness()
-        defer { pam.cleanUp() }
-        let service = try writeLoginService(pam)
-        let login = try pam.pamtester(service, ["authenticate", "open_session"], input: "not-the-password\n")
-        #expect(login.status != 0)
-        #expect(login.output.contains("Authentication failure"), "\(login.output)")
-        #expect(try !pam.keychainIsUnlocked)
-        #expect(try pam.failedAttempts == 0)
-    }
+        @Test func aWrongLoginPasswordFailsTheLoginAndReachesNoKeychain() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            let service = try writeLoginService(pam)
+            let login = try pam.pamtester(service, ["authenticate", "open_session"], input: "not-the-password\n")
+            #expect(login.status != 0)
+            #expect(login.output.contains("Authentication failure"), "\(login.output)")
+            #expect(try !pam.keychainIsUnlocked)
+            #expect(try pam.failedAttempts == 0)
+        }
 
-    /// A login with no password (PAM's authentication asked for none, as with a key, a
-    /// fingerprint or autologin) succeeds, and the keychain stays as it was.
-    @Test func aLoginWithoutAPasswordSucceedsAndLeavesTheKeychainLocked() throws {
-        let pam = try PAMHarness()
-        defer { pam.cleanUp() }
-        try pam.writeService(
-            "kc-test-pam-nopassword",
-            [
-                "auth required pam_permit.so", pam.moduleLine("auth"), "account required pam_permit.so",
-                pam.moduleLine("session"),
-            ])
-        let login = try pam.pamtester("kc-test-pam-nopassword", ["authenticate", "open_session"], input: "")
-        #expect(login.status == 0, "\(login.output)")
-        #expect(pam.log.waitFor("no password came with this login"))
-        #expect(try !pam.keychainIsUnlocked)
-        #expect(try pam.failedAttempts == 0)
-    }
+        /// A login with no password (PAM's authentication asked for none, as with a key, a
+        /// fingerprint or autologin) succeeds, and the keychain stays as it was.
+        @Test func aLoginWithoutAPasswordSucceedsAndLeavesTheKeychainLocked() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            try pam.writeService(
+                "kc-test-pam-nopassword",
+                [
+                    "auth required pam_permit.so", pam.moduleLine("auth"), "account required pam_permit.so",
+                    pam.moduleLine("session"),
+                ])
+            let login = try pam.pamtester("kc-test-pam-nopassword", ["authenticate", "open_session"], input: "")
+            #expect(login.status == 0, "\(login.output)")
+            #expect(pam.log.waitFor("no password came with this login"))
+            #expect(try !pam.keychainIsUnlocked)
+            #expect(try pam.failedAttempts == 0)
+        }
 
-    /// Without `auto_start` a keychaind that is not running is not started; `only_if` limits the
-    /// module to the services it names. Either way the login succeeds.
-    @Test func withoutAutoStartOrOutsideOnlyIfTheKeychainIsLeftAlone() throws {
-        let pam = try PAMHarness()
-        defer { pam.cleanUp() }
-        pam.stopDaemon()
-        let service = try writeLoginService(pam, session: [])
-        #expect(try pam.pamtester(service, ["authenticate", "open_session"]).status == 0)
-        #expect(pam.log.waitFor("keychaind is not running, so the keychain was left as it is"))
-        #expect(try pam.keychainctl(["daemon", "status"]).output.contains("keychaind is not running"))
+        /// Without `auto_start` a keychaind that is not running is not started; `only_if` limits the
+        /// module to the services it names. Either way the login succeeds.
+        @Test func withoutAutoStartOrOutsideOnlyIfTheKeychainIsLeftAlone() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            pam.stopDaemon()
+            let service = try writeLoginService(pam, session: [])
+            #expect(try pam.pamtester(service, ["authenticate", "open_session"]).status == 0)
+            #expect(pam.log.waitFor("keychaind is not running, so the keychain was left as it is"))
+            #expect(try pam.keychainctl(["daemon", "status"]).output.contains("keychaind is not running"))
 
-        let limited = try writeLoginService(pam, session: ["auto_start", "only_if=gdm-password,sshd"])
-        #expect(try pam.pamtester(limited, ["authenticate", "open_session"]).status == 0)
-        #expect(try pam.keychainctl(["daemon", "status"]).output.contains("keychaind is not running"))
-        #expect(pam.log.lines(containing: "unlocked with the login password").isEmpty)
-    }
+            let limited = try writeLoginService(pam, session: ["auto_start", "only_if=gdm-password,sshd"])
+            #expect(try pam.pamtester(limited, ["authenticate", "open_session"]).status == 0)
+            #expect(try pam.keychainctl(["daemon", "status"]).output.contains("keychaind is not running"))
+            #expect(pam.log.lines(containing: "unlocked with the login password").isEmpty)
+        }
 
-    /// Root sets a password without the old one: the keychain's passcode stays, and the log
-    /// says why.
-    @Test func aPasswordSetByRootLeavesThePasscodeAsItIs() throws {
-        let pam = try PAMHarness()
-        defer { pam.cleanUp() }
-        try pam.writeService(
-            "kc-test-pam-passwd", ["password requisite pam_unix.so", pam.moduleLine("password", ["auto_start"])])
-        let changed = try pam.pamtester("kc-test-pam-passwd", ["chauthtok"], input: "New-pw-8642\nNew-pw-8642\n")
-        #expect(changed.status == 0, "\(changed.output)")
-        #expect(pam.log.waitFor("was set without the old one (by root)"))
-        #expect(try pam.keychainctl(["unlock"], input: PAMHarness.password + "\n").status == 0)
-    }
+        /// Root sets a password without the old one: the keychain's passcode stays, and the log
+        /// says why.
+        @Test func aPasswordSetByRootLeavesThePasscodeAsItIs() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            try pam.writeService(
+                "kc-test-pam-passwd", ["password requisite pam_unix.so", pam.moduleLine("password", ["auto_start"])])
+            let changed = try pam.pamtester("kc-test-pam-passwd", ["chauthtok"], input: "New-pw-8642\nNew-pw-8642\n")
+            #expect(changed.status == 0, "\(changed.output)")
+            #expect(pam.log.waitFor("was set without the old one (by root)"))
+            #expect(try pam.keychainctl(["unlock"], input: PAMHarness.password + "\n").status == 0)
+        }
 
-    /// The keychain counts the logins the module reported, each while the process that opened it
-    /// lives: the end of one of two leaves it unlocked; once the other's process is gone, the
-    /// next end locks.
-    @Test func theKeychainLocksWhenTheLastReportedLoginEnds() throws {
-        let pam = try PAMHarness()
-        defer { pam.cleanUp() }
-        try #require(pam.keychainctl(["unlock"], input: PAMHarness.password + "\n").status == 0)
-        let first = try SpawnedProgram("/bin/sleep", ["60"], environment: [:])
-        let second = try SpawnedProgram("/bin/sleep", ["60"], environment: [:])
-        defer {
-            first.end()
+        /// The keychain counts the logins the module reported, each while the process that opened it
+        /// lives: the end of one of two leaves it unlocked; once the other's process is gone, the
+        /// next end locks.
+        @Test func theKeychainLocksWhenTheLastReportedLoginEnds() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            try #require(pam.keychainctl(["unlock"], input: PAMHarness.password + "\n").status == 0)
+            let first = try SpawnedProgram("/bin/sleep", ["60"], environment: [:])
+            let second = try SpawnedProgram("/bin/sleep", ["60"], environment: [:])
+            defer {
+                first.end()
+                second.end()
+            }
+            func login(_ program: SpawnedProgram) throws -> String {
+                let start = try #require(ProcessFiles.startTime(program.processIdentifier))
+                return "\(program.processIdentifier):\(start)"
+            }
+            for program in [first, second] {
+                #expect(try pam.keychainctl(["pam", "open-session", "--login", login(program)]).status == 0)
+            }
+            let one = try pam.keychainctl(["pam", "close-session", "--login", login(first)])
+            #expect(one.output.contains("1 other login(s) of this user remain open"), "\(one.output)")
+            #expect(try pam.keychainIsUnlocked)
+            let ended = try login(second)
             second.end()
+            let last = try pam.keychainctl(["pam", "close-session", "--login", login(first)])
+            #expect(last.output.contains("the last login ended: locked"), "\(last.output)")
+            #expect(try !pam.keychainIsUnlocked)
+            // A login whose process is not running is refused, not counted.
+            let gone = try pam.keychainctl(["pam", "open-session", "--login", ended])
+            #expect(gone.status != 0)
+            #expect(gone.output.contains("is not running"), "\(gone.output)")
         }
-        func login(_ program: SpawnedProgram) throws -> String {
-            let start = try #require(ProcessFiles.startTime(program.processIdentifier))
-            return "\(program.processIdentifier):\(start)"
+
+        /// With `fingerprint`, a login without a password asks keychaind for a touch it verifies
+        /// itself, and tells the person to touch the sensor. Here no fingerprint reader answers, so
+        /// the keychain stays locked and the log says why; FprintdTests unlocks with a real fprintd.
+        @Test func aFingerprintLoginAsksKeychaindForATouchOfItsOwn() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            try pam.writeService(
+                "kc-test-pam-fingerprint",
+                [
+                    "auth required pam_permit.so", pam.moduleLine("auth"), "account required pam_permit.so",
+                    pam.moduleLine("session", ["auto_start", "fingerprint"]),
+                ])
+            let login = try pam.pamtester("kc-test-pam-fingerprint", ["authenticate", "open_session"], input: "")
+            #expect(login.status == 0, "\(login.output)")
+            #expect(login.output.contains("Touch the fingerprint sensor to unlock your keychain."), "\(login.output)")
+            #expect(pam.log.waitFor("no fingerprint sensor is available: unlock with the passcode"))
+            #expect(try !pam.keychainIsUnlocked)
         }
-        for program in [first, second] {
-            #expect(try pam.keychainctl(["pam", "open-session", "--login", login(program)]).status == 0)
+
+        /// With the system daemon the module reaches the user's keychain over the system socket:
+        /// the same login unlocks it there.
+        @Test func theSystemDaemonsKeychainUnlocksAtLoginToo() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            pam.stopDaemon()
+            let system = try SystemDaemonHarness()
+            defer { system.cleanUp() }
+            let keychainctl = try system.program("keychainctl")
+            let set = try system.keychainctl(as: pam.user, ["passcode", "set"], input: PAMHarness.password + "\n")
+            try #require(set.status == 0, "\(set.stderr)")
+            try #require(system.keychainctl(as: pam.user, ["lock"]).status == 0)
+            let connection = ["keychainctl=\(keychainctl.path)", "system_socket=\(system.socket)"]
+            try pam.writeService(
+                "kc-test-pam-system",
+                [
+                    "auth required pam_unix.so", pam.moduleLine("auth", connection), "account required pam_permit.so",
+                    pam.moduleLine("session", connection),
+                ])
+            let login = try pam.pamtester("kc-test-pam-system", ["authenticate", "open_session", "close_session"])
+            #expect(login.status == 0, "\(login.output)")
+            #expect(pam.log.waitFor("unlocked with the login password"))
+            #expect(pam.log.waitFor("the last login ended: locked"))
+            #expect(try system.keychainctl(as: pam.user, ["status"]).stdout.contains("state: locked"))
+            // No per-user keychaind was started: the system daemon served the login.
+            #expect(try pam.keychainctl(["daemon", "status"]).output.contains("keychaind is not running"))
         }
-        let one = try pam.keychainctl(["pam", "close-session", "--login", login(first)])
-        #expect(one.output.contains("1 other login(s) of this user remain open"), "\(one.output)")
-        #expect(try pam.keychainIsUnlocked)
-        let ended = try login(second)
-        second.end()
-        let last = try pam.keychainctl(["pam", "close-session", "--login", login(first)])
-        #expect(last.output.contains("the last login ended: locked"), "\(last.output)")
-        #expect(try !pam.keychainIsUnlocked)
-        // A login whose process is not running is refused, not counted.
-        let gone = try pam.keychainctl(["pam", "open-session", "--login", ended])
-        #expect(gone.status != 0)
-        #expect(gone.output.contains("is not running"), "\(gone.output)")
     }
 }

@@ -82,4 +82,39 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try daemon.shell.run(["apps", "list"]).status == 0)
     }
+
+    /// A locked keychain unlocks with a finger keychaind verified itself through fprintd, as
+    /// the PAM module's `fingerprint` option asks at a login without a password; another
+    /// finger does not. After keychaind restarts, the passcode comes first.
+    @Test func aFingerprintUnlocksOnlyAfterThePasscodeDidSinceKeychaindStarted() throws {
+        let harness = try FprintdHarness()
+        defer { harness.stop() }
+        try harness.enroll("right-index-finger", print: "fingerA")
+        let daemon = try DaemonHarness(extra: [
+            "DBUS_SYSTEM_BUS_ADDRESS": harness.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
+        ])
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        #expect(try daemon.shell.run(["lock"]).status == 0)
+        func touchToUnlock(_ print: String) throws -> CommandRunner.Output {
+            let unlock = try daemon.shell.launch(["pam", "open-session", "--fingerprint"])
+            harness.scanEachVerification(print) { unlock.process.isRunning }
+            return unlock.finish()
+        }
+
+        var result = try touchToUnlock("fingerB")
+        #expect(result.stderr.contains("the fingerprint was not recognized"), "\(result.stderr)")
+        #expect(try daemon.shell.run(["status"]).stdout.contains("state: locked"))
+        result = try touchToUnlock("fingerA")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("unlocked with a fingerprint"), "\(result.stderr)")
+        #expect(try daemon.shell.run(["status"]).stdout.contains("state: unlocked"))
+
+        // A new keychaind kept nothing: the finger is not asked for, the passcode is needed.
+        #expect(try daemon.shell.run(["lock"]).status == 0)
+        #expect(try daemon.shell.run(["daemon", "stop"]).status == 0)
+        result = try daemon.shell.run(["pam", "open-session", "--fingerprint"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("the keychain needs its passcode"), "\(result.stderr)")
+    }
 }
