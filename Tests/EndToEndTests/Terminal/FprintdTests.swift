@@ -113,7 +113,7 @@ import Testing
         // A new keychaind kept nothing: the finger is not asked for, the passcode is needed.
         #expect(try daemon.shell.run(["lock"]).status == 0)
         #expect(try daemon.shell.run(["daemon", "stop"]).status == 0)
-        result = try daemon.shell.run(["pam", "open-session", "--fingerprint"])
+        result = try daemon.shell.run(["pam", "open-session", "--fingerprint", "--start-daemon"])
         #expect(result.status == 1)
         #expect(result.stderr.contains("the keychain needs its passcode"), "\(result.stderr)")
     }
