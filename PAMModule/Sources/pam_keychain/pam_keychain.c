@@ -179,12 +179,13 @@ static void exec_helper(const struct passwd *pw, const gid_t *groups, int group_
     _exit(127);
 }
 
-static void log_output(pam_handle_t *pamh, const struct options *o, char *text) {
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+/* Writes each line keychainctl said to the system log, without its "keychainctl: " prefix. */
+static void log_output(pam_handle_t *pamh, char *text) {
+    char *rest = NULL;
+    for (char *line = strtok_r(text, "\n", &rest); line; line = strtok_r(NULL, "\n", &rest)) {
         if (strncmp(line, "keychainctl: ", 13) == 0) line += 13;
         pam_syslog(pamh, LOG_NOTICE, "%s", line);
     }
-    (void)o;
 }
 
 /* Runs keychainctl as the user with `input` on its standard input, logs what it says, and
@@ -300,7 +301,7 @@ static int run_helper(pam_handle_t *pamh, const struct options *o, const struct 
     }
     close(from_child[0]);
     output[used] = 0;
-    log_output(pamh, o, output);
+    log_output(pamh, output);
     if (o->debug) pam_syslog(pamh, LOG_DEBUG, "keychainctl %s exited %d", args[1], status);
 restore:
     sigaction(SIGCHLD, &old_chld, NULL);

@@ -146,8 +146,10 @@ struct PAM: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "change-passcode",
             abstract: "Change the passcode from the old login password to the new (two lines on standard input).",
-            discussion:
-                "A keychain without a passcode, or whose passcode is not the old login password, is left as it is.")
+            discussion: """
+                A keychain without a passcode, or with a failed passcode attempt on record, is left as it is. An old \
+                login password that is not the passcode counts as one failed attempt, and the passcode stays.
+                """)
 
         @OptionGroup var options: LoginOptions
 
@@ -161,9 +163,10 @@ struct PAM: ParsableCommand {
                     KeychainCommand.note("no passcode is set: the keychain was left as it is")
                     return
                 }
-                guard status.secondsUntilNextAttempt == 0 else {
+                guard status.failedAttempts == 0, status.secondsUntilNextAttempt == 0 else {
                     KeychainCommand.note(
-                        "a delay after failed passcode attempts is running: the passcode was left as it is")
+                        "\(status.failedAttempts) failed passcode attempt(s) are on record, so the old login password "
+                            + "is not tried: the passcode was left as it is")
                     return
                 }
                 do throws(KeychainError) {
@@ -172,7 +175,8 @@ struct PAM: ParsableCommand {
                 } catch {
                     guard error.status == KeychainError.errSecAuthFailed.status else { throw error }
                     KeychainCommand.note(
-                        "the old login password is not the keychain's passcode: the passcode was left as it is")
+                        "the old login password is not the keychain's passcode: the passcode was left as it is (one "
+                            + "failed attempt counted)")
                 }
             }
         }

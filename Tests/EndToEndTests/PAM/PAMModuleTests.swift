@@ -24,6 +24,28 @@ extension PAMTests {
             return name
         }
 
+        /// The module loads no Swift runtime into the programs that load it, and exports PAM's
+        /// entry points alone.
+        @Test func theModuleIsCWithPAMsEntryPointsOnly() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            let needed = try pam.run(["/usr/bin/readelf", "-d", pam.module], environment: [:])
+            try #require(needed.status == 0, "\(needed.output)")
+            let libraries = needed.output.split(separator: "\n").filter { $0.contains("(NEEDED)") }
+            #expect(libraries.contains { $0.contains("[libpam.so.0]") }, "\(libraries)")
+            #expect(!libraries.contains { $0.contains("swift") || $0.contains("Foundation") }, "\(libraries)")
+            let exported = try pam.run(["/usr/bin/nm", "-D", "--defined-only", pam.module], environment: [:])
+            let functions = exported.output.split(separator: "\n").filter { $0.contains(" T ") }.map {
+                String($0.split(separator: " ").last ?? "")
+            }
+            #expect(
+                Set(functions)
+                    == [
+                        "pam_sm_authenticate", "pam_sm_setcred", "pam_sm_open_session", "pam_sm_close_session",
+                        "pam_sm_chauthtok",
+                    ], "\(functions)")
+        }
+
         @Test func theLoginPasswordUnlocksAndTheLastLoginsEndLocks() throws {
             let pam = try PAMHarness()
             defer { pam.cleanUp() }
@@ -123,6 +145,22 @@ extension PAMTests {
             let changed = try pam.pamtester("kc-test-pam-passwd", ["chauthtok"], input: "New-pw-8642\nNew-pw-8642\n")
             #expect(changed.status == 0, "\(changed.output)")
             #expect(pam.log.waitFor("was set without the old one (by root)"))
+            #expect(try pam.keychainctl(["unlock"], input: PAMHarness.password + "\n").status == 0)
+        }
+
+        /// A password change whose old password is not the passcode leaves the passcode, costs one
+        /// failed attempt, and is not tried again while that attempt is on record.
+        @Test func aPasswordChangeLeavesAPasscodeThatWasNotTheOldPassword() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            let passwords = "Not-the-passcode-1\nNew-login-pw-2\n"
+            let first = try pam.keychainctl(["pam", "change-passcode"], input: passwords)
+            #expect(first.status == 0, "\(first.output)")
+            #expect(first.output.contains("the old login password is not the keychain's passcode"), "\(first.output)")
+            #expect(try pam.failedAttempts == 1)
+            let second = try pam.keychainctl(["pam", "change-passcode"], input: passwords)
+            #expect(second.output.contains("1 failed passcode attempt(s) are on record"), "\(second.output)")
+            #expect(try pam.failedAttempts == 1)
             #expect(try pam.keychainctl(["unlock"], input: PAMHarness.password + "\n").status == 0)
         }
 
