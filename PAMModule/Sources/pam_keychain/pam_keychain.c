@@ -295,7 +295,8 @@ static int run_helper(pam_handle_t *pamh, const struct options *o, const struct 
     } else {
         int flags = fcntl(from_child[0], F_GETFL);
         fcntl(from_child[0], F_SETFL, flags | O_NONBLOCK);
-        for (ssize_t n; used < sizeof output - 1 && (n = read(from_child[0], output + used, sizeof output - 1 - used)) > 0;)
+        ssize_t n;
+        while (used < sizeof output - 1 && (n = read(from_child[0], output + used, sizeof output - 1 - used)) > 0)
             used += (size_t)n;
         status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     }
@@ -318,6 +319,22 @@ static const struct passwd *login_user(pam_handle_t *pamh, struct passwd *entry,
         return NULL;
     }
     return found;
+}
+
+/* Reads the options and the user who logs in (into `entry`, backed by `buffer`): false when the
+ * module has nothing to do in this service or for this user. */
+static int acts_here(pam_handle_t *pamh, int argc, const char **argv, struct options *o, struct passwd *entry,
+                     char *buffer, size_t size, const struct passwd **pw) {
+    parse_options(pamh, argc, argv, o);
+    if (!o->service_allowed) return 0;
+    *pw = login_user(pamh, entry, buffer, size);
+    return *pw != NULL;
+}
+
+/* The login's name for keychaind: the pid and start time of this process, which opens the
+ * session and closes it. */
+static void login_process(char *name, size_t size) {
+    snprintf(name, size, "%d:%llu", (int)getpid(), start_time());
 }
 
 /* One line for keychainctl: the password and a newline, or nothing for a password with a line
@@ -363,12 +380,10 @@ EXPORTED int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char 
 EXPORTED int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     (void)flags;
     struct options o;
-    parse_options(pamh, argc, argv, &o);
-    if (!o.service_allowed) return PAM_SUCCESS;
     struct passwd entry;
     char buffer[4096];
-    const struct passwd *pw = login_user(pamh, &entry, buffer, sizeof buffer);
-    if (!pw) return PAM_SUCCESS;
+    const struct passwd *pw = NULL;
+    if (!acts_here(pamh, argc, argv, &o, &entry, buffer, sizeof buffer, &pw)) return PAM_SUCCESS;
 
     const void *kept = NULL;
     char *line = NULL;
@@ -377,7 +392,7 @@ EXPORTED int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const 
         line = password_line(pamh, kept, &line_length);
 
     char login[64];
-    snprintf(login, sizeof login, "%d:%llu", (int)getpid(), start_time());
+    login_process(login, sizeof login);
     const char *args[8];
     int n = 0;
     args[n++] = "pam";
@@ -389,7 +404,8 @@ EXPORTED int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const 
     else if (o.fingerprint) args[n++] = "--fingerprint";
     args[n] = NULL;
     if (!line && o.fingerprint) pam_info(pamh, "Touch the fingerprint sensor to unlock your keychain.");
-    run_helper(pamh, &o, pw, args, line ? line : "", line_length, line || !o.fingerprint ? helper_seconds : fingerprint_seconds);
+    int seconds = line || !o.fingerprint ? helper_seconds : fingerprint_seconds;
+    run_helper(pamh, &o, pw, args, line ? line : "", line_length, seconds);
     if (line) wipe_and_free(pamh, line, 0);
     /* The password served its purpose: wiped now rather than when PAM ends. */
     (void)pam_set_data(pamh, kept_password, NULL, NULL);
@@ -399,14 +415,12 @@ EXPORTED int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const 
 EXPORTED int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     (void)flags;
     struct options o;
-    parse_options(pamh, argc, argv, &o);
-    if (!o.service_allowed) return PAM_SUCCESS;
     struct passwd entry;
     char buffer[4096];
-    const struct passwd *pw = login_user(pamh, &entry, buffer, sizeof buffer);
-    if (!pw) return PAM_SUCCESS;
+    const struct passwd *pw = NULL;
+    if (!acts_here(pamh, argc, argv, &o, &entry, buffer, sizeof buffer, &pw)) return PAM_SUCCESS;
     char login[64];
-    snprintf(login, sizeof login, "%d:%llu", (int)getpid(), start_time());
+    login_process(login, sizeof login);
     const char *args[] = {"pam", "close-session", "--login", login, o.keep_unlocked ? "--keep-unlocked" : NULL, NULL};
     run_helper(pamh, &o, pw, args, "", 0, helper_seconds);
     return PAM_SUCCESS;
@@ -415,19 +429,18 @@ EXPORTED int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const
 EXPORTED int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     if (!(flags & PAM_UPDATE_AUTHTOK)) return PAM_IGNORE;
     struct options o;
-    parse_options(pamh, argc, argv, &o);
-    if (!o.service_allowed) return PAM_IGNORE;
     struct passwd entry;
     char buffer[4096];
-    const struct passwd *pw = login_user(pamh, &entry, buffer, sizeof buffer);
-    if (!pw) return PAM_IGNORE;
+    const struct passwd *pw = NULL;
+    if (!acts_here(pamh, argc, argv, &o, &entry, buffer, sizeof buffer, &pw)) return PAM_IGNORE;
     const void *old = NULL, *new = NULL;
     (void)pam_get_item(pamh, PAM_OLDAUTHTOK, &old);
     (void)pam_get_item(pamh, PAM_AUTHTOK, &new);
     if (new == NULL || ((const char *)new)[0] == 0) return PAM_IGNORE;
     if (old == NULL || ((const char *)old)[0] == 0) {
         pam_syslog(pamh, LOG_NOTICE,
-                   "the password of %s was set without the old one (by root): the keychain's passcode was left as it is",
+                   "the password of %s was set without the old one (by root): "
+                   "the keychain's passcode was left as it is",
                    pw->pw_name);
         return PAM_IGNORE;
     }

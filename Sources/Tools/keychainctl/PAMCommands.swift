@@ -85,7 +85,12 @@ struct PAM: ParsableCommand {
                     return
                 }
                 if let password {
-                    try unlock(with: password, status)
+                    try PAM.tryOnce(
+                        status, { () throws(KeychainError) in try KeychainDevice.unlock(passcode: password) },
+                        skipped: "left locked: the login password is not tried; unlock once with the passcode "
+                            + "(keychainctl unlock)",
+                        succeeded: "unlocked with the login password",
+                        wrong: "the login password is not the keychain's passcode: left locked")
                 } else if fingerprint {
                     try TouchWait.untilMatch { .unlockByBiometry(timeout: $0) }
                     KeychainCommand.note("unlocked with a fingerprint")
@@ -93,24 +98,6 @@ struct PAM: ParsableCommand {
                     KeychainCommand.note(
                         "no password came with this login (a key, a fingerprint, autologin): left locked")
                 }
-            }
-        }
-
-        private func unlock(with password: SecretBytes, _ status: DeviceStatus) throws {
-            guard status.failedAttempts == 0, status.secondsUntilNextAttempt == 0 else {
-                KeychainCommand.note(
-                    "left locked: \(status.failedAttempts) failed passcode attempt(s) are on record, so the login "
-                        + "password is not tried; unlock once with the passcode (keychainctl unlock)")
-                return
-            }
-            do throws(KeychainError) {
-                try KeychainDevice.unlock(passcode: password)
-                KeychainCommand.note("unlocked with the login password")
-            } catch {
-                guard error.status == KeychainError.errSecAuthFailed.status else { throw error }
-                KeychainCommand.note(
-                    "the login password is not the keychain's passcode: left locked (one failed attempt counted; "
-                        + "the next logins do not try again until the passcode unlocks it)")
             }
         }
     }
@@ -163,22 +150,34 @@ struct PAM: ParsableCommand {
                     KeychainCommand.note("no passcode is set: the keychain was left as it is")
                     return
                 }
-                guard status.failedAttempts == 0, status.secondsUntilNextAttempt == 0 else {
-                    KeychainCommand.note(
-                        "\(status.failedAttempts) failed passcode attempt(s) are on record, so the old login password "
-                            + "is not tried: the passcode was left as it is")
-                    return
-                }
-                do throws(KeychainError) {
-                    try KeychainDevice.setPasscode(current: old, new: new)
-                    KeychainCommand.note("the keychain's passcode is now the new login password")
-                } catch {
-                    guard error.status == KeychainError.errSecAuthFailed.status else { throw error }
-                    KeychainCommand.note(
-                        "the old login password is not the keychain's passcode: the passcode was left as it is (one "
-                            + "failed attempt counted)")
-                }
+                try PAM.tryOnce(
+                    status, { () throws(KeychainError) in try KeychainDevice.setPasscode(current: old, new: new) },
+                    skipped: "the old login password is not tried: the passcode was left as it is",
+                    succeeded: "the keychain's passcode is now the new login password",
+                    wrong: "the old login password is not the keychain's passcode: the passcode was left as it is")
             }
+        }
+    }
+
+    /// Tries a login password as the passcode (`attempt`) the module's way: not while a failed
+    /// passcode attempt is on record, so that a login password that is not the passcode costs one
+    /// failed attempt, never one per login, and never walks the keychain towards "erase after 10
+    /// failed attempts". Says what happened; a wrong password is said, not thrown.
+    static func tryOnce(
+        _ status: DeviceStatus, _ attempt: () throws(KeychainError) -> Void, skipped: String, succeeded: String,
+        wrong: String
+    ) throws {
+        guard status.failedAttempts == 0, status.secondsUntilNextAttempt == 0 else {
+            KeychainCommand.note("\(status.failedAttempts) failed passcode attempt(s) are on record: \(skipped)")
+            return
+        }
+        do throws(KeychainError) {
+            try attempt()
+            KeychainCommand.note(succeeded)
+        } catch {
+            guard error.status == KeychainError.errSecAuthFailed.status else { throw error }
+            KeychainCommand.note(
+                "\(wrong) (one failed attempt counted; it is not tried again until the passcode unlocks the keychain)")
         }
     }
 }
