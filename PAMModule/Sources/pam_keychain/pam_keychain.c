@@ -321,14 +321,21 @@ static const struct passwd *login_user(pam_handle_t *pamh, struct passwd *entry,
     return found;
 }
 
-/* Reads the options and the user who logs in (into `entry`, backed by `buffer`): false when the
- * module has nothing to do in this service or for this user. */
-static int acts_here(pam_handle_t *pamh, int argc, const char **argv, struct options *o, struct passwd *entry,
-                     char *buffer, size_t size, const struct passwd **pw) {
-    parse_options(pamh, argc, argv, o);
-    if (!o->service_allowed) return 0;
-    *pw = login_user(pamh, entry, buffer, size);
-    return *pw != NULL;
+/* One phase's view of the login: the module's options and the user who logs in. */
+struct login {
+    struct options options;
+    struct passwd entry;
+    char buffer[4096];
+    const struct passwd *user;
+};
+
+/* Reads the options and the user: false when the module has nothing to do in this service or
+ * for this user. */
+static int acts_here(pam_handle_t *pamh, int argc, const char **argv, struct login *login) {
+    parse_options(pamh, argc, argv, &login->options);
+    if (!login->options.service_allowed) return 0;
+    login->user = login_user(pamh, &login->entry, login->buffer, sizeof login->buffer);
+    return login->user != NULL;
 }
 
 /* The login's name for keychaind: the pid and start time of this process, which opens the
@@ -379,11 +386,10 @@ EXPORTED int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char 
 
 EXPORTED int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     (void)flags;
-    struct options o;
-    struct passwd entry;
-    char buffer[4096];
-    const struct passwd *pw = NULL;
-    if (!acts_here(pamh, argc, argv, &o, &entry, buffer, sizeof buffer, &pw)) return PAM_SUCCESS;
+    struct login login;
+    if (!acts_here(pamh, argc, argv, &login)) return PAM_SUCCESS;
+    const struct options o = login.options;
+    const struct passwd *pw = login.user;
 
     const void *kept = NULL;
     char *line = NULL;
@@ -391,14 +397,14 @@ EXPORTED int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const 
     if (pam_get_data(pamh, kept_password, &kept) == PAM_SUCCESS && kept != NULL)
         line = password_line(pamh, kept, &line_length);
 
-    char login[64];
-    login_process(login, sizeof login);
+    char process[64];
+    login_process(process, sizeof process);
     const char *args[8];
     int n = 0;
     args[n++] = "pam";
     args[n++] = "open-session";
     args[n++] = "--login";
-    args[n++] = login;
+    args[n++] = process;
     if (o.auto_start) args[n++] = "--start-daemon";
     if (line) args[n++] = "--password-on-stdin";
     else if (o.fingerprint) args[n++] = "--fingerprint";
@@ -414,25 +420,23 @@ EXPORTED int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const 
 
 EXPORTED int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     (void)flags;
-    struct options o;
-    struct passwd entry;
-    char buffer[4096];
-    const struct passwd *pw = NULL;
-    if (!acts_here(pamh, argc, argv, &o, &entry, buffer, sizeof buffer, &pw)) return PAM_SUCCESS;
-    char login[64];
-    login_process(login, sizeof login);
-    const char *args[] = {"pam", "close-session", "--login", login, o.keep_unlocked ? "--keep-unlocked" : NULL, NULL};
+    struct login login;
+    if (!acts_here(pamh, argc, argv, &login)) return PAM_SUCCESS;
+    const struct options o = login.options;
+    const struct passwd *pw = login.user;
+    char process[64];
+    login_process(process, sizeof process);
+    const char *args[] = {"pam", "close-session", "--login", process, o.keep_unlocked ? "--keep-unlocked" : NULL, NULL};
     run_helper(pamh, &o, pw, args, "", 0, helper_seconds);
     return PAM_SUCCESS;
 }
 
 EXPORTED int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     if (!(flags & PAM_UPDATE_AUTHTOK)) return PAM_IGNORE;
-    struct options o;
-    struct passwd entry;
-    char buffer[4096];
-    const struct passwd *pw = NULL;
-    if (!acts_here(pamh, argc, argv, &o, &entry, buffer, sizeof buffer, &pw)) return PAM_IGNORE;
+    struct login login;
+    if (!acts_here(pamh, argc, argv, &login)) return PAM_IGNORE;
+    const struct options o = login.options;
+    const struct passwd *pw = login.user;
     const void *old = NULL, *new = NULL;
     (void)pam_get_item(pamh, PAM_OLDAUTHTOK, &old);
     (void)pam_get_item(pamh, PAM_AUTHTOK, &new);

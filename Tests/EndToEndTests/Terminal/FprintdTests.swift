@@ -55,15 +55,29 @@ import Testing
         #expect(try shell.run(["biometry", "status"]).stdout.contains("consecutive failed matches: 3"))
     }
 
-    @Test func anOwnerSessionOpensWithTheOwnersFingerprintOnly() throws {
+    /// fprintd with the owner's right index finger (print `fingerA`) enrolled, and a keychaind
+    /// that reaches it, its keychain's passcode 1234.
+    private func ownersFingerAndKeychaind() throws -> (FprintdHarness, DaemonHarness) {
         let harness = try FprintdHarness()
-        defer { harness.stop() }
-        try harness.enroll("right-index-finger", print: "fingerA")
-        let daemon = try DaemonHarness(extra: [
-            "DBUS_SYSTEM_BUS_ADDRESS": harness.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
-        ])
-        defer { daemon.cleanUp() }
-        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        do {
+            try harness.enroll("right-index-finger", print: "fingerA")
+            let daemon = try DaemonHarness(extra: [
+                "DBUS_SYSTEM_BUS_ADDRESS": harness.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
+            ])
+            #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+            return (harness, daemon)
+        } catch {
+            harness.stop()
+            throw error
+        }
+    }
+
+    @Test func anOwnerSessionOpensWithTheOwnersFingerprintOnly() throws {
+        let (harness, daemon) = try ownersFingerAndKeychaind()
+        defer {
+            daemon.cleanUp()
+            harness.stop()
+        }
 
         // Another finger: three misses end the attempt, and no session opens. (The owner session
         // belongs to the login session, so keychainctl runs in the test's own, not on a pty.)
@@ -87,14 +101,11 @@ import Testing
     /// the PAM module's `fingerprint` option asks at a login without a password; another
     /// finger does not. After keychaind restarts, the passcode comes first.
     @Test func aFingerprintUnlocksOnlyAfterThePasscodeDidSinceKeychaindStarted() throws {
-        let harness = try FprintdHarness()
-        defer { harness.stop() }
-        try harness.enroll("right-index-finger", print: "fingerA")
-        let daemon = try DaemonHarness(extra: [
-            "DBUS_SYSTEM_BUS_ADDRESS": harness.environment["DBUS_SYSTEM_BUS_ADDRESS"] ?? ""
-        ])
-        defer { daemon.cleanUp() }
-        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        let (harness, daemon) = try ownersFingerAndKeychaind()
+        defer {
+            daemon.cleanUp()
+            harness.stop()
+        }
         #expect(try daemon.shell.run(["lock"]).status == 0)
         func touchToUnlock(_ print: String) throws -> CommandRunner.Output {
             let unlock = try daemon.shell.launch(["pam", "open-session", "--fingerprint"])
