@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -133,16 +134,31 @@ static unsigned long long start_time(void) {
     return p ? strtoull(p, NULL, 10) : 0;
 }
 
-/* keychainctl must be a regular file that only root can change: it receives the password. */
-static int helper_is_trusted(pam_handle_t *pamh, const char *path) {
-    struct stat st;
-    if (stat(path, &st) != 0) {
+/* keychainctl must be a file that only root can change, and so must every directory on its way,
+ * since it receives the password: a directory another user can write (but a sticky one of
+ * root's, as /tmp) would let them put their own program there. Writes the resolved path, which is
+ * what runs, into `resolved` (PATH_MAX bytes). */
+static int helper_is_trusted(pam_handle_t *pamh, const char *path, char *resolved) {
+    if (!realpath(path, resolved)) {
         pam_syslog(pamh, LOG_ERR, "%s: %s; the keychain was left as it is", path, strerror(errno));
         return 0;
     }
-    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-        pam_syslog(pamh, LOG_ERR, "%s is not a file only root can change; the keychain was left as it is", path);
+    struct stat st;
+    if (stat(resolved, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        pam_syslog(pamh, LOG_ERR, "%s is not a file only root can change; the keychain was left as it is", resolved);
         return 0;
+    }
+    char directory[PATH_MAX];
+    snprintf(directory, sizeof directory, "%s", resolved);
+    for (char *slash = strrchr(directory, '/'); slash; slash = strrchr(directory, '/')) {
+        slash[slash == directory ? 1 : 0] = 0;
+        if (stat(directory, &st) != 0 || st.st_uid != 0
+            || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+            pam_syslog(pamh, LOG_ERR, "%s can be changed by others than root; the keychain was left as it is",
+                       directory);
+            return 0;
+        }
+        if (slash == directory) break;
     }
     return 1;
 }
@@ -192,10 +208,11 @@ static void log_output(pam_handle_t *pamh, char *text) {
  * waits for it for at most `seconds`. Returns its exit status, or -1. */
 static int run_helper(pam_handle_t *pamh, const struct options *o, const struct passwd *pw, const char *const args[],
                       const char *input, size_t input_length, int seconds) {
-    if (!helper_is_trusted(pamh, o->keychainctl)) return -1;
+    char program[PATH_MAX];
+    if (!helper_is_trusted(pamh, o->keychainctl, program)) return -1;
     char *argv[16];
     int argc = 0;
-    argv[argc++] = (char *)o->keychainctl;
+    argv[argc++] = program;
     if (o->system_socket) {
         argv[argc++] = "--system-socket";
         argv[argc++] = (char *)o->system_socket;

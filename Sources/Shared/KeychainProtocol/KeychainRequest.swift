@@ -158,7 +158,7 @@ public enum KeychainRequest: Sendable {
     /// refused (`errSecInteractionNotAllowed`, `errSecAuthFailed`) and the passcode is needed, as
     /// on an iPhone. The simulated sensor cannot unlock (its touches come from an owner session).
     case unlockByBiometry(timeout: Double)
-    /// A login session of the user opened (the PAM module, through `keychainctl login
+    /// A login session of the user opened (the PAM module, through `keychainctl pam
     /// open-session`): keychaind counts it while `process`, the program that opened it (`login`,
     /// `sshd`'s session process, `su`), is alive. Answered with the number of login sessions
     /// counted (`count`). keychaind only; what it counts is forgotten when it stops.

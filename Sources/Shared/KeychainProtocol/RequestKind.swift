@@ -141,7 +141,7 @@ public struct RequestFacts: Sendable, Equatable {
         case ownerSessionByFingerprint
         /// A touch while an unlock waits for a fingerprint (not each empty poll).
         case unlockByFingerprint
-        /// A login session opened or closed (the PAM module), and whether it locked the keychain.
+        /// A login session opened or closed (the PAM module), and how many are left.
         case loginSession
         /// An app was granted or refused a shared access group.
         case entitlement

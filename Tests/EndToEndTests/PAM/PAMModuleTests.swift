@@ -164,6 +164,30 @@ extension PAMTests {
             #expect(try pam.keychainctl(["unlock"], input: PAMHarness.password + "\n").status == 0)
         }
 
+        /// The module gives the password only to a keychainctl nobody but root can replace: not
+        /// to one in a directory another user could write, even when the file itself is root's.
+        @Test func aKeychainctlOthersCouldReplaceIsNotRun() throws {
+            let pam = try PAMHarness()
+            defer { pam.cleanUp() }
+            let open = pam.directory.appendingPathComponent("writable-by-all")
+            try FileManager.default.createDirectory(at: open, withIntermediateDirectories: true)
+            chmod(open.path, 0o777)
+            let copy = open.appendingPathComponent("keychainctl")
+            try FileManager.default.copyItem(at: CommandRunner.binary, to: copy)
+            chmod(copy.path, 0o755)
+            let service = "kc-test-pam-untrusted"
+            try pam.writeService(
+                service,
+                [
+                    "auth required pam_unix.so", pam.moduleLine("auth"), "account required pam_permit.so",
+                    pam.moduleLine("session", ["keychainctl=\(copy.path)"]),
+                ])
+            let login = try pam.pamtester(service, ["authenticate", "open_session"])
+            #expect(login.status == 0, "\(login.output)")
+            #expect(pam.log.waitFor("\(open.path) can be changed by others than root"))
+            #expect(try !pam.keychainIsUnlocked)
+        }
+
         /// The keychain counts the logins the module reported, each while the process that opened it
         /// lives: the end of one of two leaves it unlocked; once the other's process is gone, the
         /// next end locks.

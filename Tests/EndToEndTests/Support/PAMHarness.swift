@@ -23,13 +23,12 @@ final class PAMHarness {
     /// The files of /etc/pam.d this test wrote, with what they held before (nil: none).
     private var services: [(path: String, previous: Data?)] = []
 
-    static let packageRoot = CommandRunner.binary.deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    /// The built keychainctl, which the module's lines name.
     static let keychainctl = CommandRunner.binary.path
 
     /// The module as its package builds it, once per run.
     private static let built: Result<URL, ModuleBuildFailure> = {
-        let package = packageRoot.appendingPathComponent("PAMModule")
+        let package = ReadmeTests.root.appendingPathComponent("PAMModule")
         let swift = ChildSpawn.find("swift") ?? "/usr/bin/swift"
         do {
             let build = try SpawnedProgram(
