@@ -392,7 +392,8 @@ import Glibc
         let log = daemon.shell.home.appendingPathComponent("acknowledged")
         try FileManager.default.createDirectory(at: log, withIntermediateDirectories: true)
         // 16 writers, each adding items and noting every add the keychain acknowledged; the
-        // daemon is killed outright while they run, and the next request starts a new one.
+        // daemon is killed outright while they run, once more than 16 adds were acknowledged (a
+        // fixed wait acknowledged none on a loaded machine), and the next request starts a new one.
         let writers = """
             for w in $(seq 1 16); do
               ( for i in $(seq 1 12); do
@@ -400,7 +401,10 @@ import Glibc
                   && echo $i >> '\(log.path)'/$w
                 done ) &
             done
-            sleep 0.5
+            for t in $(seq 1 600); do
+              [ "$(cat '\(log.path)'/* 2>/dev/null | wc -l)" -gt 16 ] && break
+              sleep 0.05
+            done
             kill -KILL \(killed)
             wait
             """
