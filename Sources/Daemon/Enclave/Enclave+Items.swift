@@ -178,6 +178,17 @@ extension Enclave {
         applicationPassword: SecretBytes? = nil
     ) throws(KeychainError) -> SecretBytes {
         if let accessControl = binding.accessControl { try authorize(accessControl, grants: grants) }
+        var secret = try openWithoutAccessControl(item, binding: binding, applicationPassword: applicationPassword)
+        defer { secret.resetBytes(in: 0..<secret.count) }
+        return SecretBytes(secret)
+    }
+
+    /// Opens an item's secret without checking its access control: for
+    /// ``openSecret(_:binding:grants:applicationPassword:)`` once it checked, and for a backup,
+    /// which seals the secret again at once. Wipe what it returns.
+    func openWithoutAccessControl(
+        _ item: SealedItem, binding: ItemBinding, applicationPassword: SecretBytes? = nil
+    ) throws(KeychainError) -> Data {
         var keyBytes = try open(
             item.wrappedKey, try classKeys(binding.protectionClass).itemKeyWrap, binding.associatedData("item-key"))
         defer { keyBytes.resetBytes(in: 0..<keyBytes.count) }
@@ -185,9 +196,7 @@ extension Enclave {
             guard let applicationPassword else { throw applicationPasswordRequired(binding) }
             keyBytes = try openWithApplicationPassword(keyBytes, applicationPassword, binding)
         }
-        var secret = try open(item.secret, SymmetricKey(data: keyBytes), binding.associatedData("secret"))
-        defer { secret.resetBytes(in: 0..<secret.count) }
-        return SecretBytes(secret)
+        return try open(item.secret, SymmetricKey(data: keyBytes), binding.associatedData("secret"))
     }
 
     /// The keyed hash (HMAC-SHA256) of the store's lookup columns, for one request: the index

@@ -109,7 +109,9 @@ public struct PasscodeKDF: Sendable, Codable, Hashable {
             info: Data("swift-keychain passcode v1".utf8), outputByteCount: 32)
     }
 
-    private func scrypt(_ passcode: SecretBytes) throws(KeychainError) -> SymmetricKey {
+    /// scrypt of `passcode` with these parameters, untangled: the backup password's stretch, and the
+    /// first step of ``deriveKey(passcode:deviceKey:keychainID:)``.
+    func scrypt(_ passcode: SecretBytes) throws(KeychainError) -> SymmetricKey {
         guard let memory = Self.memory(logN: logN, blockSize: blockSize, parallelism: parallelism), logN < 40 else {
             throw KeychainError(
                 .errSecDecode, "the passcode parameters (scrypt N=2^\(logN), r=\(blockSize)) are out of range")

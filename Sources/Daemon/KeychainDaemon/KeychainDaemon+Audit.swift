@@ -99,6 +99,20 @@ extension KeychainDaemon {
                 audit.info("login closed", metadata: metadata)
             default: break
             }
+        case .backup:
+            guard case .success(.backupPart(let part)) = result, let summary = part.summary else { break }
+            metadata["migratable"] = "\(summary.migratable)"
+            metadata["this device only"] = "\(summary.thisDeviceOnly)"
+            metadata["left out"] = "\(summary.leftOut)"
+            audit.notice("backup made", metadata: metadata)
+        case .restore:
+            if case .success(.restored(let report)) = result {
+                metadata["added"] = "\(report.added)"
+                metadata["replaced"] = "\(report.replaced)"
+                metadata["kept"] = "\(report.kept)"
+                metadata["from another device"] = "\(report.fromAnotherDevice)"
+            }
+            audit.notice("backup restored", metadata: metadata)
         case .keychainImport:
             audit.notice("moving a per-user keychain in", metadata: metadata)
         case .ownerSession:

@@ -115,7 +115,8 @@ extension KeychainDaemon {
         if facts.needsOwnerSession, !caller.actsForOwner {
             throw KeychainError(
                 .errSecMissingEntitlement,
-                "touches of the simulated sensor are taken only in an owner session (`keychainctl owner login`)")
+                "\(request.kind == .simulateTouch ? "touches of the simulated sensor are" : "this is") taken only in "
+                    + "an owner session (`keychainctl owner login`)")
         }
         switch facts.answeredBy {
         case .keychain:

@@ -20,7 +20,7 @@ extension KeychainServer {
     ) throws(KeychainError) -> KeychainReply {
         switch request {
         case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor,
-            .simulateTouch, .createEnclaveKey:
+            .simulateTouch, .createEnclaveKey, .beginRestore, .restoreChunk, .finishRestore:
             throw KeychainError(.errSecInternalComponent, "a request that creates the keychain was sent without one")
         case .useEnclaveKey:
             throw KeychainError(.errSecDecode, "no keychain exists yet, so no key is this keychain's Enclave's")
@@ -59,6 +59,8 @@ extension KeychainServer {
             return .declaredApps([:])
         case .eraseUnopenableKeychain:
             throw KeychainError(.errSecItemNotFound, "no keychain exists here, so there is nothing to erase")
+        case .beginBackup, .continueBackup:
+            throw KeychainError(.errSecNoSuchKeychain, "no keychain exists here yet, so there is nothing to back up")
         case .biometryStatus, .unlockBySheet:
             // An unlock: without a passcode nothing is locked, so it asks nothing (as `unlock`).
             let fprintd = FprintdSensor.detect(user: fingerprintUser)

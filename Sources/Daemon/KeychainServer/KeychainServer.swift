@@ -31,6 +31,8 @@ public final class KeychainServer: Sendable {
     /// The other apps' Secret Service items the owner let an app read "Only This Time", by the
     /// connection it asked on: forgotten when that connection closes.
     let itemGrantsForConnection = Mutex<[UInt64: Set<SecretServiceItemGrant>]>([:])
+    /// The backups and restores under way, by connection.
+    let transfers = BackupTransfers()
 
     /// Opens the keychain in `directory`: the Enclave's files, then the database
     /// `keychain.db`, admitted only when it belongs with the keybag
@@ -246,6 +248,17 @@ public final class KeychainServer: Sendable {
                         use.sealedKey, use.operation, callerGroups: caller.actsForOwner ? nil : caller.accessGroups,
                         grants: grants)
                 })
+        case .beginBackup(let password):
+            return .backupPart(try beginBackup(password: password, caller: caller))
+        case .continueBackup:
+            return .backupPart(try continueBackup(caller: caller))
+        case .beginRestore(let password, let replacing):
+            try beginRestore(password: password, replacing: replacing, caller: caller)
+            return .done
+        case .restoreChunk(let bytes):
+            return .count(try restoreChunk(bytes, caller: caller))
+        case .finishRestore:
+            return .restored(try finishRestore(caller: caller))
         case .eraseUnopenableKeychain:
             // An open keychain is erased with its passcode; OnDemandKeychain handles the rest.
             _ = try enclave.status()
@@ -284,6 +297,7 @@ public final class KeychainServer: Sendable {
     public func endConnection(_ connection: UInt64) {
         contexts.endConnection(connection)
         itemGrantsForConnection.withLock { _ = $0.removeValue(forKey: connection) }
+        transfers.end(connection)
     }
 
     /// Runs a passcode operation; whatever its outcome, finishes an erase it caused (a 10th
@@ -342,7 +356,7 @@ public final class KeychainServer: Sendable {
         .errSecMissingEntitlement,
         "only the device owner may do this: open an owner session first (`keychainctl owner login`, with the passcode)")
 
-    private func requireOwner(_ caller: CallerIdentity) throws(KeychainError) {
+    func requireOwner(_ caller: CallerIdentity) throws(KeychainError) {
         guard caller.actsForOwner else { throw Self.ownerOnly }
     }
 }

@@ -167,7 +167,26 @@ public enum KeychainRequest: Sendable {
     /// whose process is gone, and, when none is left and `lockWhenLast` is true, locks the
     /// keychain. Answered with the number of sessions left (`count`). keychaind only.
     case closeLoginSession(ProcessReference, lockWhenLast: Bool)
+    /// Begins an encrypted backup of every item the rules let out (Docs/Backup.md), under a key
+    /// derived from `password`; answered with the file's header (`backupPart`). Owner only; the
+    /// keychain must be unlocked.
+    case beginBackup(password: SecretBytes)
+    /// The backup's next part (`backupPart`); the last carries the summary, and ends the backup.
+    case continueBackup
+    /// Begins a restore of a backup file, whose bytes follow in ``restoreChunk(_:)``. An item
+    /// the keychain holds already (same primary key) is replaced when the backup's copy is newer
+    /// or `replacing` is true, and kept otherwise. Owner only; the keychain must be unlocked.
+    case beginRestore(password: SecretBytes, replacing: Bool)
+    /// The backup file's next bytes, at most ``maximumRestoreChunk``; answered with how many
+    /// items were read so far (`count`). A wrong password or a damaged file fails here or at
+    /// the end, and nothing is changed.
+    case restoreChunk(SecretBytes)
+    /// Checks that the file ended where it should, then puts its items in the keychain in one
+    /// transaction (`restored`).
+    case finishRestore
 
+    /// The largest part of a backup file a ``restoreChunk(_:)`` carries.
+    public static let maximumRestoreChunk = 512 << 10
     /// The largest part of a file an ``importChunk(file:offset:bytes:)`` carries.
     public static let maximumImportChunk = 512 << 10
     /// The files of a keychain directory an import moves, in the order they are sent; the
@@ -206,4 +225,8 @@ public enum KeychainReply: Sendable {
     case authenticationFailed(OwnerAuthenticationFailure, message: String)
     /// The Secret Service items a bridge's search found.
     case secretItemMatches([SecretItemMatch])
+    /// A part of a backup file.
+    case backupPart(BackupPart)
+    /// What a restore did.
+    case restored(RestoreReport)
 }

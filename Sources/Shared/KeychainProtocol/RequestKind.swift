@@ -53,6 +53,11 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case unlockByBiometry = 45
     case openLoginSession = 46
     case closeLoginSession = 47
+    case beginBackup = 48
+    case continueBackup = 49
+    case beginRestore = 50
+    case restoreChunk = 51
+    case finishRestore = 52
 
     /// This request's facts.
     public var facts: RequestFacts {
@@ -93,6 +98,10 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
             RequestFacts(secretServiceBridgeOnly: true, drawsSheet: true, audit: .otherAppSecretItem)
         case .unlockByBiometry: RequestFacts(drawsSheet: true, audit: .unlockByFingerprint)
         case .openLoginSession, .closeLoginSession: RequestFacts(answeredBy: .daemon, audit: .loginSession)
+        case .beginBackup: RequestFacts(needsOwnerSession: true)
+        case .continueBackup: RequestFacts(needsOwnerSession: true, audit: .backup)
+        case .beginRestore, .restoreChunk: RequestFacts(createsKeychain: true, needsOwnerSession: true)
+        case .finishRestore: RequestFacts(createsKeychain: true, needsOwnerSession: true, audit: .restore)
         }
     }
 }
@@ -161,6 +170,10 @@ public struct RequestFacts: Sendable, Equatable {
         case actForProcess
         /// An app read, or asked the owner to read, another app's Secret Service item.
         case otherAppSecretItem
+        /// A backup was made (on its last part): how many items it holds.
+        case backup
+        /// A backup was restored: what it did.
+        case restore
     }
 
     /// Who answers it.
@@ -171,7 +184,7 @@ public struct RequestFacts: Sendable, Equatable {
     /// What it does to owner sessions.
     public var ownerSessions: OwnerSessionEffect
     /// keychaind answers it only in an owner session (the simulated sensor is the owner's
-    /// finger).
+    /// finger; a backup holds every app's items).
     public var needsOwnerSession: Bool
     /// The system daemon refuses it: there the app registry, which root edits, says what apps
     /// are and which groups they share.
@@ -258,6 +271,11 @@ extension KeychainRequest {
         case .unlockByBiometry: .unlockByBiometry
         case .openLoginSession: .openLoginSession
         case .closeLoginSession: .closeLoginSession
+        case .beginBackup: .beginBackup
+        case .continueBackup: .continueBackup
+        case .beginRestore: .beginRestore
+        case .restoreChunk: .restoreChunk
+        case .finishRestore: .finishRestore
         }
     }
 }

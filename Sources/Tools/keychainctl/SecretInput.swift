@@ -42,11 +42,17 @@ enum SecretInput {
 
     /// A new passcode: asked twice on a terminal, once on standard input.
     static func newPasscode() throws -> SecretBytes {
-        let first = try line(prompt: "New passcode: ")
+        try newSecret(prompt: "New passcode: ", confirm: "Confirm new passcode: ", named: "passcodes")
+    }
+
+    /// A new secret (a passcode, a backup password): at `prompt` and again at `confirm` on a
+    /// terminal, once on standard input. Two that differ are the two `named` that differ.
+    static func newSecret(prompt: String, confirm: String, named: String) throws -> SecretBytes {
+        let first = try line(prompt: prompt)
         guard isTerminal else { return first }
-        let second = try hiddenLine(prompt: "Confirm new passcode: ")
+        let second = try hiddenLine(prompt: confirm)
         guard first.constantTimeEquals(second) else {
-            throw KeychainError(.errSecParam, "the two passcodes differ; nothing was changed")
+            throw KeychainError(.errSecParam, "the two \(named) differ; nothing was changed")
         }
         return first
     }

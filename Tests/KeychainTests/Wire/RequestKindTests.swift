@@ -19,7 +19,8 @@ import Testing
         .declareApp: 33, .listDeclaredApps: 34, .createEnclaveKey: 35, .useEnclaveKey: 36, .authenticateOwner: 37,
         .servePrompts: 38, .unlockBySheet: 39, .openOwnerSessionBySheet: 40, .actForProcess: 41,
         .searchSecretItems: 42, .readOtherAppSecretItem: 43, .allowOtherAppSecretItem: 44, .unlockByBiometry: 45,
-        .openLoginSession: 46, .closeLoginSession: 47,
+        .openLoginSession: 46, .closeLoginSession: 47, .beginBackup: 48, .continueBackup: 49, .beginRestore: 50,
+        .restoreChunk: 51, .finishRestore: 52,
     ]
 
     @Test func tagsNeverMove() {

@@ -100,6 +100,9 @@ import Testing
             .unlockByBiometry(timeout: 0.5),
             .openLoginSession(ProcessReference(pid: 1717, startTime: 98_765)),
             .closeLoginSession(ProcessReference(pid: 1717, startTime: 98_765), lockWhenLast: true),
+            .beginBackup(password: SecretBytes(utf8: "backup password")), .continueBackup,
+            .beginRestore(password: SecretBytes(utf8: "backup password"), replacing: true),
+            .restoreChunk(SecretBytes(Data([0x89, 0x4B, 0x43]))), .finishRestore,
         ]
     }
 
@@ -146,6 +149,13 @@ import Testing
                     SecretItemMatch(service: "secret-service:login", account: "a1", readable: true),
                     SecretItemMatch(service: "secret-service:login", account: "b2", readable: false),
                 ])),
+            .success(.backupPart(BackupPart(bytes: Data([1, 2, 3]), done: 1000, total: 2500))),
+            .success(
+                .backupPart(
+                    BackupPart(
+                        bytes: Data(), done: 2500, total: 2500,
+                        summary: BackupSummary(migratable: 2400, thisDeviceOnly: 90, leftOut: 10)))),
+            .success(.restored(RestoreReport(added: 5, replaced: 4, kept: 3, fromAnotherDevice: 2))),
             .failure(KeychainError(status: -25308, message: "é needs a prompt", requiredAuthentication: control)),
             .failure(KeychainError(.errSecItemNotFound, "nothing")),
         ]

@@ -130,6 +130,23 @@ public enum ReplyCoder {
                         account: try reader.string(max: KeychainLimits.maximumAttributeSize),
                         readable: try reader.bool())
                 })
+        case 14:
+            let bytes = try reader.data(max: WireFrame.maximumReply)
+            let done = try reader.int(in: 0...Int(Int32.max))
+            let total = try reader.int(in: 0...Int(Int32.max))
+            let summary = try reader.optional { (reader: inout WireReader) throws(WireError) in
+                BackupSummary(
+                    migratable: try reader.int(in: 0...Int(Int32.max)),
+                    thisDeviceOnly: try reader.int(in: 0...Int(Int32.max)),
+                    leftOut: try reader.int(in: 0...Int(Int32.max)))
+            }
+            return .backupPart(BackupPart(bytes: bytes, done: done, total: total, summary: summary))
+        case 15:
+            return .restored(
+                RestoreReport(
+                    added: try reader.int(in: 0...Int(Int32.max)), replaced: try reader.int(in: 0...Int(Int32.max)),
+                    kept: try reader.int(in: 0...Int(Int32.max)),
+                    fromAnotherDevice: try reader.int(in: 0...Int(Int32.max))))
         case let tag: throw WireError("an unknown reply (tag \(tag))")
         }
     }
@@ -229,6 +246,22 @@ public enum ReplyCoder {
                 writer.string(match.account)
                 writer.bool(match.readable)
             }
+        case .backupPart(let part):
+            writer.u8(14)
+            writer.data(part.bytes)
+            writer.int(part.done)
+            writer.int(part.total)
+            writer.optional(part.summary) { writer, summary in
+                writer.int(summary.migratable)
+                writer.int(summary.thisDeviceOnly)
+                writer.int(summary.leftOut)
+            }
+        case .restored(let report):
+            writer.u8(15)
+            writer.int(report.added)
+            writer.int(report.replaced)
+            writer.int(report.kept)
+            writer.int(report.fromAnotherDevice)
         }
     }
 }

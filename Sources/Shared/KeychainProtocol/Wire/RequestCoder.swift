@@ -114,6 +114,11 @@ public enum RequestCoder {
         case .openLoginSession: return .openLoginSession(try processReference(&reader))
         case .closeLoginSession:
             return .closeLoginSession(try processReference(&reader), lockWhenLast: try reader.bool())
+        case .beginBackup: return .beginBackup(password: try secret(&reader))
+        case .continueBackup: return .continueBackup
+        case .beginRestore: return .beginRestore(password: try secret(&reader), replacing: try reader.bool())
+        case .restoreChunk: return .restoreChunk(try reader.secret(max: KeychainRequest.maximumRestoreChunk))
+        case .finishRestore: return .finishRestore
         }
     }
 
@@ -165,12 +170,16 @@ public enum RequestCoder {
         case .actForProcess(let process), .openLoginSession(let process): write(process, to: &writer)
         case .closeLoginSession(let process, let lockWhenLast): write(process, to: &writer); writer.bool(lockWhenLast)
         case .unlockByBiometry(let timeout): writer.double(timeout)
+        case .beginBackup(let password): writer.secret(password)
+        case .beginRestore(let password, let replacing): writer.secret(password); writer.bool(replacing)
+        case .restoreChunk(let bytes): writer.secret(bytes)
         case .searchSecretItems(let attributes): WireValues.write(attributes, to: &writer)
         case .readOtherAppSecretItem(let service, let account): writer.string(service); writer.string(account)
         case .allowOtherAppSecretItem(let service, let account, let authentication):
             writer.string(service); writer.string(account); WireValues.write(authentication, to: &writer)
         case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession,
-            .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps, .servePrompts:
+            .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps, .servePrompts,
+            .continueBackup, .finishRestore:
             break  // the tag is the whole request
         }
     }

@@ -1,0 +1,117 @@
+import Foundation
+import KeychainProtocol
+import Testing
+
+@testable import Enclave
+
+/// The backup file's format (Docs/Backup.md) against every alteration and cut: each byte
+/// flipped, each length cut, chunks moved, dropped or repeated, is refused; and a backup of
+/// 100,000 items, whose time and size the log reports.
+@Suite struct BackupFormatTests {
+    static let password = SecretBytes(utf8: "a backup password")
+
+    static func item(_ index: Int, secretSize: Int = 12) -> BackupRecord {
+        let date = Date(timeIntervalSince1970: 1_700_000_000 + Double(index))
+        let attributes: [String: AttributeValue] = [
+            "acct": .string("account \(index)"), "svce": .string("bulk"), "agrp": .string("com.example.app"),
+            "pdmn": .string(Accessibility.whenUnlocked.rawValue), "sync": .bool(false), "cdat": .date(date),
+            "mdat": .date(date),
+        ]
+        return .item(
+            BackupItem(
+                itemClass: ItemClass.genericPassword.rawValue, attributes: AttributeRecordEncoding.encode(attributes),
+                secret: SecretBytes(Array(repeating: UInt8(index % 251), count: secretSize)), accessControl: nil))
+    }
+
+    /// A file of `records`, and its keys.
+    static func file(_ records: [BackupRecord]) throws -> (Data, BackupKeys) {
+        let kdf = BackupFile.newKDF()
+        let keys = try BackupKeys(password: password, kdf: kdf)
+        var writer = BackupWriter(keys: keys, header: BackupHeader(kdf: kdf))
+        var file = writer.header
+        for record in records { file.append(try writer.append(record)) }
+        file.append(try writer.finish())
+        return (file, keys)
+    }
+
+    /// The records of `bytes`, read whole.
+    static func read(_ bytes: Data, _ keys: BackupKeys) throws(KeychainError) -> Int {
+        var reader = BackupReader(keys: keys)
+        let records = try reader.read(SecretBytes(bytes))
+        let count = try reader.finish()
+        guard count == UInt64(records.count) else { throw KeychainError.errSecInternalComponent }
+        return records.count
+    }
+
+    @Test func everyFlippedByteAndEveryCutIsRefused() throws {
+        let (file, keys) = try Self.file((0..<3).map { Self.item($0) })
+        #expect(try Self.read(file, keys) == 3)
+        for index in file.indices {
+            var altered = file
+            altered[index] ^= 0x01
+            // The magic, the version, N, r and p, flipped, are refused before the HMAC is checked;
+            // but r = 8 flipped to 9 is a valid parameter, which the HMAC refuses, as it does a
+            // flipped salt or HMAC. After the header, every byte is a chunk's.
+            let expected: KeychainError =
+                index == 13 || (15..<BackupFile.headerSize).contains(index) ? .errSecAuthFailed : .errSecDecode
+            #expect(throws: expected, "byte \(index) flipped") {
+                _ = try Self.read(altered, keys)
+            }
+        }
+        for length in 0..<file.count {
+            #expect(throws: KeychainError.errSecDecode, "cut at \(length)") {
+                _ = try Self.read(file.prefix(length), keys)
+            }
+        }
+        #expect(throws: KeychainError.errSecDecode) { _ = try Self.read(file + Data([0]), keys) }
+    }
+
+    @Test func chunksMovedDroppedOrRepeatedAreRefused() throws {
+        // Six 16 KiB secrets: three chunks of 64 KiB at most.
+        let (file, keys) = try Self.file((0..<6).map { Self.item($0, secretSize: 16 << 10) })
+        #expect(try Self.read(file, keys) == 6)
+        var chunks: [Data] = []
+        var offset = BackupFile.headerSize
+        while offset < file.count {
+            let length = file[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+            chunks.append(file[offset..<(offset + 4 + length)])
+            offset += 4 + length
+        }
+        #expect(chunks.count == 2)
+        let header = file.prefix(BackupFile.headerSize)
+        let (other, _) = try Self.file((0..<6).map { Self.item($0, secretSize: 16 << 10) })
+        for (name, order) in [
+            ("swapped", [chunks[1], chunks[0]]), ("first dropped", [chunks[1]]), ("last dropped", [chunks[0]]),
+            ("first repeated", [chunks[0], chunks[0], chunks[1]]),
+            ("last repeated", [chunks[0], chunks[1], chunks[1]]),
+            ("a chunk of another backup", [other.dropFirst(BackupFile.headerSize).prefix(chunks[0].count), chunks[1]]),
+        ] {
+            #expect(throws: KeychainError.errSecDecode, "\(name)") {
+                _ = try Self.read(order.reduce(header, +), keys)
+            }
+        }
+    }
+
+    @Test func aHundredThousandItemsAreBackedUpAndRestored() throws {
+        let count = 100_000
+        let (file, _) = try Self.file((0..<count).map { Self.item($0) })
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        let clock = ContinuousClock()
+        var report: RestoreReport?
+        let restoring = try clock.measure {
+            report = try SecItemAPITests.BackupTests.restore(
+                file, into: keychain, password: "a backup password", partSize: 512 << 10)
+        }
+        #expect(report == RestoreReport(added: count, replaced: 0, kept: 0, fromAnotherDevice: 0))
+        var backup = Data()
+        var summary: BackupSummary?
+        let backingUp = try clock.measure {
+            (backup, summary) = try SecItemAPITests.BackupTests.backup(keychain, password: "a backup password")
+        }
+        #expect(summary == BackupSummary(migratable: count, thisDeviceOnly: 0, leftOut: 0))
+        print(
+            "100,000 items: backup \(backingUp), \(backup.count) bytes (\(backup.count / count) a item); restore "
+                + "\(restoring) into an empty keychain")
+    }
+}
