@@ -51,7 +51,9 @@ import Testing
         try FileManager.default.createSymbolicLink(
             at: bin.appendingPathComponent("keychainctl"), withDestinationURL: CommandRunner.binary)
         for example in examples {
-            let result = try shell.script("set -e -o pipefail; export PATH='\(bin.path)':\"$PATH\"\n" + example)
+            // In the keychain's own directory, so that the files a block writes go with it.
+            let result = try shell.script(
+                "set -e -o pipefail; cd '\(shell.home.path)'; export PATH='\(bin.path)':\"$PATH\"\n" + example)
             #expect(result.status == 0, "\(example)\n\(result.stderr)")
         }
     }
