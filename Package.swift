@@ -115,9 +115,13 @@ let package = Package(
         .target(
             name: "Enclave",
             dependencies: [
-                "KeychainProtocol", "KeychainSupport", "StorageContracts", "CKeychainSupport", crypto, cryptoExtras,
+                "KeychainProtocol", "KeychainSupport", "StorageContracts", "CKeychainSupport", "CKeychainTPM", crypto,
+                cryptoExtras,
             ],
             path: "Sources/Daemon/Enclave", swiftSettings: strict),
+        // A TPM 2.0 through tpm2-tss's ESAPI, loaded when a keychain first opens one (libtss2-dev
+        // to build): the device secret sealed to it, and a monotonic counter in its NV memory.
+        .target(name: "CKeychainTPM", path: "Sources/Daemon/CKeychainTPM"),
         // Sealed rows in SQLite. Never depends on Enclave: the store never sees a key.
         .target(
             name: "KeychainStore",
@@ -127,8 +131,9 @@ let package = Package(
             ],
             path: "Sources/Daemon/KeychainStore", swiftSettings: strict),
         // Fingerprint sensors behind one protocol: simulated, and fprintd (loaded at run time).
-        .target(name: "Biometrics", dependencies: ["KeychainProtocol"],
-                path: "Sources/Daemon/Biometrics", swiftSettings: strict),
+        .target(
+            name: "Biometrics", dependencies: ["KeychainProtocol"],
+            path: "Sources/Daemon/Biometrics", swiftSettings: strict),
         // The sheet the keychain draws when an app asks it to authenticate the owner: pinentry's
         // (on the app's terminal or desktop), the keychain's own terminal sheet, or a script in
         // tests; and the choice between them.

@@ -36,9 +36,11 @@ public struct AuthenticationGrant: Sendable, Hashable, Codable {
 
     /// The bytes the tag covers.
     var taggedBytes: Data {
-        LengthPrefixed.encode(label: "grant v1", [
-            Data(factor.rawValue.utf8), domainState ?? Data(), Data(bootID.utf8),
-            withUnsafeBytes(of: issuedAt.bitPattern.bigEndian) { Data($0) }, nonce,
-        ])
+        LengthPrefixed.encode(
+            label: "grant v1",
+            [
+                Data(factor.rawValue.utf8), domainState ?? Data(), Data(bootID.utf8),
+                withUnsafeBytes(of: issuedAt.bitPattern.bigEndian) { Data($0) }, nonce,
+            ])
     }
 }

@@ -42,6 +42,7 @@ extension Enclave {
                 let generation = try stamp(keybag.keychainID, true)
                 try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(
                     files, authenticator: databaseRecordAuthenticator, replacing: true)
+                try rollbackCounter?.check(databaseGeneration: generation, database: database)
                 keybag.erasedKeychainID = nil
                 keybag.databaseCreated = true
                 keybag.rowLedger = true
@@ -59,6 +60,7 @@ extension Enclave {
                 let generation = try stamp(keybag.keychainID, false)
                 try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(
                     files, authenticator: databaseRecordAuthenticator, replacing: true)
+                try rollbackCounter?.check(databaseGeneration: generation, database: database)
                 keybag.databaseCreated = true
                 keybag.rowLedger = true
                 try save(keybag)
@@ -103,6 +105,8 @@ extension Enclave {
                         + "\(recovery)"
                 )
             }
+            // The TPM's counter catches what the record cannot: all of the files older together.
+            try rollbackCounter?.check(databaseGeneration: found.generation, database: database)
         }
     }
 
@@ -113,5 +117,17 @@ extension Enclave {
         guard let keychainID = try? keychainID() else { return }
         try? DatabaseRecord(keychainID: keychainID, generation: generation).save(
             files, authenticator: databaseRecordAuthenticator)
+        rollbackCounter?.record(generation)
+    }
+
+    /// How the device secret is kept: the TPM that seals it and its counter's value now, or nil
+    /// for a file.
+    public func deviceSecretProtection() -> KeychainProtection {
+        guard let rollbackCounter else {
+            return KeychainProtection(sealedBy: nil, counterIndex: nil, counterValue: nil)
+        }
+        return KeychainProtection(
+            sealedBy: rollbackCounter.tpm.tcti, counterIndex: rollbackCounter.index,
+            counterValue: try? rollbackCounter.value())
     }
 }

@@ -52,7 +52,7 @@ extension Enclave {
                 status: KeychainError.errSecInteractionNotAllowed.status,
                 message:
                     "the item requires the device owner to authenticate (its access control); the call was made "
-                        + "without a prompt",
+                    + "without a prompt",
                 requiredAuthentication: stored.control)
         }
     }

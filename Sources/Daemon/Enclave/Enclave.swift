@@ -38,6 +38,8 @@ public final class Enclave: Sendable {
     /// The keychain directory.
     let files: KeychainDirectory
     let deviceKey: SymmetricKey
+    /// The TPM's counter of the database's generation, when a TPM seals the device secret.
+    let rollbackCounter: RollbackCounter?
     /// What authenticates the database-state records (``DatabaseRecord``), keyed once.
     let databaseRecordAuthenticator: DatabaseRecord.Authenticator
     let clock: any EnclaveClock
@@ -77,6 +79,7 @@ public final class Enclave: Sendable {
     ///   - creating: create a new keychain when none exists; when false, a missing keychain is
     ///     `errSecNoSuchKeychain` and nothing is written.
     ///   - lockTimeout: how long to wait for another process holding `enclave.lock`.
+    ///   - tpm: the TPM that seals the device secret (``DeviceSecret``); nil keeps it in a file.
     /// - Throws: `errSecNoSuchKeychain` (see `creating`); `errSecInvalidKeychain` when the
     ///   directory or a file could have been planted or redirected by another user;
     ///   `errSecNotAvailable` when the device secret of an existing keychain is missing;
@@ -85,7 +88,8 @@ public final class Enclave: Sendable {
     public init(
         directory: URL, clock: any EnclaveClock = SystemEnclaveClock(), cache: any ClassKeyCache,
         passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() },
-        passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20
+        passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20,
+        tpm: TrustedPlatformModule? = nil
     ) throws(KeychainError) {
         let files = try KeychainDirectory(directory, creating: creating)
         self.files = files
@@ -94,15 +98,16 @@ public final class Enclave: Sendable {
         self.makePasscodeKDF = passcodeKDF
         self.passcodeLimits = passcodeLimits
         self.lockTimeout = lockTimeout
-        self.deviceKey = try files.withExclusiveLock(Self.lockName, timeout: lockTimeout) { () throws(KeychainError) in
+        (deviceKey, rollbackCounter) = try files.withExclusiveLock(Self.lockName, timeout: lockTimeout) {
+            () throws(KeychainError) in
             // A crash during an atomic write leaves a temporary (a keybag's holds class keys
             // wrapped under a passcode that was never set): none is needed, nobody writes now.
             files.removeLeftoverTemporaries()
             let databaseHasContent = try (files.size(Self.databaseFileName) ?? 0) > 0
             let keybagExists = files.exists(Keybag.fileName)
-            let deviceKey = try DeviceSecret.load(
+            let (deviceKey, counter) = try DeviceSecret.load(
                 files, otherStateExists: keybagExists || databaseHasContent || files.exists(DatabaseRecord.fileName),
-                creating: creating)
+                creating: creating, tpm: tpm)
             if try Keybag.load(files, deviceKey: deviceKey, limits: passcodeLimits) != nil {
                 // Authentic and within limits: this keychain opens.
             } else if databaseHasContent || files.exists(DatabaseRecord.fileName) {
@@ -117,7 +122,7 @@ public final class Enclave: Sendable {
             } else {
                 throw KeychainError(.errSecNoSuchKeychain, "no keychain exists at \(files.url.path) yet")
             }
-            return deviceKey
+            return (deviceKey, counter)
         }
         databaseRecordAuthenticator = DatabaseRecord.Authenticator(deviceKey: deviceKey)
     }

@@ -1,3 +1,4 @@
+import Enclave
 import Foundation
 import KeychainSupport
 
@@ -26,13 +27,18 @@ extension KeychainDaemon {
         public var listeningDescriptor: Int32?
         /// System mode: the app registry (`/etc/keychain/apps.d`), read at each connection.
         public var registryDirectory: URL
+        /// The TPM that seals each keychain's device secret and counts its database's
+        /// generations; nil keeps the secrets in files.
+        public var tpm: TrustedPlatformModule?
 
         /// A configuration.
         public init(
             mode: Mode = .perUser, keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300,
             listeningDescriptor: Int32? = nil,
-            registryDirectory: URL = URL(fileURLWithPath: KeychainPaths.systemAppRegistry)
+            registryDirectory: URL = URL(fileURLWithPath: KeychainPaths.systemAppRegistry),
+            tpm: TrustedPlatformModule? = nil
         ) {
+            self.tpm = tpm
             self.mode = mode
             self.registryDirectory = registryDirectory
             self.keychainDirectory = keychainDirectory

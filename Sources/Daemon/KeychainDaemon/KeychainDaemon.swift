@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CKeychainSupport
 import Enclave
 import Foundation
@@ -11,7 +8,10 @@ import Logging
 import ProcessBoundSockets
 import ServiceLifecycle
 import Synchronization
-import KeychainSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keychaind`: the keychain's keys, grants and touches in a process of their own, serving apps
 /// over a Unix socket (DESIGN.md, "Components and trust boundaries").
@@ -83,7 +83,12 @@ public final class KeychainDaemon: Service {
         audit[metadataKey: "audit"] = "true"
         self.audit = audit
         keychains = Mutex(
-            system ? [:] : [getuid(): UserKeychain(uid: getuid(), directory: configuration.keychainDirectory)])
+            system
+                ? [:]
+                : [
+                    getuid(): UserKeychain(
+                        uid: getuid(), directory: configuration.keychainDirectory, tpm: configuration.tpm)
+                ])
         connections = ConnectionTable(limits: .forDaemon(system: system, descriptors: Self.raiseDescriptorLimit()))
     }
 
@@ -105,7 +110,8 @@ public final class KeychainDaemon: Service {
         keychains.withLock { keychains in
             if let keychain = keychains[uid] { return keychain }
             let keychain = UserKeychain(
-                uid: uid, directory: configuration.keychainDirectory.appendingPathComponent(String(uid)))
+                uid: uid, directory: configuration.keychainDirectory.appendingPathComponent(String(uid)),
+                tpm: configuration.tpm)
             keychains[uid] = keychain
             return keychain
         }

@@ -33,11 +33,13 @@ final class UserKeychain: Sendable {
     }
 
     /// The keychain of `uid` in `directory`, unopened and locked (its class keys are kept in
-    /// this process's memory alone); fprintd verifies the fingers of `uid`'s account.
-    init(uid: uid_t, directory: URL) {
+    /// this process's memory alone); fprintd verifies the fingers of `uid`'s account; `tpm`,
+    /// when given, seals its device secret.
+    init(uid: uid_t, directory: URL, tpm: TrustedPlatformModule?) {
         self.uid = uid
         onDemand = OnDemandKeychain(
-            directory: directory, cache: ProcessClassKeyCache(), fingerprintUser: FprintdSensor.userName(of: uid))
+            directory: directory, cache: ProcessClassKeyCache(), fingerprintUser: FprintdSensor.userName(of: uid),
+            tpm: tpm)
     }
 
     /// A request for this keychain started.

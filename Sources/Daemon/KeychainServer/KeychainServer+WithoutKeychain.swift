@@ -59,6 +59,8 @@ extension KeychainServer {
             return .declaredApps([:])
         case .eraseUnopenableKeychain:
             throw KeychainError(.errSecItemNotFound, "no keychain exists here, so there is nothing to erase")
+        case .keychainProtection:
+            return .keychainProtection(KeychainProtection(sealedBy: nil, counterIndex: nil, counterValue: nil))
         case .beginBackup, .continueBackup:
             throw KeychainError(.errSecNoSuchKeychain, "no keychain exists here yet, so there is nothing to back up")
         case .biometryStatus, .unlockBySheet:

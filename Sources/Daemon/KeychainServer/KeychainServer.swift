@@ -46,16 +46,18 @@ public final class KeychainServer: Sendable {
     /// ``Enclave/init(directory:clock:cache:passcodeKDF:passcodeLimits:creating:lockTimeout:)``.
     ///   - fingerprintUser: the account whose fingers fprintd verifies: this process's user by
     ///     default; in the system daemon, the user the keychain belongs to.
+    ///   - tpm: the TPM that seals the device secret and counts the database's generations; nil
+    ///     keeps the secret in a file.
     public init(
         directory: URL, cache: any ClassKeyCache, clock: any EnclaveClock = SystemEnclaveClock(),
         passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() },
         passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20,
-        fingerprintUser: String = FprintdSensor.currentUser()
+        fingerprintUser: String = FprintdSensor.currentUser(), tpm: TrustedPlatformModule? = nil
     ) throws(KeychainError) {
         self.fingerprintUser = fingerprintUser
         let enclave = try Enclave(
             directory: directory, clock: clock, cache: cache, passcodeKDF: passcodeKDF, passcodeLimits: passcodeLimits,
-            creating: creating, lockTimeout: lockTimeout)
+            creating: creating, lockTimeout: lockTimeout, tpm: tpm)
         let url = directory.appendingPathComponent(KeychainPaths.databaseFileName)
         var opened: KeychainStore?
         try Self.bind(enclave, url, &opened)
@@ -259,6 +261,8 @@ public final class KeychainServer: Sendable {
             return .count(try restoreChunk(bytes, caller: caller))
         case .finishRestore:
             return .restored(try finishRestore(caller: caller))
+        case .keychainProtection:
+            return .keychainProtection(enclave.deviceSecretProtection())
         case .eraseUnopenableKeychain:
             // An open keychain is erased with its passcode; OnDemandKeychain handles the rest.
             _ = try enclave.status()

@@ -15,15 +15,21 @@ public final class OnDemandKeychain: Sendable {
     private let cache: (any ClassKeyCache)?
     /// The user whose fingers unlock this keychain (``KeychainServer/fingerprintUser``).
     private let fingerprintUser: String
+    /// The TPM that seals the device secret, when one does.
+    private let tpm: TrustedPlatformModule?
     private let opened: Mutex<KeychainServer?>
 
     /// The keychain in `directory`, not opened yet, of `fingerprintUser` (this process's user
     /// by default; the system daemon names each keychain's own); unlocked class keys go to
-    /// `cache`.
-    public init(directory: URL, cache: any ClassKeyCache, fingerprintUser: String = FprintdSensor.currentUser()) {
+    /// `cache`; `tpm`, when given, seals its device secret.
+    public init(
+        directory: URL, cache: any ClassKeyCache, fingerprintUser: String = FprintdSensor.currentUser(),
+        tpm: TrustedPlatformModule? = nil
+    ) {
         self.directory = directory
         self.cache = cache
         self.fingerprintUser = fingerprintUser
+        self.tpm = tpm
         opened = Mutex(nil)
     }
 
@@ -31,6 +37,7 @@ public final class OnDemandKeychain: Sendable {
     public init(server: KeychainServer) {
         directory = nil
         cache = nil
+        tpm = nil
         fingerprintUser = server.fingerprintUser
         opened = Mutex(server)
     }
@@ -63,7 +70,7 @@ public final class OnDemandKeychain: Sendable {
                 } else {
                     server = try KeychainServer(
                         directory: directory, cache: cache ?? ProcessClassKeyCache(), creating: false,
-                        fingerprintUser: fingerprintUser)
+                        fingerprintUser: fingerprintUser, tpm: tpm)
                 }
                 // Answers errSecParam when the keychain opens, errSecDecode when it does not.
                 return .success(try server.handle(.eraseUnopenableKeychain, caller: caller))
@@ -96,7 +103,7 @@ public final class OnDemandKeychain: Sendable {
             guard let directory, let cache else { return .success(nil) }
             do throws(KeychainError) {
                 opened = try KeychainServer(
-                    directory: directory, cache: cache, creating: creating, fingerprintUser: fingerprintUser)
+                    directory: directory, cache: cache, creating: creating, fingerprintUser: fingerprintUser, tpm: tpm)
                 return .success(opened)
             } catch KeychainError.errSecNoSuchKeychain where !creating {
                 return .success(nil)

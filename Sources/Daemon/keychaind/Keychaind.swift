@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import CKeychaindStartup
 import Enclave
@@ -10,7 +7,10 @@ import KeychainProtocol
 import KeychainSupport
 import Logging
 import ServiceLifecycle
-import KeychainSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `keychaind`: the keychain daemon. Per-user (the default), clients start it on demand; with
 /// `--system` it serves every local user from a system user of its own. systemd can start
@@ -21,10 +21,10 @@ struct Keychaind: AsyncParsableCommand {
         commandName: "keychaind",
         abstract:
             "The keychain daemon: holds the keys, checks the passcode and fingerprints, and serves each app its "
-                + "own items.",
+            + "own items.",
         discussion:
             "Listens on $XDG_RUNTIME_DIR/keychain/socket, or /run/keychain/socket with --system (or a socket "
-                + "systemd hands over). Stops cleanly on SIGTERM."
+            + "systemd hands over). Stops cleanly on SIGTERM."
     )
 
     @Option(
@@ -45,6 +45,15 @@ struct Keychaind: AsyncParsableCommand {
     @Option(name: .customLong("registry"), help: "With --system: the app registry's directory (root's).")
     var registryDirectory = KeychainPaths.systemAppRegistry
 
+    @Option(
+        name: .customLong("tpm"),
+        help: ArgumentHelp(
+            "Seal each keychain's device secret to a TPM 2.0, with a counter against rollback: 'auto' (the "
+                + "machine's /dev/tpmrm0 when it has one; the default with --system), 'none' (the default per user), "
+                + "or a tpm2-tss TCTI such as device:/dev/tpmrm0.",
+            valueName: "auto|none|tcti"))
+    var tpm: String?
+
     func run() async throws {
         guard kc_deny_process_writes() == 0 else {
             throw KeychainError(
@@ -59,16 +68,18 @@ struct Keychaind: AsyncParsableCommand {
         LoggingSystem.bootstrap { DaemonLogHandler(label: $0) }
         let logger = Logger(label: "keychaind")
         if system { reportCapabilities(logger) }
-        let configuration = system
+        let module = try trustedPlatformModule(logger)
+        let configuration =
+            system
             ? KeychainDaemon.Configuration(
                 mode: .system, keychainDirectory: URL(fileURLWithPath: stateDirectory),
                 runtimeDirectory: URL(fileURLWithPath: runtimeDirectory),
                 idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(),
-                registryDirectory: URL(fileURLWithPath: registryDirectory))
+                registryDirectory: URL(fileURLWithPath: registryDirectory), tpm: module)
             : KeychainDaemon.Configuration(
                 keychainDirectory: KeychainPaths.keychainDirectory(),
                 runtimeDirectory: KeychainPaths.runtimeDirectory(),
-                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd())
+                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(), tpm: module)
         let daemon: KeychainDaemon
         do {
             daemon = try KeychainDaemon(configuration: configuration, logger: logger)
@@ -80,6 +91,34 @@ struct Keychaind: AsyncParsableCommand {
             configuration: .init(
                 services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         try await group.run()
+    }
+
+    /// The TPM `--tpm` names, and a line saying which protection is in force. `auto` without a
+    /// TPM, or with one that cannot be opened, keeps the secrets in files (and says why); a
+    /// TPM named explicitly that cannot be opened stops the daemon.
+    private func trustedPlatformModule(_ logger: Logger) throws -> TrustedPlatformModule? {
+        let choice = tpm ?? (system ? "auto" : "none")
+        let module: TrustedPlatformModule?
+        switch choice {
+        case "none":
+            module = nil
+        case "auto":
+            switch TrustedPlatformModule.onThisMachine() {
+            case .success(let opened): module = opened
+            case .failure(let error):
+                logger.warning("\(error.message); device secrets stay in files")
+                module = nil
+            case nil: module = nil
+            }
+        default:
+            module = try TrustedPlatformModule(tcti: choice)
+        }
+        if let module {
+            logger.info("device secrets: sealed to the TPM \(module.tcti), with a counter against rollback")
+        } else {
+            logger.info("device secrets: in files of mode 0600 (no TPM)")
+        }
+        return module
     }
 
     /// Says what became of the capabilities: before `main`, `--system` kept `CAP_SYS_PTRACE`

@@ -184,6 +184,9 @@ public enum KeychainRequest: Sendable {
     /// Checks that the file ended where it should, then puts its items in the keychain in one
     /// transaction (`restored`).
     case finishRestore
+    /// How the device secret is kept: in a file, or sealed to a TPM with a counter against
+    /// rollback (`keychainProtection`).
+    case keychainProtection
 
     /// The largest part of a backup file a ``restoreChunk(_:)`` carries.
     public static let maximumRestoreChunk = 512 << 10
@@ -229,4 +232,6 @@ public enum KeychainReply: Sendable {
     case backupPart(BackupPart)
     /// What a restore did.
     case restored(RestoreReport)
+    /// How the device secret is kept.
+    case keychainProtection(KeychainProtection)
 }

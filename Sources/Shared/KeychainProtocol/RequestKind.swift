@@ -58,13 +58,14 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case beginRestore = 50
     case restoreChunk = 51
     case finishRestore = 52
+    case keychainProtection = 53
 
     /// This request's facts.
     public var facts: RequestFacts {
         switch self {
         case .add: RequestFacts(createsKeychain: true, audit: .itemAccess)
         case .copyMatching, .update, .delete: RequestFacts(audit: .itemAccess)
-        case .deviceStatus, .biometryStatus, .invalidateContext, .countItems: RequestFacts()
+        case .deviceStatus, .biometryStatus, .invalidateContext, .countItems, .keychainProtection: RequestFacts()
         case .endBiometricMatch: RequestFacts(answeredBy: .embeddedKeychain)
         case .lock: RequestFacts(ownerSessions: .endsAll)
         case .verifyPasscode: RequestFacts(answeredBy: .embeddedKeychain, audit: .passcodeCheck)
@@ -276,6 +277,7 @@ extension KeychainRequest {
         case .beginRestore: .beginRestore
         case .restoreChunk: .restoreChunk
         case .finishRestore: .finishRestore
+        case .keychainProtection: .keychainProtection
         }
     }
 }

@@ -50,6 +50,17 @@ struct Status: ParsableCommand {
                     "kept by the system keychain daemon (\($0)), out of your reach"
                 }
                 ?? "\(directory.path)\(exists ? "" : " (none yet: it is created by the first item or passcode)")"
+            var secret = "in a file of mode 0600 beside the keychain (no TPM): a copy of the files opens elsewhere"
+            if case .keychainProtection(let protection)? = try? ProcessKeychain.perform(.keychainProtection),
+                let tpm = protection.sealedBy
+            {
+                let counter =
+                    protection.counterIndex.map { index in
+                        "; its counter (NV index 0x\(String(index, radix: 16)), at "
+                            + "\(protection.counterValue.map(String.init) ?? "?")) refuses older copies of the files"
+                    } ?? ""
+                secret = "sealed to the TPM (\(tpm)): the files open on this machine only\(counter)"
+            }
             print(
                 """
                 passcode: \(status.passcodeSet ? "set" : "not set")
@@ -58,6 +69,7 @@ struct Status: ParsableCommand {
                 next passcode attempt allowed: \(wait)
                 erase after 10 failed attempts: \(status.eraseAfterFailedAttempts ? "on" : "off")
                 keychain: \(place)
+                device secret: \(secret)
                 sheets: \(sheets)\(biometryLine)
                 """)
         }

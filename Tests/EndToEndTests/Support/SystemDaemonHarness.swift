@@ -22,6 +22,8 @@ final class SystemDaemonHarness {
     /// The daemon's system bus (`DBUS_SYSTEM_BUS_ADDRESS`): none that works, unless a test
     /// gives one of its own (fprintd's).
     private let systemBus: String
+    /// More of keychaind's options (`--tpm TCTI`), for this start and every later one.
+    var extraArguments: [String]
 
     var state: URL { base.appendingPathComponent("state") }
     var runtime: URL { base.appendingPathComponent("run") }
@@ -36,11 +38,12 @@ final class SystemDaemonHarness {
     /// Starts a system daemon run as `user` with these capabilities (setpriv's names), given
     /// as systemd's `AmbientCapabilities=` would give them, and at most `descriptorLimit` open
     /// files (systemd's default for a service is 1,024 soft), reaching `systemBus` (an
-    /// address) as its system bus.
+    /// address) as its system bus, with `extraArguments` after the harness's own.
     init(
         user: LocalUser? = nil, capabilities: [String] = ["sys_ptrace"], descriptorLimit: Int? = nil,
-        systemBus: String = "unix:path=/nonexistent"
+        systemBus: String = "unix:path=/nonexistent", extraArguments: [String] = []
     ) throws {
+        self.extraArguments = extraArguments
         self.user = try user ?? LocalUser.daemon()
         self.capabilities = capabilities
         self.descriptorLimit = descriptorLimit
@@ -65,7 +68,7 @@ final class SystemDaemonHarness {
             + (capabilities.isEmpty ? [] : ["--inh-caps=\(raised)", "--ambient-caps=\(raised)"]) + [
                 Self.keychaind, "--system", "--state-directory", state.path, "--runtime-directory", runtime.path,
                 "--registry", registry.path, "--idle-lock", "0",
-            ]
+            ] + extraArguments
     }
 
     /// The environment the daemon and its clients run in: no session bus, no system bus (so

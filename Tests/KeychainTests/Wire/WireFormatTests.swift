@@ -102,7 +102,7 @@ import Testing
             .closeLoginSession(ProcessReference(pid: 1717, startTime: 98_765), lockWhenLast: true),
             .beginBackup(password: SecretBytes(utf8: "backup password")), .continueBackup,
             .beginRestore(password: SecretBytes(utf8: "backup password"), replacing: true),
-            .restoreChunk(SecretBytes(Data([0x89, 0x4B, 0x43]))), .finishRestore,
+            .restoreChunk(SecretBytes(Data([0x89, 0x4B, 0x43]))), .finishRestore, .keychainProtection,
         ]
     }
 
@@ -156,6 +156,11 @@ import Testing
                         bytes: Data(), done: 2500, total: 2500,
                         summary: BackupSummary(migratable: 2400, thisDeviceOnly: 90, leftOut: 10)))),
             .success(.restored(RestoreReport(added: 5, replaced: 4, kept: 3, fromAnotherDevice: 2))),
+            .success(
+                .keychainProtection(
+                    KeychainProtection(
+                        sealedBy: "device:/dev/tpmrm0", counterIndex: 0x0100_1234, counterValue: 1 << 40))),
+            .success(.keychainProtection(KeychainProtection(sealedBy: nil, counterIndex: nil, counterValue: nil))),
             .failure(KeychainError(status: -25308, message: "é needs a prompt", requiredAuthentication: control)),
             .failure(KeychainError(.errSecItemNotFound, "nothing")),
         ]

@@ -147,6 +147,18 @@ public enum ReplyCoder {
                     added: try reader.int(in: 0...Int(Int32.max)), replaced: try reader.int(in: 0...Int(Int32.max)),
                     kept: try reader.int(in: 0...Int(Int32.max)),
                     fromAnotherDevice: try reader.int(in: 0...Int(Int32.max))))
+        case 16:
+            return .keychainProtection(
+                KeychainProtection(
+                    sealedBy: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                        try reader.string(max: WireValues.maximumMessage)
+                    },
+                    counterIndex: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                        try reader.u32()
+                    },
+                    counterValue: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                        try reader.u64()
+                    }))
         case let tag: throw WireError("an unknown reply (tag \(tag))")
         }
     }
@@ -262,6 +274,11 @@ public enum ReplyCoder {
             writer.int(report.replaced)
             writer.int(report.kept)
             writer.int(report.fromAnotherDevice)
+        case .keychainProtection(let protection):
+            writer.u8(16)
+            writer.optional(protection.sealedBy) { $0.string($1) }
+            writer.optional(protection.counterIndex) { $0.u32($1) }
+            writer.optional(protection.counterValue) { $0.u64($1) }
         }
     }
 }

@@ -119,6 +119,7 @@ public enum RequestCoder {
         case .beginRestore: return .beginRestore(password: try secret(&reader), replacing: try reader.bool())
         case .restoreChunk: return .restoreChunk(try reader.secret(max: KeychainRequest.maximumRestoreChunk))
         case .finishRestore: return .finishRestore
+        case .keychainProtection: return .keychainProtection
         }
     }
 
@@ -179,7 +180,7 @@ public enum RequestCoder {
             writer.string(service); writer.string(account); WireValues.write(authentication, to: &writer)
         case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession,
             .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps, .servePrompts,
-            .continueBackup, .finishRestore:
+            .continueBackup, .finishRestore, .keychainProtection:
             break  // the tag is the whole request
         }
     }
