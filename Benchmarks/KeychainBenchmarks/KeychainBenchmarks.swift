@@ -14,7 +14,8 @@ import Synchronization
 /// query's result timed apart, once; then durable adds with 1, 4 and 16
 /// clients, the passcode KDF, the first read after opening (the row ledger's check), a touch's
 /// way to the `evaluatePolicy` reply, keychaind's memory and the database's bytes per item, and
-/// two floors measured in the same run: the same reads from plain SQLite, and one fsync.
+/// two floors measured in the same run: the same reads from plain SQLite, and one fsync; and a
+/// backup of the largest keychain and its restore, beside a copy of its database file.
 let benchmarks: @Sendable () -> Void = {
     let scale = Scale.current
     for count in scale.itemCounts {
@@ -62,6 +63,7 @@ let benchmarks: @Sendable () -> Void = {
             TouchToReply.shared.measureOne(benchmark)
         }, setup: failLoudly { try TouchToReply.shared.prepare() })
     footprint(count: scale.itemCounts.last ?? smallest, scale: scale)
+    backupBenchmarks(count: scale.itemCounts.last ?? smallest, scale: scale)
 }
 
 /// Durable adds through keychaind: `clients` connections adding at once, as many apps would;

@@ -60,7 +60,7 @@ extension Enclave {
                 let generation = try stamp(keybag.keychainID, false)
                 try DatabaseRecord(keychainID: keybag.keychainID, generation: generation).save(
                     files, authenticator: databaseRecordAuthenticator, replacing: true)
-                try rollbackCounter?.check(databaseGeneration: generation, database: database)
+                try rollbackCounter?.start(databaseGeneration: generation)
                 keybag.databaseCreated = true
                 keybag.rowLedger = true
                 try save(keybag)

@@ -41,16 +41,25 @@ extension Enclave {
     }
 
     /// Removes the files of a keychain that cannot be opened, holding `enclave.lock`: the keybag
-    /// first, then the other state files and `also` (the database's). The device secret stays.
+    /// first, then the other state files and `also` (the database's). The device secret stays,
+    /// unless it is sealed to a TPM and does not unseal on `tpm` (another machine's, or a TPM
+    /// cleared since): it could never open here, and a new keychain needs a secret of its own.
     /// The directory is checked as for any open, so files another user could have planted are
     /// never touched.
-    public static func removeFiles(in directory: URL, also: [String], lockTimeout: Double = 20) throws(KeychainError) {
+    public static func removeFiles(
+        in directory: URL, also: [String], tpm: TrustedPlatformModule? = nil, lockTimeout: Double = 20
+    ) throws(KeychainError) {
         let files = try KeychainDirectory(directory, creating: false)
         try files.withExclusiveLock(lockName, timeout: lockTimeout) { () throws(KeychainError) in
             for name in [Keybag.fileName, DatabaseRecord.fileName, PasscodeAttempts.fileName, BiometryState.fileName]
                 + also
             {
                 try files.remove(name)
+            }
+            if let tpm, let sealed = try files.read(SealedDeviceSecret.fileName),
+                (try? SealedDeviceSecret.open(sealed, path: files.path(SealedDeviceSecret.fileName), with: tpm)) == nil
+            {
+                try files.remove(SealedDeviceSecret.fileName)
             }
             files.removeLeftoverTemporaries()
             files.syncDirectory()

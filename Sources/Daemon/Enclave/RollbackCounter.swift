@@ -9,7 +9,7 @@ import Synchronization
 /// and put back, the counter cannot be set back, even by root.
 ///
 /// The counter starts wherever the TPM starts new counters; the offset between it and the
-/// generation is fixed at the first bind and kept in `device-secret.tpm`. After every commit
+/// generation is fixed when the database is created and kept in `device-secret.tpm`. After every commit
 /// the counter is brought up to the new generation (one NV increment a commit). When the
 /// keychain opens: a counter ahead of the database means the database is older than the last
 /// commit the TPM saw (refused, `errSecDecode`); a counter behind it (increments that did not
@@ -57,20 +57,26 @@ final class RollbackCounter: Sendable {
         try tpm.readCounter(index, auth: auth)
     }
 
-    /// Checks the database at `generation` against the counter when the keychain opens, and
-    /// fixes the offset the first time.
+    /// Ties the counter to a database just created at `generation`: the offset between them is
+    /// fixed here, and kept in `device-secret.tpm`. A new keychain in a directory whose device
+    /// secret stayed (an erase of an unopenable keychain keeps it) starts over here too.
+    func start(databaseGeneration generation: UInt64) throws(KeychainError) {
+        let counter = try value()
+        var sealed = state.withLock { $0.sealed }
+        sealed.counterOffset = Int64(bitPattern: counter &- generation)
+        try files.writeAtomically(sealed.encoded(deviceKey), to: SealedDeviceSecret.fileName)
+        state.withLock { $0 = (sealed, counter) }
+    }
+
+    /// Checks the database at `generation` against the counter when the keychain opens.
     ///
     /// - Throws: `errSecDecode` when the counter records a later generation: an older copy of
     ///   the files was put back.
     func check(databaseGeneration generation: UInt64, database: String) throws(KeychainError) {
-        let counter = try value()
         guard let offset = state.withLock({ $0.sealed.counterOffset }) else {
-            var sealed = state.withLock { $0.sealed }
-            sealed.counterOffset = Int64(bitPattern: counter &- generation)
-            try files.writeAtomically(sealed.encoded(deviceKey), to: SealedDeviceSecret.fileName)
-            state.withLock { $0 = (sealed, counter) }
-            return
+            return try start(databaseGeneration: generation)
         }
+        let counter = try value()
         let recorded = counter &- UInt64(bitPattern: offset)
         guard recorded <= generation else {
             throw KeychainError(

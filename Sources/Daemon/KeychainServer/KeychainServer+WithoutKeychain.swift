@@ -79,12 +79,14 @@ extension KeychainServer {
     /// Removes the files of the keychain in `directory` that cannot be opened, under the
     /// Enclave's lock: the keybag first (so no item can be decrypted from here on), then the
     /// database and every other state file. The directory's own checks still apply, so a
-    /// keychain planted by another user is never touched. Returns how many items the database
-    /// held, when it could tell.
-    public static func eraseFiles(in directory: URL) throws(KeychainError) -> Int? {
+    /// keychain planted by another user is never touched. `tpm`, the TPM this process has, tells
+    /// whether a sealed device secret still opens here (``Enclave/removeFiles(in:also:tpm:lockTimeout:)``).
+    /// Returns how many items the database held, when it could tell.
+    public static func eraseFiles(in directory: URL, tpm: TrustedPlatformModule? = nil) throws(KeychainError) -> Int? {
         let count = try? KeychainStore.inspect(directory.appendingPathComponent(KeychainPaths.databaseFileName))?
             .itemCount
-        try Enclave.removeFiles(in: directory, also: ["", "-wal", "-shm"].map { KeychainPaths.databaseFileName + $0 })
+        try Enclave.removeFiles(
+            in: directory, also: ["", "-wal", "-shm"].map { KeychainPaths.databaseFileName + $0 }, tpm: tpm)
         return count
     }
 }

@@ -80,7 +80,7 @@ public final class OnDemandKeychain: Sendable {
             {
                 opened = nil
                 do throws(KeychainError) {
-                    return .success(try KeychainServer.eraseFiles(in: directory).map { .count($0) } ?? .done)
+                    return .success(try KeychainServer.eraseFiles(in: directory, tpm: tpm).map { .count($0) } ?? .done)
                 } catch {
                     return .failure(error)
                 }

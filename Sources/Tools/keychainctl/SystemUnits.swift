@@ -52,7 +52,8 @@ enum SystemUnits {
         }
         do {
             try socketUnit.write(toFile: "\(unitDirectory)/keychaind.socket", atomically: true, encoding: .utf8)
-            try serviceUnit.write(toFile: "\(unitDirectory)/keychaind.service", atomically: true, encoding: .utf8)
+            try serviceUnit(tpmGroup: getgrnam("tss") != nil ? "tss" : nil).write(
+                toFile: "\(unitDirectory)/keychaind.service", atomically: true, encoding: .utf8)
         } catch {
             throw KeychainError(.errSecIO, "cannot write the units in \(unitDirectory): \(error.localizedDescription)")
         }
@@ -116,7 +117,12 @@ enum SystemUnits {
     /// inheritable set before its first thread), `~@resources` and `ProcSubset=pid` (what the
     /// Swift runtime and Dispatch read and call there is not checked under systemd yet).
     /// `PrivateNetwork=` keeps the system bus: it is a Unix socket reached by path.
-    static let serviceUnit = """
+    ///
+    /// The TPM: no `PrivateDevices=` (it would hide `/dev/tpmrm0`), but `DevicePolicy=closed` with
+    /// the TPM's resource manager alone allowed, and, where the group exists, `tss`, which
+    /// Debian's udev rules give the device to (Docs/TPM.md).
+    static func serviceUnit(tpmGroup: String?) -> String {
+        """
         [Unit]
         Description=swift-keychain system daemon (keychaind --system)
         Requires=keychaind.socket
@@ -137,8 +143,8 @@ enum SystemUnits {
         PrivateTmp=yes
         PrivateMounts=yes
         PrivateNetwork=yes
-        PrivateDevices=yes
         DevicePolicy=closed
+        DeviceAllow=/dev/tpmrm0 rw\(tpmGroup.map { "\nSupplementaryGroups=\($0)" } ?? "")
         ProtectKernelTunables=yes
         ProtectKernelModules=yes
         ProtectKernelLogs=yes
@@ -166,6 +172,7 @@ enum SystemUnits {
         Also=keychaind.socket
 
         """
+    }
 
     /// Creates the system user unless it exists: no login shell, its home the state directory.
     private static func createUser() throws {

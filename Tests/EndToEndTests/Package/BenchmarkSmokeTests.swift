@@ -42,6 +42,8 @@ import Glibc
             "passcode KDF (one unlock)", "fsync of one 4 KiB write (the floor)", "read · plain SQLite · 50",
             "touch to evaluatePolicy reply (simulated sensor)", "footprint · daemon · 200",
             "bridge of the 100 items to [[String: Any]] (Foundation, the caller's) · embedded · 50",
+            "backup · embedded · 200", "restore · embedded · 200 into an empty keychain",
+            "copy of the database file (the floor of a backup) · 200",
         ]
         for count in ["50", "200"] {
             expected.insert("first read after opening · embedded · \(count)")
@@ -57,6 +59,8 @@ import Glibc
         #expect(resident > 1000)
         #expect((Self.firstValue(of: "daemon peak RSS, with the unlock's scrypt (KiB)", in: printed) ?? 0) >= resident)
         #expect((Self.firstValue(of: "database bytes per item", in: printed) ?? 0) > 100)
+        // The backup benchmark wrote a file of its 300 items (200, and the query's 100).
+        #expect((Self.firstValue(of: "backup bytes", in: printed) ?? 0) > 300 * 100)
     }
 
     /// What a crashed run said about its crash: the lines before the backtracer's banner (a

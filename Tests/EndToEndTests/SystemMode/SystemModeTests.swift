@@ -174,7 +174,8 @@ import Glibc
             "User=keychaind", "AmbientCapabilities=CAP_SYS_PTRACE", "CapabilityBoundingSet=CAP_SYS_PTRACE",
             "ProtectSystem=strict", "ProtectHome=yes", "NoNewPrivileges=yes", "MemoryDenyWriteExecute=yes",
             "RestrictAddressFamilies=AF_UNIX",
-            "SystemCallFilter=~ptrace process_vm_writev pidfd_getfd", "LimitNOFILE=65536",
+            "SystemCallFilter=~ptrace process_vm_writev pidfd_getfd", "LimitNOFILE=65536", "DevicePolicy=closed",
+            "DeviceAllow=/dev/tpmrm0 rw",
         ] {
             #expect(service.contains(line + "\n"), "keychaind.service lacks \(line)")
         }

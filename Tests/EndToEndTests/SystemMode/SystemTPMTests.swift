@@ -93,11 +93,55 @@ extension SystemModeTests {
                 #expect(found.stderr.contains("older copy"), "\(found.stderr)")
                 #expect(daemon.daemonLog.contains("integrity check failed"), "\(daemon.daemonLog)")
                 print("an older copy put back, with a TPM:\n\(found.stderr)")
+                // The way out the message names besides the files as they were: a new keychain.
+                #expect(try daemon.keychainctl(as: alice, ["erase", "--yes"]).status == 0)
+                #expect(
+                    try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "anew", "-a", "me"], input: "a")
+                        .status == 0, "\(daemon.daemonLog)")
             } else {
                 // Today's limit without a TPM: the older copy opens, the deleted item with it.
                 #expect(found.stdout == "o\n", "\(name): \(found.stdout)\(found.stderr)")
             }
         }
+    }
+
+    /// A TPM cleared (in the firmware, or a new motherboard) takes the sealed device secret with
+    /// it: the keychain stays shut, says why, and a backup made before brings the items back
+    /// into a new one.
+    @Test func aClearedTPMLeavesTheKeychainShutAndABackupBringsItBack() throws {
+        let tpm = try SoftwareTPM()
+        defer { tpm.stop() }
+        let daemon = try SystemDaemonHarness(extraArguments: ["--tpm", tpm.tcti])
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        let directory = daemon.base.appendingPathComponent("alice")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+        chown(directory.path, alice.uid, alice.gid)
+        let file = directory.appendingPathComponent("keychain.backup").path
+        for (arguments, input) in [
+            (["passcode", "set"], "1234\n"), (["add-generic-password", "-s", "mail", "-a", "me"], "kept"),
+            (["owner", "login"], "1234\n"), (["backup", file], "backup password\n"),
+        ] {
+            let result = try daemon.keychainctl(as: alice, arguments, input: input)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        daemon.stop()
+        #expect(system("tpm2_clear -T '\(tpm.tcti)' >/dev/null 2>&1") == 0)
+        try daemon.restart()
+
+        let shut = try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"])
+        #expect(shut.status != 0 && shut.stderr.contains("this TPM was cleared since"), "\(shut.stderr)")
+        let erased = try daemon.keychainctl(as: alice, ["erase", "--yes"])
+        #expect(erased.status == 0, "\(erased.stderr)")
+        for (arguments, input) in [
+            (["passcode", "set"], "1234\n"), (["owner", "login"], "1234\n"), (["restore", file], "backup password\n"),
+        ] {
+            let result = try daemon.keychainctl(as: alice, arguments, input: input)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)\n\(daemon.daemonLog)")
+        }
+        #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"]).stdout == "kept\n")
+        let status = try daemon.keychainctl(as: alice, ["status"])
+        #expect(status.stdout.contains("device secret: sealed to the TPM"), "\(status.stdout)")
     }
 
     @Test func withoutATPMTheSecretIsAFileAndStatusSaysSo() throws {

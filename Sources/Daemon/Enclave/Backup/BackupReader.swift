@@ -24,8 +24,9 @@ public struct BackupReader: Sendable {
     private var sawLastChunk = false
     private var records: UInt64 = 0
     private var endCount: UInt64?
-    /// The most file bytes one reader takes.
-    static let maximumFile = 4 << 30
+    /// The most file bytes one reader takes: what it reads is held until the restore ends, and
+    /// a backup of 100,000 items takes 17 MB.
+    static let maximumFile = 1 << 30
 
     private var fileBytes = 0
 
