@@ -6,8 +6,10 @@ import KeychainStore
 
 /// Encrypted backups and restores (Docs/Backup.md), by the owner, of an unlocked keychain.
 extension KeychainServer {
-    /// Rows written in one ``continueBackup(caller:)``.
+    /// The most rows written in one ``continueBackup(caller:)``.
     static let backupBatch = 1_000
+    /// The bytes after which a part ends, whatever its rows.
+    static let backupPartBytes = 1 << 20
     /// The most items one restore takes.
     static let maximumRestoredItems = 1_000_000
 
@@ -33,19 +35,23 @@ extension KeychainServer {
         return BackupPart(bytes: writer.header, done: 0, total: rows.count)
     }
 
-    /// The backup's next part: up to ``backupBatch`` more rows, sealed; the last part ends the
-    /// file and carries the summary.
+    /// The backup's next part: up to ``backupBatch`` more rows, sealed, ending once it holds
+    /// ``backupPartBytes``; the last part ends the file and carries the summary.
     func continueBackup(caller: CallerIdentity) throws(KeychainError) -> BackupPart {
         try requireOwner(caller)
         guard var backup = transfers.takeBackup(caller.connection) else {
             throw KeychainError(.errSecParam, "no backup was begun on this connection")
         }
         var bytes = Data()
-        let end = min(backup.next + Self.backupBatch, backup.rows.count)
+        let last = min(backup.next + Self.backupBatch, backup.rows.count)
+        var end = backup.next
         try enclave.inItemRequest { () throws(KeychainError) in
-            for row in backup.rows[backup.next..<end] {
-                guard let record = try backupRecord(row, &backup.summary) else { continue }
-                bytes.append(try backup.writer.append(record))
+            // At most a batch of rows, and about a megabyte: a part stays far below a reply's limit.
+            while end < last && bytes.count < Self.backupPartBytes {
+                if let record = try backupRecord(backup.rows[end], &backup.summary) {
+                    bytes.append(try backup.writer.append(record))
+                }
+                end += 1
             }
         }
         backup.next = end

@@ -94,4 +94,20 @@ enum ChildSpawn {
             line.append(byte)
         }
     }
+
+    /// Ends child `pid`: SIGTERM, then, if it has not exited within `seconds`, SIGKILL; and reaps
+    /// it. Until it is reaped the pid is still the child's, so the signals reach nobody else.
+    static func end(_ pid: pid_t, within seconds: Double) {
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        let deadline = Date().addingTimeInterval(seconds)
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            guard Date() < deadline else {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return
+            }
+            usleep(20_000)
+        }
+    }
 }

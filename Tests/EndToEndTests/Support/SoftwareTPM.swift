@@ -42,17 +42,7 @@ final class SoftwareTPM {
     /// Ends the TPM (SIGTERM, then SIGKILL) and removes its state.
     func stop() {
         if pid > 0 {
-            kill(pid, SIGTERM)
-            var status: Int32 = 0
-            let deadline = Date().addingTimeInterval(5)
-            while waitpid(pid, &status, WNOHANG) == 0 {
-                guard Date() < deadline else {
-                    kill(pid, SIGKILL)
-                    _ = waitpid(pid, &status, 0)
-                    break
-                }
-                usleep(10_000)
-            }
+            ChildSpawn.end(pid, within: 5)
             pid = 0
         }
         try? FileManager.default.removeItem(at: directory)
@@ -68,35 +58,26 @@ final class SoftwareTPM {
         throw POSIXError(.EADDRINUSE)
     }
 
-    private static func address(_ port: UInt16) -> sockaddr_in {
+    /// `operation` (bind or connect) on a new TCP socket with 127.0.0.1:`port`; true when it
+    /// succeeded. The socket is closed after.
+    private static func succeeds(
+        _ port: UInt16, _ operation: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32
+    ) -> Bool {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { return false }
+        defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        return address
-    }
-
-    private static func bindable(_ port: UInt16) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { return false }
-        defer { close(socket) }
-        var address = address(port)
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                operation(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
     }
 
-    private static func accepts(_ port: UInt16) -> Bool {
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { return false }
-        defer { close(socket) }
-        var address = address(port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
+    private static func bindable(_ port: UInt16) -> Bool { succeeds(port, bind) }
+
+    private static func accepts(_ port: UInt16) -> Bool { succeeds(port, connect) }
 }

@@ -188,18 +188,7 @@ final class SystemDaemonHarness {
     /// Stops the daemon: SIGTERM, then SIGKILL by pid.
     func stop() {
         if pid > 0 {
-            kill(pid, SIGTERM)
-            var status: Int32 = 0
-            let deadline = Date().addingTimeInterval(10)
-            while waitpid(pid, &status, WNOHANG) == 0 {
-                guard Date() < deadline else {
-                    // Not reaped yet, so the pid is still this daemon's.
-                    kill(pid, SIGKILL)
-                    _ = waitpid(pid, &status, 0)
-                    break
-                }
-                usleep(20_000)
-            }
+            ChildSpawn.end(pid, within: 10)
             pid = 0
         }
     }

@@ -247,6 +247,32 @@ extension SecItemAPITests {
             }
         }
 
+        /// A part holds at most about a megabyte, whatever its items, so that large items never
+        /// make a reply larger than the wire takes.
+        @Test func largeItemsComeInPartsOfAboutAMegabyte() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            let large = String(repeating: "x", count: KeychainLimits.maximumSecretSize)
+            for index in 0..<200 { #expect(addPassword(account: "large \(index)", secret: large) == errSecSuccess) }
+            guard case .backupPart(var part) = try keychain.perform(
+                .beginBackup(password: SecretBytes(utf8: Self.password)), owner: true)
+            else { throw KeychainError.errSecInternalComponent }
+            var sizes: [Int] = []
+            var file = part.bytes
+            while part.summary == nil {
+                guard case .backupPart(let next) = try keychain.perform(.continueBackup, owner: true) else {
+                    throw KeychainError.errSecInternalComponent
+                }
+                part = next
+                sizes.append(part.bytes.count)
+                file.append(part.bytes)
+            }
+            #expect(sizes.count >= 3 && sizes.allSatisfy { $0 < (1 << 20) + (100 << 10) }, "\(sizes)")
+            let target = try TestKeychain.make()
+            defer { target.remove() }
+            #expect(try Self.restore(file, into: target, partSize: 512 << 10).added == 200)
+        }
+
         @Test func aLockedKeychainIsNeitherBackedUpNorRestoredInto() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
