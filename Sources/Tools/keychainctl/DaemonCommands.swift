@@ -20,10 +20,19 @@ struct DaemonStart: ParsableCommand {
             valueName: "seconds"))
     var idleLockSeconds: Double?
 
+    @Option(
+        name: .customLong("tpm"),
+        help: ArgumentHelp(
+            "Seal the device secret to a TPM 2.0 you can open, with a counter against rollback: 'auto' "
+                + "(/dev/tpmrm0) or a tpm2-tss TCTI (Docs/TPM.md; when it starts one).",
+            valueName: "auto|tcti"))
+    var tpm: String?
+
     func run() throws {
         try KeychainCommand.run(handlesSecrets: false) {
             try refuseForSystemDaemon("start")
-            let arguments = idleLockSeconds.map { ["--idle-lock", String($0)] } ?? []
+            let arguments =
+                (idleLockSeconds.map { ["--idle-lock", String($0)] } ?? []) + (tpm.map { ["--tpm", $0] } ?? [])
             guard let status = try DaemonControl.status(starting: true, daemonArguments: arguments) else { return }
             print("keychaind is running (pid \(status.pid))")
         }

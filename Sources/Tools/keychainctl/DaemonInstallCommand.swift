@@ -15,7 +15,7 @@ struct DaemonInstall: ParsableCommand {
         commandName: "install",
         abstract:
             "Install systemd units for keychaind (keychaind.socket, keychaind.service): --user for this user, "
-                + "--system (as root) for every user of the machine."
+            + "--system (as root) for every user of the machine."
     )
 
     @Flag(name: .customLong("user"), help: "Install for this user (~/.config/systemd/user).")
@@ -29,11 +29,20 @@ struct DaemonInstall: ParsableCommand {
     )
     var system = false
 
+    @Flag(
+        name: .customLong("tpm"),
+        help: "With --user: seal the device secret to this machine's TPM (/dev/tpmrm0), which you must be able to open."
+    )
+    var tpm = false
+
     func run() throws {
         try KeychainCommand.run(handlesSecrets: false) {
             switch (user, system) {
             case (true, false): try installForUser()
-            case (false, true): try SystemUnits.install()
+            case (false, true) where !tpm: try SystemUnits.install()
+            case (false, true):
+                throw KeychainError(
+                    .errSecParam, "the system daemon uses the machine's TPM whenever it has one: --tpm is for --user")
             default:
                 throw KeychainError(
                     .errSecParam, "say --user (this user's daemon) or --system (the machine's, as root)")
@@ -45,7 +54,8 @@ struct DaemonInstall: ParsableCommand {
     /// `~/.config/systemd/user`.
     static func userUnitDirectory() -> URL {
         let environment = ProcessInfo.processInfo.environment
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
+        let config =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : nil }
             ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appendingPathComponent(".config")
         return config.appendingPathComponent("systemd/user")
     }
@@ -57,12 +67,13 @@ struct DaemonInstall: ParsableCommand {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try Self.socketUnit.write(
                 to: directory.appendingPathComponent("keychaind.socket"), atomically: true, encoding: .utf8)
-            try Self.serviceUnit(daemon).write(
+            try Self.serviceUnit(daemon + (tpm ? " --tpm auto" : "")).write(
                 to: directory.appendingPathComponent("keychaind.service"), atomically: true, encoding: .utf8)
         } catch {
             throw KeychainError(.errSecIO, "cannot write the units in \(directory.path): \(error.localizedDescription)")
         }
-        print("""
+        print(
+            """
             installed \(directory.path)/keychaind.socket and keychaind.service (ExecStart=\(daemon))
             enable them: systemctl --user daemon-reload && systemctl --user enable --now keychaind.socket
             """)

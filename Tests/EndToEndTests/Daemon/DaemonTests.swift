@@ -615,8 +615,47 @@ import Glibc
         #expect(socket.contains("SocketMode=0600"))
         let keychaind = CommandRunner.binary.deletingLastPathComponent().appendingPathComponent("keychaind")
             .resolvingSymlinksInPath().path
-        #expect(service.contains("ExecStart=\(keychaind)"))
+        #expect(service.contains("ExecStart=\(keychaind)\n"))
         #expect(try daemon.shell.run(["daemon", "install"]).status == 1, "--user is required")
+        let sealed = try daemon.shell.script(
+            "XDG_CONFIG_HOME='\(config.path)' \"$KEYCHAINCTL\" daemon install --user --tpm")
+        #expect(sealed.status == 0, "\(sealed.stderr)")
+        let withTPM = try String(contentsOf: units.appendingPathComponent("keychaind.service"), encoding: .utf8)
+        #expect(withTPM.contains("ExecStart=\(keychaind) --tpm auto\n"), "\(withTPM)")
+    }
+
+    /// The per-user daemon with a TPM (`daemon start --tpm`): the device secret is sealed and in
+    /// no file, an older copy of the files is refused, and without the TPM the keychain does
+    /// not open.
+    @Test func thePerUserDaemonCanSealTheDeviceSecretToATPM() throws {
+        let tpm = try SoftwareTPM()
+        defer { tpm.stop() }
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        let shell = daemon.shell
+        #expect(try shell.run(["daemon", "start", "--tpm", tpm.tcti]).status == 0)
+        #expect(try shell.addPassword("mail", account: "me", secret: "old"))
+        let keychain = shell.keychainDirectory
+        #expect(!FileManager.default.fileExists(atPath: keychain.appendingPathComponent("device-secret").path))
+        #expect(try shell.run(["status"]).stdout.contains("device secret: sealed to the TPM (\(tpm.tcti))"))
+
+        #expect(try shell.run(["daemon", "stop"]).status == 0)
+        let old = shell.home.appendingPathComponent("older-copy").path
+        #expect(system("cp -a '\(keychain.path)' '\(old)'") == 0)
+        #expect(try shell.run(["daemon", "start", "--tpm", tpm.tcti]).status == 0)
+        #expect(try shell.run(["delete-generic-password", "-s", "mail"]).status == 0)
+        #expect(try shell.run(["daemon", "stop"]).status == 0)
+        #expect(system("rm -rf '\(keychain.path)' && cp -a '\(old)' '\(keychain.path)'") == 0)
+        // keychaind starts, and says the keychain it serves does not open.
+        let started = try shell.run(["daemon", "start", "--tpm", tpm.tcti])
+        #expect(started.status != 0 && started.stderr.contains("older copy"), "\(started.stderr)")
+        let rolledBack = try shell.run(["find-generic-password", "-s", "mail", "-w"])
+        #expect(rolledBack.status != 0 && rolledBack.stderr.contains("older copy"), "\(rolledBack.stderr)")
+
+        // Stopped all the same, and started without the TPM: the keychain does not open.
+        #expect(try shell.run(["daemon", "stop"]).status == 0)
+        let withoutTPM = try shell.run(["find-generic-password", "-s", "mail", "-w"])
+        #expect(withoutTPM.stderr.contains("is sealed to a TPM"), "\(withoutTPM.stderr)")
     }
 
     @Test func aSocketHandedOverBySystemdIsServed() throws {

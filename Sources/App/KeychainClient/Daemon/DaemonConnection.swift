@@ -21,6 +21,8 @@ final class DaemonConnection {
     /// The process that connected: after a `fork`, the child must connect anew (the daemon
     /// answers only the process it identified).
     let owner = getpid()
+    /// The daemon's process, as the kernel recorded it when this connected.
+    let daemonPID: Int32
 
     /// The daemon stopped answering on this connection.
     enum Failure: Error {
@@ -71,6 +73,7 @@ final class DaemonConnection {
                 "the process listening on \(path) runs as uid \(uid), not \(listener); not trusting it")
         }
         self.descriptor = descriptor
+        daemonPID = pid
         try awaitGreeting()
     }
 

@@ -49,22 +49,27 @@ public enum DaemonControl {
     public static func stop(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(KeychainError) -> Int32? {
-        guard let running = try status(starting: false, environment: environment) else { return nil }
+        // The daemon's pid from the kernel, not from its status: a daemon whose keychain does
+        // not open (an older copy refused, a TPM missing) answers no status, and is stopped too.
+        let socket = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(
+            KeychainPaths.socketName
+        ).path
+        guard let running = try DaemonConnection(path: socket) else { return nil }
         let lockPath = KeychainPaths.runtimeDirectory(environment: environment).appendingPathComponent(
             KeychainPaths.daemonLockName
         ).path
         let lock = open(lockPath, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         guard lock >= 0 else { throw KeychainError(.errSecIO, "cannot open \(lockPath)") }
         defer { close(lock) }
-        kill(running.pid, SIGTERM)
+        kill(running.daemonPID, SIGTERM)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if flock(lock, LOCK_EX | LOCK_NB) == 0 {
                 flock(lock, LOCK_UN)
-                return running.pid
+                return running.daemonPID
             }
             usleep(20_000)
         }
-        throw KeychainError(.errSecIO, "keychaind (pid \(running.pid)) did not stop within 10 s")
+        throw KeychainError(.errSecIO, "keychaind (pid \(running.daemonPID)) did not stop within 10 s")
     }
 }
