@@ -120,8 +120,8 @@ extension Enclave {
         rollbackCounter?.record(generation)
     }
 
-    /// How the device secret is kept: the TPM that seals it and its counter's value now, or nil
-    /// for a file.
+    /// How the device secret is kept: the TPM that seals it, its counter's NV index and value
+    /// now; nothing when the secret is a file.
     public func deviceSecretProtection() -> KeychainProtection {
         guard let rollbackCounter else {
             return KeychainProtection(sealedBy: nil, counterIndex: nil, counterValue: nil)

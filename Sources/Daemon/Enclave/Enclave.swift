@@ -28,9 +28,13 @@ import Glibc
 /// - The owner's decisions: ``entitlements()``, ``changeEntitlements(_:)``.
 /// - The database's place beside the keybag: ``bindDatabase(inspect:stamp:)``,
 ///   ``recordDatabaseCommit(generation:)``, and the row ledger's tags (`RowLedgerAuthority`).
+/// - Backups: ``makeBackupWriter(password:)``, ``makeBackupReader(password:)``,
+///   ``sealForThisDevice(_:binding:attributes:)``, ``openSealedForThisDevice(_:)``.
+/// - How the device secret is kept: ``deviceSecretProtection()``.
 ///
 /// Files, in the keychain directory (``KeychainDirectory``: checked, mode 0700, opened by
-/// descriptor): `device-secret` (mode 0600, 32 random bytes), and, each authenticated with a
+/// descriptor): `device-secret` (mode 0600, 32 random bytes), or `device-secret.tpm` (the same
+/// sealed to a TPM, ``DeviceSecret``), and, each authenticated with a
 /// device-derived key, `keybag` (wrapped class keys, passcode parameters, the database's
 /// identity), `attempts` (the failed-attempt counter), `biometry`, `database-state` (the
 /// database's last durable generation); `enclave.lock` serialises processes.
