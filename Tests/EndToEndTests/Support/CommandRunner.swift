@@ -147,12 +147,14 @@ struct CommandRunner {
         return Int32(line.dropFirst(5))
     }
 
-    /// Stops the daemon (SIGTERM, then SIGKILL by pid if it lingers) and removes the files.
+    /// Stops the daemon (SIGTERM, then SIGKILL by pid if it lingers) and removes the files. The
+    /// pid comes from its status, or from `daemon stop`, which finds it from the kernel: a daemon
+    /// whose keychain does not open answers no status, and is stopped all the same.
     func cleanUp() {
-        if let pid = try? daemonPID() {
-            _ = try? run(["daemon", "stop"])
-            kill(pid, SIGKILL)
-        }
+        let known = try? daemonPID()
+        let stopped = try? run(["daemon", "stop"])
+        let named = stopped?.stdout.split(separator: " ").dropFirst(2).first.flatMap { Int32($0.dropLast()) }
+        for pid in Set([known ?? nil, named].compactMap { $0 }) { kill(pid, SIGKILL) }
         try? FileManager.default.removeItem(at: home)
         try? FileManager.default.removeItem(at: runtime)
     }

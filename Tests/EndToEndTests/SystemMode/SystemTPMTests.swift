@@ -55,6 +55,7 @@ extension SystemModeTests {
         let found = try thief.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"])
         #expect(found.status != 0 && found.stderr.contains("OSStatus -26275"), "\(found.stderr)")
         #expect(found.stderr.contains("does not unseal on this machine's TPM"), "\(found.stderr)")
+        print("the files on another machine, with its own TPM:\n\(found.stderr)")
         #expect(thief.daemonLog.contains("integrity check failed"), "\(thief.daemonLog)")
         // Without any TPM, the file that holds the secret is not there to take.
         thief.stop()
@@ -62,6 +63,7 @@ extension SystemModeTests {
         try thief.restart()
         let withoutTPM = try thief.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"])
         #expect(withoutTPM.status != 0 && withoutTPM.stderr.contains("is sealed to a TPM"), "\(withoutTPM.stderr)")
+        print("the files on another machine, without a TPM:\n\(withoutTPM.stderr)")
     }
 
     @Test func aCompleteOlderCopyOfTheFilesIsRefusedWithATPMAndNotWithout() throws {
