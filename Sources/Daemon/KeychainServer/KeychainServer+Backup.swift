@@ -254,6 +254,10 @@ struct RestoredItem {
         guard accessControl == nil || !synchronizable else {
             throw refused("a synchronizable item with an access control")
         }
+        guard record.attributes["tkid"] == nil else { throw refused("a token's item, which never leaves its device") }
+        guard accessControl?.control.flags.contains(.applicationPassword) != true else {
+            throw refused("an item under an app's password, which never leaves its device")
+        }
         self.itemClass = itemClass
         self.record = record
         self.secret = item.secret

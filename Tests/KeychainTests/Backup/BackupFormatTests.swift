@@ -92,6 +92,40 @@ import Testing
         }
     }
 
+    /// A file made by hand, under the right password, with items no backup holds in the clear:
+    /// each is refused with errSecDecode, and nothing of the file is restored.
+    @Test(arguments: [
+        ("a token's item", ["tkid": AttributeValue.string("com.apple.setoken")], Accessibility.whenUnlocked),
+        ("a WhenPasscodeSetThisDeviceOnly item", [:], .whenPasscodeSetThisDeviceOnly),
+        ("a ThisDeviceOnly item in the clear", [:], .afterFirstUnlockThisDeviceOnly),
+    ])
+    func itemsThatNeverLeaveTheirDeviceAreRefusedFromAMadeUpFile(
+        name: String, extra: [String: AttributeValue], accessibility: Accessibility
+    ) throws {
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        var attributes: [String: AttributeValue] = [
+            "agrp": .string("com.example.app"), "pdmn": .string(accessibility.rawValue), "sync": .bool(false),
+            "cdat": .date(date), "mdat": .date(date),
+        ]
+        attributes.merge(extra) { $1 }
+        let itemClass: ItemClass = extra["tkid"] != nil ? .key : .genericPassword
+        if itemClass == .genericPassword { attributes["acct"] = .string("made up") }
+        let madeUp = BackupRecord.item(
+            BackupItem(
+                itemClass: itemClass.rawValue, attributes: AttributeRecordEncoding.encode(attributes),
+                secret: SecretBytes(utf8: "s"), accessControl: nil))
+        let (file, _) = try Self.file([Self.item(0), madeUp])
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        #expect(throws: KeychainError.errSecDecode, "\(name)") {
+            _ = try SecItemAPITests.BackupTests.restore(file, into: keychain, password: "a backup password")
+        }
+        guard case .count(let count) = try keychain.perform(.countItems(accessibility: nil)) else {
+            throw KeychainError.errSecInternalComponent
+        }
+        #expect(count == 0, "\(name) restored something")
+    }
+
     @Test func aHundredThousandItemsAreBackedUpAndRestored() throws {
         let count = 100_000
         let (file, _) = try Self.file((0..<count).map { Self.item($0) })
