@@ -13,7 +13,7 @@ import Testing
     /// What holds the keys, and the server in a process of its own or embedded in one.
     static let daemonSide: Set = [
         "StorageContracts", "Enclave", "KeychainStore", "Biometrics", "KeychainPrompt", "KeychainServer",
-        "KeychainEmbedded", "KeychainDaemon", "CKeychaindStartup", "keychaind",
+        "KeychainEmbedded", "KeychainDaemon", "CKeychaindStartup", "CKeychainTPM", "keychaind",
     ]
     /// Packages only the daemon side may link: SQLite through GRDB, and the daemon's plumbing.
     static let daemonPackages: Set = ["GRDB", "GRDBSQLite", "ServiceLifecycle", "Logging"]
