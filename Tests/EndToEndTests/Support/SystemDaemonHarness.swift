@@ -38,10 +38,12 @@ final class SystemDaemonHarness {
     /// Starts a system daemon run as `user` with these capabilities (setpriv's names), given
     /// as systemd's `AmbientCapabilities=` would give them, and at most `descriptorLimit` open
     /// files (systemd's default for a service is 1,024 soft), reaching `systemBus` (an
-    /// address) as its system bus, with `extraArguments` after the harness's own.
+    /// address) as its system bus, with `extraArguments` after the harness's own. Without a TPM
+    /// by default (`--tpm none`): a machine's own TPM, should the test machine have one the
+    /// daemon can open, would get an NV counter from every test's keychain.
     init(
         user: LocalUser? = nil, capabilities: [String] = ["sys_ptrace"], descriptorLimit: Int? = nil,
-        systemBus: String = "unix:path=/nonexistent", extraArguments: [String] = []
+        systemBus: String = "unix:path=/nonexistent", extraArguments: [String] = ["--tpm", "none"]
     ) throws {
         self.extraArguments = extraArguments
         self.user = try user ?? LocalUser.daemon()

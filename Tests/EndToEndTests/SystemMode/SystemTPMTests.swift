@@ -147,7 +147,7 @@ extension SystemModeTests {
     }
 
     @Test func withoutATPMTheSecretIsAFileAndStatusSaysSo() throws {
-        let daemon = try SystemDaemonHarness()
+        let daemon = try SystemDaemonHarness(extraArguments: ["--tpm", "auto"])
         defer { daemon.cleanUp() }
         let alice = try LocalUser.alice()
         #expect(
