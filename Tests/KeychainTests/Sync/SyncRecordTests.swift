@@ -1,0 +1,91 @@
+import Crypto
+import Foundation
+import KeychainProtocol
+import Testing
+
+@testable import Enclave
+
+/// The sync record (Docs/Sync.md, "The records"): what the remote stores of an item. It opens
+/// only with the circle's key, only as written by its signer, only under its own name; its size
+/// says only its bucket; and every byte altered is refused with errSecDecode.
+@Suite struct SyncRecordTests {
+    static let key = SymmetricKey(size: .bits256)
+    static let signer = P256.Signing.PrivateKey()
+    static let clock = SyncTimestamp(milliseconds: 1_700_000_000_000, counter: 2, device: Data(repeating: 7, count: 16))
+    static let name = Data(repeating: 0xAB, count: 16)
+
+    static func record(
+        secret: String = "s3cret", attributes: [String: AttributeValue] = ["acct": .string("me")]
+    )
+        throws -> SyncRecord
+    {
+        try SyncRecord.make(
+            .item(
+                itemClass: "genp", attributes: AttributeRecordEncoding.encode(attributes),
+                secret: SecretBytes(utf8: secret)), epoch: 3, name: name, clock: clock, key: key, signer: signer)
+    }
+
+    @Test func aRecordOpensAsWrittenAndSaysNothingInTheClear() throws {
+        let record = try Self.record()
+        let read = try SyncRecord.decode(record.encoded)
+        try read.verify(signer: Self.signer.publicKey)
+        guard case .item(let itemClass, let attributes, let secret) = try read.open(key: Self.key) else {
+            Issue.record("not an item")
+            return
+        }
+        #expect(itemClass == "genp" && secret.copyData() == Data("s3cret".utf8))
+        #expect(try AttributeRecordEncoding.decode(attributes) == ["acct": .string("me")])
+        #expect(
+            read.epoch == 3 && read.name == Self.name && read.clock == Self.clock && read.writer == Self.clock.device)
+        for clear in ["s3cret", "acct", "me", "genp"] {
+            #expect(record.encoded.range(of: Data(clear.utf8)) == nil, "\(clear) is in the clear")
+        }
+        let tombstone = try SyncRecord.make(
+            .tombstone, epoch: 3, name: Self.name, clock: Self.clock, key: Self.key, signer: Self.signer)
+        guard case .tombstone = try SyncRecord.decode(tombstone.encoded).open(key: Self.key) else {
+            Issue.record("not a tombstone")
+            return
+        }
+    }
+
+    @Test func sizesSayOnlyTheBucket() throws {
+        let small = try Self.record(secret: "a").encoded.count
+        let larger = try Self.record(secret: String(repeating: "a", count: 400)).encoded.count
+        let tombstone = try SyncRecord.make(
+            .tombstone, epoch: 3, name: Self.name, clock: Self.clock, key: Self.key, signer: Self.signer
+        ).encoded.count
+        #expect(small == larger && small == tombstone)
+        #expect(small == SyncRecord.headerSize + 4 + 512 + SyncRecord.signatureSize)
+        let next = try Self.record(secret: String(repeating: "a", count: 600)).encoded.count
+        #expect(next == SyncRecord.headerSize + 4 + 2048 + SyncRecord.signatureSize)
+        // An item at the keychain's limits still fits the largest bucket.
+        var many: [String: AttributeValue] = [:]
+        for index in 0..<KeychainLimits.maximumAttributeCount {
+            many["attribute\(index)"] = .data(Data(repeating: 1, count: KeychainLimits.maximumAttributeSize))
+        }
+        #expect(
+            try Self.record(secret: String(repeating: "a", count: KeychainLimits.maximumSecretSize), attributes: many)
+                .encoded.count == SyncRecord.headerSize + 4 + (512 << 10) + SyncRecord.signatureSize)
+    }
+
+    @Test func everyAlteredByteAnotherSignerOrAnotherKeyIsRefused() throws {
+        let bytes = try Self.record().encoded
+        for index in bytes.indices {
+            var altered = bytes
+            altered[index] ^= 0x01
+            #expect(throws: KeychainError.errSecDecode, "byte \(index) flipped") {
+                let record = try SyncRecord.decode(altered)
+                try record.verify(signer: Self.signer.publicKey)
+                _ = try record.open(key: Self.key)
+            }
+        }
+        let record = try SyncRecord.decode(bytes)
+        #expect(throws: KeychainError.errSecDecode) { try record.verify(signer: P256.Signing.PrivateKey().publicKey) }
+        #expect(throws: KeychainError.errSecDecode) { _ = try record.open(key: SymmetricKey(size: .bits256)) }
+        // The sealed content under another record's name does not open, whoever signed it: the
+        // name is bound to it.
+        var moved = record
+        moved.name = Data(repeating: 0xCD, count: 16)
+        #expect(throws: KeychainError.errSecDecode) { _ = try moved.open(key: Self.key) }
+    }
+}
