@@ -1,0 +1,163 @@
+import Crypto
+import Foundation
+import KeychainProtocol
+
+/// The circle's list of devices (Docs/Sync.md, "The circle of devices"): its members, each a name
+/// and an identity public key, the sync key's epoch, and a version one higher than the last,
+/// signed by a member of the version before it. A device keeps the last list it accepted and
+/// refuses one that is older, or signed by anyone not in it: write access to the remote alone
+/// adds nobody, and brings nobody back.
+///
+/// Layout: `swift-keychain device list v1`, the version (8 bytes), the epoch (4), the number of
+/// members (4) and each member sorted by id (its id, 16 bytes; its name; its public key, X9.63),
+/// the signer's id (16), then the signer's ECDSA P-256 signature (64 bytes, raw) over all of it.
+struct SyncDeviceList: Sendable, Equatable {
+    /// A device of the circle.
+    struct Member: Sendable, Hashable {
+        var name: String
+        /// The identity public key, X9.63 (65 bytes).
+        var publicKey: Data
+
+        /// The first 16 bytes of SHA-256 of the public key.
+        var id: Data { Data(SHA256.hash(data: publicKey).prefix(16)) }
+    }
+
+    private static let label = "swift-keychain device list v1"
+
+    var version: UInt64
+    var epoch: UInt32
+    /// Sorted by id.
+    private(set) var members: [Member]
+    var signer: Data
+    var signature: Data
+
+    /// The first list of a circle: its one device, which signs it.
+    static func first(name: String, identity: P256.Signing.PrivateKey) throws(KeychainError) -> SyncDeviceList {
+        var list = SyncDeviceList(
+            version: 1, epoch: 1,
+            members: [Member(name: name, publicKey: identity.publicKey.x963Representation)], signer: Data(),
+            signature: Data())
+        try list.sign(with: identity)
+        return list
+    }
+
+    /// The next version, with `members` and `epoch` (a new one when a device leaves), signed by
+    /// `identity`, which must be a member of this one.
+    func next(
+        members: [Member], epoch: UInt32, signedBy identity: P256.Signing.PrivateKey
+    ) throws(KeychainError)
+        -> SyncDeviceList
+    {
+        guard self.members.contains(where: { $0.publicKey == identity.publicKey.x963Representation }) else {
+            throw KeychainError(.errSecParam, "only a device of the circle changes its list")
+        }
+        var list = SyncDeviceList(
+            version: version + 1, epoch: epoch, members: members.sorted { $0.id.lexicographicallyPrecedes($1.id) },
+            signer: Data(), signature: Data())
+        try list.sign(with: identity)
+        return list
+    }
+
+    private mutating func sign(with identity: P256.Signing.PrivateKey) throws(KeychainError) {
+        signer = Member(name: "", publicKey: identity.publicKey.x963Representation).id
+        do {
+            signature = try identity.signature(for: body).rawRepresentation
+        } catch {
+            throw KeychainError(.errSecInternalComponent, "signing the device list failed: \(error)")
+        }
+    }
+
+    private var body: Data {
+        var writer = WireWriter()
+        writer.string(Self.label)
+        writer.u64(version)
+        writer.u32(epoch)
+        writer.array(members) { writer, member in
+            writer.data(member.id)
+            writer.string(member.name)
+            writer.data(member.publicKey)
+        }
+        writer.data(signer)
+        return Data(writer.finish())
+    }
+
+    /// The list's bytes, as the remote stores them.
+    var encoded: Data { body + signature }
+
+    /// Reads a list's structure; it is trusted only once ``accept(after:trusting:)`` says so.
+    ///
+    /// - Throws: `errSecDecode` for anything that is not a list of this format.
+    static func decode(_ bytes: Data) throws(KeychainError) -> SyncDeviceList {
+        let malformed = KeychainError(.errSecDecode, "the circle's device list on the remote is malformed")
+        guard bytes.count > 64 else { throw malformed }
+        var reader = WireReader(Array(bytes.dropLast(64)))
+        do throws(WireError) {
+            guard try reader.string(max: 64) == label else { throw WireError("another format") }
+            let version = try reader.u64()
+            let epoch = try reader.u32()
+            let members = try reader.array(max: 256) { (reader: inout WireReader) throws(WireError) -> Member in
+                let id = try reader.data(max: 16)
+                let member = Member(name: try reader.string(max: 256), publicKey: try reader.data(max: 65))
+                guard member.id == id else { throw WireError("a member whose id is not its key's") }
+                return member
+            }
+            let signer = try reader.data(max: 16)
+            try reader.finish()
+            let list = SyncDeviceList(
+                version: version, epoch: epoch, members: members, signer: signer, signature: Data(bytes.suffix(64)))
+            guard list.members == members.sorted(by: { $0.id.lexicographicallyPrecedes($1.id) }) else {
+                throw WireError("members out of order")
+            }
+            return list
+        } catch {
+            throw malformed
+        }
+    }
+
+    /// Checks this list against the last one this device accepted (`previous`): a later
+    /// version, signed by one of `previous`'s members. A device that has accepted none yet (it
+    /// is joining) takes the first list, signed by its only member, or a list signed by the
+    /// member whose key it compared with a short code (`trusting`).
+    ///
+    /// - Throws: `errSecDecode` for a list that is not later, not signed by a member, or whose
+    ///   signature fails: an older list replayed, or a list written by someone outside the circle.
+    func accept(after previous: SyncDeviceList?, trusting approver: Data? = nil) throws(KeychainError) {
+        let refused = { (why: String) in
+            KeychainError(.errSecDecode, "the circle's device list on the remote is refused: \(why)")
+        }
+        let signerKey: Data
+        if let previous {
+            guard version > previous.version else {
+                throw refused("it is version \(version), and this device has accepted version \(previous.version)")
+            }
+            guard let member = previous.members.first(where: { $0.id == signer }) else {
+                throw refused("it is signed by a device that is not in the circle")
+            }
+            signerKey = member.publicKey
+        } else if let approver {
+            guard Member(name: "", publicKey: approver).id == signer else {
+                throw refused("it is not signed by the device whose code was compared")
+            }
+            signerKey = approver
+        } else {
+            guard version == 1, members.count == 1, members[0].id == signer else {
+                throw refused("it is not a circle's first list, and no device of the circle vouches for it")
+            }
+            signerKey = members[0].publicKey
+        }
+        guard let key = try? P256.Signing.PublicKey(x963Representation: signerKey),
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+            key.isValidSignature(signature, for: body)
+        else { throw refused("its signature fails") }
+    }
+
+    /// The six digits both devices show when one asks to join (`joining`'s public key) and the
+    /// other approves (`member`'s): the owner compares them, so that nobody between the two (the
+    /// remote) can put a key of theirs in place of the new device's.
+    static func shortCode(member: Data, joining: Data) -> String {
+        let digest = SHA256.hash(data: member + joining)
+        let number = digest.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } % 1_000_000
+        let digits = String(number)
+        return String(repeating: "0", count: 6 - digits.count) + digits
+    }
+}
