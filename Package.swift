@@ -119,6 +119,11 @@ let package = Package(
                 cryptoExtras,
             ],
             path: "Sources/Daemon/Enclave", swiftSettings: strict),
+        // Sync's transport: the circle's files on a remote the person has (git). Moves only
+        // ciphertext; never a key.
+        .target(
+            name: "KeychainSync", dependencies: ["KeychainProtocol", "KeychainSupport", "CKeychainSupport"],
+            path: "Sources/Daemon/KeychainSync", swiftSettings: strict),
         // A TPM 2.0 through tpm2-tss's ESAPI, loaded when a keychain first opens one (libtss2-dev
         // to build): the device secret sealed to it, and a monotonic counter in its NV memory.
         .target(name: "CKeychainTPM", path: "Sources/Daemon/CKeychainTPM"),
@@ -278,7 +283,7 @@ let package = Package(
             name: "KeychainTests",
             dependencies: [
                 "Keychain", "KeychainEmbedded", "KeychainServer", "Enclave", "KeychainStore", "StorageContracts",
-                "KeychainSupport",
+                "KeychainSupport", "KeychainSync",
                 "KeychainProtocol", "KeychainPrompt", "LocalAuthentication", "Biometrics", "KeychainSSH",
                 "SecretService",
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "X509", package: "swift-certificates"),

@@ -13,7 +13,7 @@ import Testing
     /// What holds the keys, and the server in a process of its own or embedded in one.
     static let daemonSide: Set = [
         "StorageContracts", "Enclave", "KeychainStore", "Biometrics", "KeychainPrompt", "KeychainServer",
-        "KeychainEmbedded", "KeychainDaemon", "CKeychaindStartup", "CKeychainTPM", "keychaind",
+        "KeychainEmbedded", "KeychainDaemon", "CKeychaindStartup", "CKeychainTPM", "KeychainSync", "keychaind",
     ]
     /// Packages only the daemon side may link: SQLite through GRDB, and the daemon's plumbing.
     static let daemonPackages: Set = ["GRDB", "GRDBSQLite", "ServiceLifecycle", "Logging"]
@@ -36,9 +36,10 @@ import Testing
             let targets: [Target]
         }
         let manifest = try JSONDecoder().decode(Manifest.self, from: Data(output.stdout.utf8))
-        return Dictionary(uniqueKeysWithValues: manifest.targets.map { target in
-            (target.name, target.dependencies.compactMap { $0.values.first?.first ?? nil })
-        })
+        return Dictionary(
+            uniqueKeysWithValues: manifest.targets.map { target in
+                (target.name, target.dependencies.compactMap { $0.values.first?.first ?? nil })
+            })
     }
 
     /// Every target `name` depends on, directly or through others.
