@@ -150,7 +150,7 @@ let package = Package(
             name: "KeychainServer",
             dependencies: [
                 "KeychainProtocol", "KeychainSupport", "StorageContracts", "Enclave", "KeychainStore", "Biometrics",
-                "KeychainPrompt",
+                "KeychainPrompt", "KeychainSync",
                 crypto,
             ],
             path: "Sources/Daemon/KeychainServer", swiftSettings: strict),

@@ -61,17 +61,7 @@ extension Enclave {
         if let callerGroups, !callerGroups.contains(sealed.accessGroup) {
             throw KeychainError(.errSecItemNotFound, "the key belongs to an access group the caller is not in")
         }
-        var raw: Data
-        do {
-            let box = try AES.GCM.SealedBox(combined: sealed.sealedPrivateKey)
-            raw = try AES.GCM.open(
-                box, using: try enclaveKeySealingKey(sealed.accessibility),
-                authenticating: Self.associatedDataLabel + sealed.clearFields)
-        } catch let error as KeychainError {
-            throw error
-        } catch {
-            throw KeychainError(.errSecDecode, "the key was not made by this keychain's Enclave, or was altered")
-        }
+        var raw = try openEnclaveKey(sealed)
         defer { raw.resetBytes(in: 0..<raw.count) }
         // Checked only once the key is known to be this Enclave's: its access control is then
         // the one it was made with.
@@ -93,6 +83,23 @@ extension Enclave {
             throw error
         } catch {
             throw KeychainError(.errSecInternalComponent, "the Enclave key operation failed")
+        }
+    }
+
+    /// A sealed key's private key (raw): wipe it after use.
+    ///
+    /// - Throws: errSecDecode for a key this Enclave did not make; errSecInteractionNotAllowed
+    ///   when its class is locked.
+    func openEnclaveKey(_ sealed: SealedEnclaveKey) throws(KeychainError) -> Data {
+        do {
+            let box = try AES.GCM.SealedBox(combined: sealed.sealedPrivateKey)
+            return try AES.GCM.open(
+                box, using: try enclaveKeySealingKey(sealed.accessibility),
+                authenticating: Self.associatedDataLabel + sealed.clearFields)
+        } catch let error as KeychainError {
+            throw error
+        } catch {
+            throw KeychainError(.errSecDecode, "the key was not made by this keychain's Enclave, or was altered")
         }
     }
 

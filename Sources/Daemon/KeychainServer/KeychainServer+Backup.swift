@@ -183,12 +183,12 @@ extension KeychainServer {
         }
     }
 
-    private static func modified(_ record: ItemRecord) -> Date {
+    static func modified(_ record: ItemRecord) -> Date {
         guard case .date(let date)? = record.attributes[CommonAttribute.modificationDate] else { return .distantPast }
         return date
     }
 
-    private func requireUnlocked(_ why: String) throws(KeychainError) {
+    func requireUnlocked(_ why: String) throws(KeychainError) {
         guard try enclave.status().isUnlocked else {
             throw KeychainError(
                 .errSecInteractionNotAllowed, "the keychain is locked: unlock it first (\(why))")

@@ -20,7 +20,7 @@ extension KeychainServer {
     ) throws(KeychainError) -> KeychainReply {
         switch request {
         case .add, .setPasscode, .awaitBiometricMatch, .enrollFinger, .removeFinger, .setSimulatedSensor,
-            .simulateTouch, .createEnclaveKey, .beginRestore, .restoreChunk, .finishRestore:
+            .simulateTouch, .createEnclaveKey, .beginRestore, .restoreChunk, .finishRestore, .sync:
             throw KeychainError(.errSecInternalComponent, "a request that creates the keychain was sent without one")
         case .useEnclaveKey:
             throw KeychainError(.errSecDecode, "no keychain exists yet, so no key is this keychain's Enclave's")

@@ -5,6 +5,7 @@ import KeychainPrompt
 import KeychainProtocol
 import KeychainStore
 import KeychainSupport
+import KeychainSync
 import Synchronization
 
 /// SecItem semantics (uniqueness, queries, update and delete of every match, Apple's error
@@ -33,6 +34,11 @@ public final class KeychainServer: Sendable {
     let itemGrantsForConnection = Mutex<[UInt64: Set<SecretServiceItemGrant>]>([:])
     /// The backups and restores under way, by connection.
     let transfers = BackupTransfers()
+    /// One sync command at a time (Docs/Sync.md).
+    let syncInProgress = Mutex(())
+    /// Makes the transport to a sync remote, given its clone's directory: git, unless a test
+    /// gives another (``useSyncTransport(_:)``).
+    let syncTransports = Mutex<@Sendable (String, URL) -> any SyncTransport>(KeychainServer.gitTransport)
 
     /// Opens the keychain in `directory`: the Enclave's files, then the database
     /// `keychain.db`, admitted only when it belongs with the keybag
@@ -263,6 +269,8 @@ public final class KeychainServer: Sendable {
             return .restored(try finishRestore(caller: caller))
         case .keychainProtection:
             return .keychainProtection(enclave.deviceSecretProtection())
+        case .sync(let command):
+            return .sync(try sync(command, caller: caller))
         case .eraseUnopenableKeychain:
             // An open keychain is erased with its passcode; OnDemandKeychain handles the rest.
             _ = try enclave.status()

@@ -187,6 +187,9 @@ public enum KeychainRequest: Sendable {
     /// How the device secret is kept: in a file, or sealed to a TPM with a counter against
     /// rollback (`keychainProtection`).
     case keychainProtection
+    /// Sync across the owner's devices (`sync`): set up, join, sync now, status, approve a
+    /// device, remove one.
+    case sync(SyncCommand)
 
     /// The largest part of a backup file a ``restoreChunk(_:)`` carries.
     public static let maximumRestoreChunk = 512 << 10
@@ -234,4 +237,6 @@ public enum KeychainReply: Sendable {
     case restored(RestoreReport)
     /// How the device secret is kept.
     case keychainProtection(KeychainProtection)
+    /// Where sync stands.
+    case sync(SyncReport)
 }

@@ -59,6 +59,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case restoreChunk = 51
     case finishRestore = 52
     case keychainProtection = 53
+    case sync = 54
 
     /// This request's facts.
     public var facts: RequestFacts {
@@ -103,6 +104,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .continueBackup: RequestFacts(needsOwnerSession: true, audit: .backup)
         case .beginRestore, .restoreChunk: RequestFacts(createsKeychain: true, needsOwnerSession: true)
         case .finishRestore: RequestFacts(createsKeychain: true, needsOwnerSession: true, audit: .restore)
+        case .sync: RequestFacts(createsKeychain: true, needsOwnerSession: true, audit: .sync)
         }
     }
 }
@@ -175,6 +177,8 @@ public struct RequestFacts: Sendable, Equatable {
         case backup
         /// A backup was restored: what it did.
         case restore
+        /// The owner set up, joined, changed or ran sync: what it refused of the remote.
+        case sync
     }
 
     /// Who answers it.
@@ -278,6 +282,7 @@ extension KeychainRequest {
         case .restoreChunk: .restoreChunk
         case .finishRestore: .finishRestore
         case .keychainProtection: .keychainProtection
+        case .sync: .sync
         }
     }
 }

@@ -52,7 +52,7 @@ struct GenericPasswordLookup {
                 itemClass: .genericPassword,
                 attributes: ItemCommands.attributes([
                     (kSecAttrService as String, service), (kSecAttrAccount as String, account),
-                ]))
+                ]), synchronizable: .any)
             query.accessGroup = accessGroup
             try ItemCommands.find(query, secretOnly: secretOnly, firstReplyCame: firstReplyCame)
         }

@@ -10,7 +10,8 @@ enum ItemCommands {
             _ = try ProcessKeychain.perform(.add(item))
         } catch {
             guard updateExisting, error.status == KeychainError.errSecDuplicateItem.status else { throw error }
-            let query = ItemQuery(itemClass: item.itemClass, attributes: key)
+            let query = ItemQuery(
+                itemClass: item.itemClass, attributes: key, synchronizable: item.synchronizable ? .yes : .no)
             var changes = ItemChanges(
                 attributes: item.attributes, accessibility: item.accessibility, secret: item.secret)
             changes.accessControl = item.accessControl
@@ -125,6 +126,11 @@ struct AddGenericPassword: ParsableCommand {
     )
     var accessControl: AccessControlArgument?
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false
+    @Flag(
+        help: ArgumentHelp(
+            "Sync it to your other machines (kSecAttrSynchronizable; `keychainctl sync`): not with an access "
+                + "control or a ThisDeviceOnly accessibility."))
+    var synchronizable = false
     @Flag(help: "Accept an empty secret (refused otherwise, as an empty standard input is nearly always a mistake).")
     var allowEmpty = false
     @Option(name: .customShort("w"), help: .hidden) var secretInArguments: String?
@@ -145,6 +151,7 @@ struct AddGenericPassword: ParsableCommand {
                 ) { a, _ in a },
                 accessibility: accessible, secret: try SecretInput.itemSecret(allowEmpty: allowEmpty))
             item.accessGroup = accessGroup
+            item.synchronizable = synchronizable
             if let accessControl {
                 item.accessControl = try AccessControl(
                     protection: accessible ?? .whenPasscodeSetThisDeviceOnly, flags: accessControl.flags)
@@ -157,7 +164,7 @@ struct AddGenericPassword: ParsableCommand {
 
 struct FindGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Find a generic password; print its attributes, or with -w only its secret.")
+        abstract: "Find a generic password, synchronizable or not; print its attributes, or with -w only its secret.")
     @Option(name: .customShort("s"), help: .service) var service: String?
     @Option(name: .customShort("a"), help: .account) var account: String?
     @Option(
@@ -175,7 +182,7 @@ struct FindGenericPassword: ParsableCommand {
 
 struct DeleteGenericPassword: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Delete the generic password that matches; several only with --all.")
+        abstract: "Delete the generic password that matches, synchronizable or not; several only with --all.")
     @Option(name: .customShort("s"), help: .service)
     var service: String?
     @Option(name: .customShort("a"), help: .account)
@@ -187,7 +194,8 @@ struct DeleteGenericPassword: ParsableCommand {
             let attributes = ItemCommands.attributes([
                 (kSecAttrService as String, service), (kSecAttrAccount as String, account),
             ])
-            try ItemCommands.delete(ItemQuery(itemClass: .genericPassword, attributes: attributes), all: all)
+            try ItemCommands.delete(
+                ItemQuery(itemClass: .genericPassword, attributes: attributes, synchronizable: .any), all: all)
         }
     }
 }

@@ -25,6 +25,7 @@ struct KeychainCtl: ParsableCommand {
             AddInternetPassword.self, FindInternetPassword.self, DeleteInternetPassword.self,
             DumpKeychain.self, Biometry.self, Authenticate.self, Erase.self, Daemon.self, Owner.self, Apps.self,
             SSH.self, SSHAgentCommand.self, PromptAgent.self, Import.self, PAM.self, Backup.self, Restore.self,
+            Sync.self,
         ])
 
     /// Refuses arguments that are not UTF-8 before parsing: Swift would replace the bad bytes

@@ -50,7 +50,7 @@ final class SoftwareTPM {
 
     /// A port whose number and the next are both free on 127.0.0.1 (the server's and the
     /// control channel's).
-    private static func freePorts() throws -> UInt16 {
+    static func freePorts() throws -> UInt16 {
         for _ in 0..<50 {
             let port = UInt16.random(in: 20_000...60_000)
             if bindable(port) && bindable(port + 1) { return port }
@@ -79,5 +79,5 @@ final class SoftwareTPM {
 
     private static func bindable(_ port: UInt16) -> Bool { succeeds(port, bind) }
 
-    private static func accepts(_ port: UInt16) -> Bool { succeeds(port, connect) }
+    static func accepts(_ port: UInt16) -> Bool { succeeds(port, connect) }
 }

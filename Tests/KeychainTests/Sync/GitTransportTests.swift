@@ -49,11 +49,14 @@ import Testing
 
     @Test func whatTheRemoteHoldsIsReadAsHostile() throws {
         defer { try? FileManager.default.removeItem(at: base) }
-        // Someone with write access to the remote puts a link to a file of this machine there.
+        // Someone with write access to the remote puts links to a file and a directory of this
+        // machine there.
         let hostile = base.appendingPathComponent("hostile")
         #expect(try Self.git.run(["clone", "-q", remote, hostile.path], in: base).status == 0)
         try FileManager.default.createSymbolicLink(
             atPath: hostile.appendingPathComponent("leak").path, withDestinationPath: "/etc/passwd")
+        try FileManager.default.createSymbolicLink(
+            atPath: hostile.appendingPathComponent("devices").path, withDestinationPath: "/etc")
         try Data([1]).write(to: hostile.appendingPathComponent("record"))
         for arguments in [
             ["add", "-A"], ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "x"],

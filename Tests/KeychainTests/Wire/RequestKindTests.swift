@@ -20,7 +20,7 @@ import Testing
         .servePrompts: 38, .unlockBySheet: 39, .openOwnerSessionBySheet: 40, .actForProcess: 41,
         .searchSecretItems: 42, .readOtherAppSecretItem: 43, .allowOtherAppSecretItem: 44, .unlockByBiometry: 45,
         .openLoginSession: 46, .closeLoginSession: 47, .beginBackup: 48, .continueBackup: 49, .beginRestore: 50,
-        .restoreChunk: 51, .finishRestore: 52, .keychainProtection: 53,
+        .restoreChunk: 51, .finishRestore: 52, .keychainProtection: 53, .sync: 54,
     ]
 
     @Test func tagsNeverMove() {

@@ -103,6 +103,9 @@ import Testing
             .beginBackup(password: SecretBytes(utf8: "backup password")), .continueBackup,
             .beginRestore(password: SecretBytes(utf8: "backup password"), replacing: true),
             .restoreChunk(SecretBytes(Data([0x89, 0x4B, 0x43]))), .finishRestore, .keychainProtection,
+            .sync(.setUp(remote: "git@host:me/keychain.git", deviceName: "laptop")),
+            .sync(.join(remote: "/srv/keychain.git", deviceName: "server")), .sync(.confirmJoin(code: "012345")),
+            .sync(.now), .sync(.status), .sync(.approve(code: "987654")), .sync(.removeDevice("0a1b2c3d")),
         ]
     }
 
@@ -161,6 +164,19 @@ import Testing
                     KeychainProtection(
                         sealedBy: "device:/dev/tpmrm0", counterIndex: 0x0100_1234, counterValue: 1 << 40))),
             .success(.keychainProtection(KeychainProtection(sealedBy: nil, counterIndex: nil, counterValue: nil))),
+            .success(.sync(SyncReport(membership: .none))),
+            .success(
+                .sync(
+                    SyncReport(
+                        membership: .member, remote: "git://127.0.0.1/circle.git",
+                        members: [
+                            SyncReport.Device(id: "00ff", name: "laptop", code: nil, isThisDevice: true),
+                            SyncReport.Device(id: "11ee", name: "desktop", code: "123456", isThisDevice: false),
+                        ],
+                        requests: [SyncReport.Device(id: "22dd", name: "server", code: "654321", isThisDevice: false)],
+                        epoch: 3, lastSync: Date(timeIntervalSince1970: 1_800_000_000.5),
+                        failingSince: Date(timeIntervalSince1970: 1_800_000_100), lastError: "unreachable",
+                        published: 7, applied: 2, refused: ["a record was moved"]))),
             .failure(KeychainError(status: -25308, message: "é needs a prompt", requiredAuthentication: control)),
             .failure(KeychainError(.errSecItemNotFound, "nothing")),
         ]

@@ -4,28 +4,28 @@ import Foundation
 /// device: its timestamps follow the wall clock, never go backwards when the wall clock does,
 /// and are always later than every timestamp the device has seen from others, so that a change
 /// made after seeing another is ordered after it on every machine, whatever their clocks say.
-struct HybridLogicalClock: Sendable {
+public struct HybridLogicalClock: Sendable {
     /// This device's id (16 bytes), the last part of each timestamp.
-    let device: Data
+    public let device: Data
     /// The latest timestamp made or seen.
-    private(set) var last: SyncTimestamp
+    public private(set) var last: SyncTimestamp
 
     /// A clock that has made nothing yet, or that resumes from `last` (kept durably, so that a
     /// restart never goes back).
-    init(device: Data, last: SyncTimestamp? = nil) {
+    public init(device: Data, last: SyncTimestamp? = nil) {
         self.device = device
         self.last = last ?? SyncTimestamp(milliseconds: 0, counter: 0, device: device)
     }
 
     /// The timestamp of a change made now, at wall-clock `now` (milliseconds): later than any
     /// timestamp made or seen before.
-    mutating func tick(now: UInt64) -> SyncTimestamp {
+    public mutating func tick(now: UInt64) -> SyncTimestamp {
         advance(past: last.milliseconds, now: now)
     }
 
     /// Takes in a timestamp seen in another device's record, so that this device's next change
     /// is ordered after it.
-    mutating func observe(_ seen: SyncTimestamp, now: UInt64) {
+    public mutating func observe(_ seen: SyncTimestamp, now: UInt64) {
         guard seen > last else { return }
         let physical = max(last.milliseconds, seen.milliseconds, now)
         let counter: UInt16

@@ -11,24 +11,34 @@ import KeychainProtocol
 /// Layout: `swift-keychain device list v1`, the version (8 bytes), the epoch (4), the number of
 /// members (4) and each member sorted by id (its id, 16 bytes; its name; its public key, X9.63),
 /// the signer's id (16), then the signer's ECDSA P-256 signature (64 bytes, raw) over all of it.
-struct SyncDeviceList: Sendable, Equatable {
+public struct SyncDeviceList: Sendable, Equatable {
     /// A device of the circle.
-    struct Member: Sendable, Hashable {
-        var name: String
+    public struct Member: Sendable, Hashable {
+        /// The name the owner gave it.
+        public var name: String
         /// The identity public key, X9.63 (65 bytes).
-        var publicKey: Data
+        public var publicKey: Data
 
         /// The first 16 bytes of SHA-256 of the public key.
-        var id: Data { Data(SHA256.hash(data: publicKey).prefix(16)) }
+        /// A member.
+        public init(name: String, publicKey: Data) {
+            self.name = name
+            self.publicKey = publicKey
+        }
+
+        public var id: Data { Data(SHA256.hash(data: publicKey).prefix(16)) }
     }
 
     private static let label = "swift-keychain device list v1"
 
-    var version: UInt64
-    var epoch: UInt32
+    /// One more than the list before it.
+    public var version: UInt64
+    /// The sync key's epoch.
+    public var epoch: UInt32
     /// Sorted by id.
-    private(set) var members: [Member]
-    var signer: Data
+    public private(set) var members: [Member]
+    /// The id of the member that signed it.
+    public var signer: Data
     var signature: Data
 
     /// The first list of a circle: its one device, which signs it.
@@ -82,12 +92,12 @@ struct SyncDeviceList: Sendable, Equatable {
     }
 
     /// The list's bytes, as the remote stores them.
-    var encoded: Data { body + signature }
+    public var encoded: Data { body + signature }
 
     /// Reads a list's structure; it is trusted only once ``accept(after:trusting:)`` says so.
     ///
     /// - Throws: `errSecDecode` for anything that is not a list of this format.
-    static func decode(_ bytes: Data) throws(KeychainError) -> SyncDeviceList {
+    public static func decode(_ bytes: Data) throws(KeychainError) -> SyncDeviceList {
         let malformed = KeychainError(.errSecDecode, "the circle's device list on the remote is malformed")
         guard bytes.count > 64 else { throw malformed }
         var reader = WireReader(Array(bytes.dropLast(64)))
@@ -121,7 +131,7 @@ struct SyncDeviceList: Sendable, Equatable {
     ///
     /// - Throws: `errSecDecode` for a list that is not later, not signed by a member, or whose
     ///   signature fails: an older list replayed, or a list written by someone outside the circle.
-    func accept(after previous: SyncDeviceList?, trusting approver: Data? = nil) throws(KeychainError) {
+    public func accept(after previous: SyncDeviceList?, trusting approver: Data? = nil) throws(KeychainError) {
         let refused = { (why: String) in
             KeychainError(.errSecDecode, "the circle's device list on the remote is refused: \(why)")
         }
@@ -154,7 +164,7 @@ struct SyncDeviceList: Sendable, Equatable {
     /// The six digits both devices show when one asks to join (`joining`'s public key) and the
     /// other approves (`member`'s): the owner compares them, so that nobody between the two (the
     /// remote) can put a key of theirs in place of the new device's.
-    static func shortCode(member: Data, joining: Data) -> String {
+    public static func shortCode(member: Data, joining: Data) -> String {
         let digest = SHA256.hash(data: member + joining)
         let number = digest.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } % 1_000_000
         let digits = String(number)

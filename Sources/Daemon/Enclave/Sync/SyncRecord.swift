@@ -15,7 +15,7 @@ import KeychainSupport
 ///
 /// Inside, padded with zeros to a bucket: the content's length (4 bytes), then `01`, the item's
 /// class, attributes (as the keychain stores them) and secret, or `02` for a deletion.
-struct SyncRecord: Sendable {
+public struct SyncRecord: Sendable {
     static let format: UInt8 = 1
     static let headerSize = 1 + 4 + 16 + 24
     static let signatureSize = 64
@@ -26,7 +26,7 @@ struct SyncRecord: Sendable {
     private static let sealingOverhead = 12 + 16
 
     /// What a record says of its item.
-    enum Content: Sendable {
+    public enum Content: Sendable {
         /// The item as it is: its class (`genp`…), attributes (``AttributeRecordEncoding``) and
         /// secret.
         case item(itemClass: String, attributes: Data, secret: SecretBytes)
@@ -34,10 +34,12 @@ struct SyncRecord: Sendable {
         case tombstone
     }
 
-    var epoch: UInt32
+    /// The sync key's epoch it is sealed under.
+    public var epoch: UInt32
     /// 16 bytes.
-    var name: Data
-    var clock: SyncTimestamp
+    public var name: Data
+    /// When its change was made, and by which device.
+    public var clock: SyncTimestamp
     var sealed: Data
     var signature: Data
 
@@ -104,7 +106,7 @@ struct SyncRecord: Sendable {
     /// ``open(key:)``.
     ///
     /// - Throws: `errSecDecode` for anything that is not a record of this format.
-    static func decode(_ bytes: Data) throws(KeychainError) -> SyncRecord {
+    public static func decode(_ bytes: Data) throws(KeychainError) -> SyncRecord {
         let bytes = Data(bytes)
         let malformed = KeychainError(.errSecDecode, "a sync record on the remote is malformed")
         guard bytes.count > headerSize + 4 + signatureSize, bytes[0] == format,

@@ -5,15 +5,16 @@ import Foundation
 /// the wall clock lags (16 bits), and the device that made the change (its 16-byte id), which
 /// orders two changes with the same time. Two changes of one item are ordered the same way on
 /// every machine: the later one wins (Docs/Sync.md, "Conflicts").
-struct SyncTimestamp: Comparable, Hashable, Sendable {
+public struct SyncTimestamp: Comparable, Hashable, Sendable {
     /// Milliseconds since 1970, at most 2^48 − 1.
-    var milliseconds: UInt64
-    var counter: UInt16
+    public var milliseconds: UInt64
+    /// Orders changes within one millisecond.
+    public var counter: UInt16
     /// The id of the device that made the change: 16 bytes.
-    var device: Data
+    public var device: Data
 
     /// The 24 bytes a record carries: milliseconds (6), counter (2), device (16).
-    var encoded: Data {
+    public var encoded: Data {
         var bytes = Data(capacity: 24)
         for shift in stride(from: 40, through: 0, by: -8) {
             bytes.append(UInt8(truncatingIfNeeded: milliseconds >> shift))
@@ -25,7 +26,7 @@ struct SyncTimestamp: Comparable, Hashable, Sendable {
     }
 
     /// Reads what ``encoded`` wrote; nil for anything else.
-    init?(_ bytes: Data) {
+    public init?(_ bytes: Data) {
         let bytes = Data(bytes)
         guard bytes.count == 24 else { return nil }
         milliseconds = bytes.prefix(6).reduce(0) { $0 << 8 | UInt64($1) }
@@ -33,13 +34,15 @@ struct SyncTimestamp: Comparable, Hashable, Sendable {
         device = bytes.suffix(16)
     }
 
-    init(milliseconds: UInt64, counter: UInt16, device: Data) {
+    /// A timestamp.
+    public init(milliseconds: UInt64, counter: UInt16, device: Data) {
         self.milliseconds = milliseconds
         self.counter = counter
         self.device = device
     }
 
-    static func < (a: SyncTimestamp, b: SyncTimestamp) -> Bool {
+    /// Later milliseconds, then a later counter, then the larger device id.
+    public static func < (a: SyncTimestamp, b: SyncTimestamp) -> Bool {
         if a.milliseconds != b.milliseconds { return a.milliseconds < b.milliseconds }
         if a.counter != b.counter { return a.counter < b.counter }
         return a.device.lexicographicallyPrecedes(b.device)

@@ -147,6 +147,8 @@ public enum ReplyCoder {
                     added: try reader.int(in: 0...Int(Int32.max)), replaced: try reader.int(in: 0...Int(Int32.max)),
                     kept: try reader.int(in: 0...Int(Int32.max)),
                     fromAnotherDevice: try reader.int(in: 0...Int(Int32.max))))
+        case 17:
+            return .sync(try SyncCoding.report(&reader))
         case 16:
             return .keychainProtection(
                 KeychainProtection(
@@ -274,6 +276,9 @@ public enum ReplyCoder {
             writer.int(report.replaced)
             writer.int(report.kept)
             writer.int(report.fromAnotherDevice)
+        case .sync(let report):
+            writer.u8(17)
+            SyncCoding.write(report, to: &writer)
         case .keychainProtection(let protection):
             writer.u8(16)
             writer.optional(protection.sealedBy) { $0.string($1) }

@@ -120,6 +120,7 @@ public enum RequestCoder {
         case .restoreChunk: return .restoreChunk(try reader.secret(max: KeychainRequest.maximumRestoreChunk))
         case .finishRestore: return .finishRestore
         case .keychainProtection: return .keychainProtection
+        case .sync: return .sync(try SyncCoding.command(&reader))
         }
     }
 
@@ -174,6 +175,7 @@ public enum RequestCoder {
         case .beginBackup(let password): writer.secret(password)
         case .beginRestore(let password, let replacing): writer.secret(password); writer.bool(replacing)
         case .restoreChunk(let bytes): writer.secret(bytes)
+        case .sync(let command): SyncCoding.write(command, to: &writer)
         case .searchSecretItems(let attributes): WireValues.write(attributes, to: &writer)
         case .readOtherAppSecretItem(let service, let account): writer.string(service); writer.string(account)
         case .allowOtherAppSecretItem(let service, let account, let authentication):

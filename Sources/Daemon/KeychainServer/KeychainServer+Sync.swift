@@ -1,0 +1,306 @@
+import Enclave
+import Foundation
+import KeychainProtocol
+import KeychainSync
+
+/// The owner's sync commands (Docs/Sync.md): set up a circle, ask to join one and confirm it,
+/// approve a device, remove one, sync now, and say where sync stands. One runs at a time.
+extension KeychainServer {
+    /// How many times a sync fetches again when the remote moved on while it ran.
+    static let syncAttempts = 8
+    /// The directory, in the keychain's, of sync's clone of the remote.
+    static let syncCloneName = "sync-remote"
+
+    /// Runs `command` for the owner.
+    ///
+    /// - Throws: `errSecMissingEntitlement` for a caller that is not the owner; what the command
+    ///   throws otherwise.
+    func sync(_ command: SyncCommand, caller: CallerIdentity) throws(KeychainError) -> SyncReport {
+        try requireOwner(caller)
+        return try syncInProgress.withLock { _ throws(KeychainError) in
+            switch command {
+            case .setUp(let remote, let name): return try setUpSync(remote: remote, deviceName: name)
+            case .join(let remote, let name): return try askToJoin(remote: remote, deviceName: name)
+            case .confirmJoin(let code): return try confirmJoin(code: code)
+            case .now: return try syncNow()
+            case .status: return try syncReport(try enclave.loadSyncState())
+            case .approve(let code): return try approveDevice(code: code)
+            case .removeDevice(let device): return try removeDevice(device)
+            }
+        }
+    }
+
+    /// Syncs if sync is set up and this device is a member; does nothing otherwise. For
+    /// keychaind's timer: what failed is kept in the state for `sync status`.
+    public func syncIfSetUp() {
+        _ = try? syncInProgress.withLock { _ throws(KeychainError) in
+            guard let state = try enclave.loadSyncState(), state.list != nil else { return }
+            _ = try syncNow()
+        }
+    }
+
+    func transport(_ remote: String) -> any SyncTransport {
+        syncTransports.withLock { $0 }(remote, enclave.directoryURL.appendingPathComponent(Self.syncCloneName))
+    }
+
+    /// The default transport: git, with keychaind's `HOME` and `SSH_AUTH_SOCK` for an ssh remote.
+    @Sendable static func gitTransport(remote: String, directory: URL) -> any SyncTransport {
+        var environment = ["PATH": "/usr/bin:/bin"]
+        for name in ["HOME", "SSH_AUTH_SOCK"] {
+            if let value = ProcessInfo.processInfo.environment[name] { environment[name] = value }
+        }
+        return GitTransport(remote: remote, directory: directory, environment: environment)
+    }
+
+    private func requireNoSync() throws(KeychainError) {
+        if let state = try enclave.loadSyncState() {
+            throw KeychainError(
+                .errSecDuplicateItem,
+                "sync is set up already, with \(state.remote): remove this device from the circle first")
+        }
+    }
+
+    private func setUpSync(remote: String, deviceName: String) throws(KeychainError) -> SyncReport {
+        try requireNoSync()
+        try requireUnlocked("sync makes this device's identity key")
+        let identity = try enclave.makeSyncIdentity()
+        let keys = try enclave.openSyncKeys(identity: identity)
+        keys.startEpoch(1)
+        let transport = transport(remote)
+        let snapshot = try transport.fetch()
+        guard snapshot.files[SyncPaths.list] == nil else {
+            throw KeychainError(
+                .errSecDuplicateItem, "\(remote) holds a circle already: join it (`keychainctl sync join`)")
+        }
+        let list = try keys.firstList(name: deviceName)
+        let wrapped = try keys.wrapKey(epoch: 1, to: keys.publicKey)
+        let changes: [String: [UInt8]?] = [
+            SyncPaths.list: Array(list.encoded), SyncPaths.key(epoch: 1, keys.deviceID): Array(wrapped),
+        ]
+        guard case .published = try transport.publish(changes, over: snapshot.token) else {
+            throw KeychainError(.errSecIO, "\(remote) changed while the circle was being set up: try again")
+        }
+        var state = SyncState(remote: remote, deviceName: deviceName, identity: identity, list: list.encoded)
+        state.wrappedKeys[1] = wrapped
+        try enclave.saveSyncState(state)
+        return try syncNow()
+    }
+
+    private static let requestLabel = "swift-keychain join request v1"
+
+    private func askToJoin(remote: String, deviceName: String) throws(KeychainError) -> SyncReport {
+        try requireNoSync()
+        try requireUnlocked("sync makes this device's identity key")
+        let identity = try enclave.makeSyncIdentity()
+        let keys = try enclave.openSyncKeys(identity: identity)
+        let transport = transport(remote)
+        for _ in 0..<Self.syncAttempts {
+            let snapshot = try transport.fetch()
+            guard let bytes = snapshot.files[SyncPaths.list] else {
+                throw KeychainError(
+                    .errSecItemNotFound, "\(remote) holds no circle: set one up (`keychainctl sync setup`)")
+            }
+            _ = try SyncDeviceList.decode(Data(bytes))
+            var writer = WireWriter()
+            writer.string(Self.requestLabel)
+            writer.string(deviceName)
+            writer.data(keys.publicKey)
+            let changes: [String: [UInt8]?] = [SyncPaths.request(keys.deviceID): writer.finish()]
+            guard case .published = try transport.publish(changes, over: snapshot.token) else { continue }
+            var state = SyncState(
+                remote: remote, deviceName: deviceName, identity: identity, list: nil, offeredList: Data(bytes))
+            state.lastSync = Date()
+            try enclave.saveSyncState(state)
+            return try syncReport(state)
+        }
+        throw KeychainError(.errSecIO, "\(remote) kept changing: try again")
+    }
+
+    private func confirmJoin(code: String) throws(KeychainError) -> SyncReport {
+        guard var state = try enclave.loadSyncState(), state.list == nil else {
+            throw KeychainError(.errSecParam, "this device is not waiting to join a circle")
+        }
+        let keys = try enclave.openSyncKeys(identity: state.identity)
+        let offered = try state.offeredList.map { (bytes: Data) throws(KeychainError) in
+            try SyncDeviceList.decode(bytes).members.map(\.publicKey)
+        }
+        guard
+            let approver = offered?.first(where: {
+                SyncDeviceList.shortCode(member: $0, joining: keys.publicKey) == code
+            })
+        else {
+            throw KeychainError(
+                .errSecAuthFailed, "no device of the circle shows that code with this one: check it, and try again")
+        }
+        let snapshot = try transport(state.remote).fetch()
+        guard let bytes = snapshot.files[SyncPaths.list] else {
+            throw KeychainError(.errSecItemNotFound, "\(state.remote) holds no circle any more")
+        }
+        let list = try SyncDeviceList.decode(Data(bytes))
+        try list.accept(after: nil, trusting: approver)
+        guard list.members.contains(where: { $0.id == keys.deviceID }) else {
+            throw KeychainError(
+                .errSecInteractionNotAllowed,
+                "this device is not approved yet: on the device whose code you compared, run "
+                    + "`keychainctl sync approve \(code)`, then run this again")
+        }
+        state.list = list.encoded
+        state.offeredList = nil
+        try enclave.saveSyncState(state)
+        return try syncNow()
+    }
+
+    private func approveDevice(code: String) throws(KeychainError) -> SyncReport {
+        guard var state = try enclave.loadSyncState(), state.list != nil else { throw Self.notAMember }
+        let keys = try openKeys(state)
+        let transport = transport(state.remote)
+        for _ in 0..<Self.syncAttempts {
+            let snapshot = try transport.fetch()
+            var refused: [String] = []
+            let list = try acceptList(snapshot, &state, keys, &refused)
+            var found: (path: String, member: SyncDeviceList.Member)?
+            for (path, bytes) in snapshot.files where path.hasPrefix(SyncPaths.requests) {
+                guard let member = Self.joinRequest(bytes), SyncPaths.request(member.id) == path,
+                    SyncDeviceList.shortCode(member: keys.publicKey, joining: member.publicKey) == code
+                else { continue }
+                found = (path, member)
+            }
+            guard let (path, member) = found else {
+                throw KeychainError(
+                    .errSecItemNotFound,
+                    "no device asks to join with that code: `keychainctl sync devices` lists the devices asking")
+            }
+            let next = try keys.nextList(
+                after: list, members: list.members.filter { $0.id != member.id } + [member], epoch: list.epoch)
+            var changes: [String: [UInt8]?] = [SyncPaths.list: Array(next.encoded), path: nil]
+            for epoch in keys.epochs {
+                changes[SyncPaths.key(epoch: epoch, member.id)] = Array(
+                    try keys.wrapKey(epoch: epoch, to: member.publicKey))
+            }
+            guard case .published = try transport.publish(changes, over: snapshot.token) else { continue }
+            state.list = next.encoded
+            try enclave.saveSyncState(state)
+            return try syncReport(state)
+        }
+        throw KeychainError(.errSecIO, "\(state.remote) kept changing: try again")
+    }
+
+    private func removeDevice(_ prefix: String) throws(KeychainError) -> SyncReport {
+        guard var state = try enclave.loadSyncState(), state.list != nil else { throw Self.notAMember }
+        let keys = try openKeys(state)
+        let transport = transport(state.remote)
+        for _ in 0..<Self.syncAttempts {
+            let snapshot = try transport.fetch()
+            var refused: [String] = []
+            let list = try acceptList(snapshot, &state, keys, &refused)
+            let matching = list.members.filter { SyncPaths.hex($0.id).hasPrefix(prefix.lowercased()) }
+            guard prefix.count >= 4, matching.count == 1, let removed = matching.first else {
+                throw KeychainError(
+                    .errSecItemNotFound,
+                    "no one device of the circle has an id starting with \(prefix): `keychainctl sync devices` "
+                        + "lists them")
+            }
+            guard removed.id != keys.deviceID else {
+                throw KeychainError(.errSecParam, "a device is removed from another device of the circle")
+            }
+            // A new epoch whose key the removed device never gets.
+            let epoch = list.epoch + 1
+            keys.startEpoch(epoch)
+            let members = list.members.filter { $0.id != removed.id }
+            let next = try keys.nextList(after: list, members: members, epoch: epoch)
+            var changes: [String: [UInt8]?] = [SyncPaths.list: Array(next.encoded)]
+            for member in members {
+                changes[SyncPaths.key(epoch: epoch, member.id)] = Array(
+                    try keys.wrapKey(epoch: epoch, to: member.publicKey))
+            }
+            for path in snapshot.files.keys
+            where path.hasPrefix(SyncPaths.folder(removed.id)) || path.hasSuffix("/" + SyncPaths.hex(removed.id)) {
+                changes[path] = nil as [UInt8]?
+            }
+            guard case .published = try transport.publish(changes, over: snapshot.token) else { continue }
+            state.list = next.encoded
+            if let wrapped = changes[SyncPaths.key(epoch: epoch, keys.deviceID)] ?? nil {
+                state.wrappedKeys[epoch] = Data(wrapped)
+            }
+            try enclave.saveSyncState(state)
+            return try syncNow()
+        }
+        throw KeychainError(.errSecIO, "\(state.remote) kept changing: try again")
+    }
+
+    static let notAMember = KeychainError(
+        .errSecParam, "this device is in no circle: `keychainctl sync setup` or `keychainctl sync join` first")
+
+    /// This device's keys, with every sync key wrapped to it that it has kept.
+    func openKeys(_ state: SyncState) throws(KeychainError) -> SyncCircleKeys {
+        let keys = try enclave.openSyncKeys(identity: state.identity)
+        for (epoch, wrapped) in state.wrappedKeys { try keys.takeWrappedKey(wrapped, epoch: epoch) }
+        return keys
+    }
+
+    /// The remote's device list once this device accepts it (a later version signed by a
+    /// member of the one it holds), or the one it holds; what it refused goes in `refused`.
+    func acceptList(
+        _ snapshot: SyncSnapshot, _ state: inout SyncState, _ keys: SyncCircleKeys, _ refused: inout [String]
+    ) throws(KeychainError) -> SyncDeviceList {
+        guard let held = state.list else { throw Self.notAMember }
+        let current = try SyncDeviceList.decode(held)
+        guard let bytes = snapshot.files[SyncPaths.list], Data(bytes) != held else { return current }
+        do throws(KeychainError) {
+            let list = try SyncDeviceList.decode(Data(bytes))
+            try list.accept(after: current)
+            state.list = list.encoded
+            return list
+        } catch {
+            refused.append(error.message)
+            return current
+        }
+    }
+
+    /// A join request's device, or nil for bytes that are not one.
+    private static func joinRequest(_ bytes: [UInt8]) -> SyncDeviceList.Member? {
+        var reader = WireReader(bytes)
+        guard (try? reader.string(max: 64)) == requestLabel, let name = try? reader.string(max: 256),
+            let key = try? reader.data(max: 65), (try? reader.finish()) != nil, key.count == 65
+        else { return nil }
+        return SyncDeviceList.Member(name: name, publicKey: key)
+    }
+
+    /// What `sync status` and `sync devices` show.
+    func syncReport(_ state: SyncState?) throws(KeychainError) -> SyncReport {
+        guard let state else { return SyncReport(membership: .none) }
+        let keys = try enclave.openSyncKeys(identity: state.identity)
+        var report = SyncReport(
+            membership: state.list == nil ? .waitingForApproval : .member, remote: state.remote,
+            lastSync: state.lastSync, failingSince: state.failingSince, lastError: state.lastError,
+            published: state.lastPublished, applied: state.lastApplied, refused: state.lastRefused)
+        if let held = state.list {
+            let list = try SyncDeviceList.decode(held)
+            report.epoch = list.epoch
+            report.members = list.members.map {
+                SyncReport.Device(
+                    id: SyncPaths.hex($0.id), name: $0.name, code: nil, isThisDevice: $0.id == keys.deviceID)
+            }
+            if let snapshot = try? transport(state.remote).fetch() {
+                report.requests = snapshot.files.compactMap { path, bytes in
+                    guard path.hasPrefix(SyncPaths.requests), let member = Self.joinRequest(bytes) else { return nil }
+                    return SyncReport.Device(
+                        id: SyncPaths.hex(member.id), name: member.name,
+                        code: SyncDeviceList.shortCode(member: keys.publicKey, joining: member.publicKey),
+                        isThisDevice: false)
+                }
+            }
+        } else {
+            let offered = try state.offeredList.map { (bytes: Data) throws(KeychainError) in
+                try SyncDeviceList.decode(bytes).members
+            }
+            report.members = (offered ?? []).map { member in
+                SyncReport.Device(
+                    id: SyncPaths.hex(member.id), name: member.name,
+                    code: SyncDeviceList.shortCode(member: member.publicKey, joining: keys.publicKey),
+                    isThisDevice: false)
+            }
+        }
+        return report
+    }
+}

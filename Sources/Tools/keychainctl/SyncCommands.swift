@@ -1,0 +1,154 @@
+import ArgumentParser
+import Foundation
+import Keychain
+
+/// `keychainctl sync`: synchronizable items across the owner's machines, over a git remote
+/// (Docs/Sync.md). Every subcommand needs an owner session.
+struct Sync: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sync items added with kSecAttrSynchronizable across your machines, over a git remote.",
+        discussion:
+            "The remote (a private repository on any host, or a bare repository over ssh) holds only ciphertext. "
+            + "Start a circle on one machine with `sync setup`; on each other machine run `sync join`, then, on a "
+            + "machine of the circle, `sync approve` with the code the new machine shows, and on the new machine "
+            + "`sync join --code` with the same code. keychaind then syncs after each change and every few minutes. "
+            + "Every subcommand needs an owner session (`keychainctl owner login`).",
+        subcommands: [
+            SetUp.self, Join.self, Now.self, SyncStatus.self, Devices.self, Approve.self, RemoveDevice.self,
+        ])
+
+    struct SetUp: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "setup", abstract: "Start a circle on a git remote, with this machine as its first device.")
+        @Argument(help: ArgumentHelp("The git remote: a URL, user@host:path, or a path.", valueName: "remote"))
+        var remote: String
+        @Option(help: "This machine's name in the circle (default: its host name).") var name: String?
+
+        func run() throws {
+            try KeychainCommand.run {
+                let report = try KeychainDevice.sync(.setUp(remote: remote, deviceName: name ?? Sync.hostName))
+                print("sync set up on \(remote): this machine is the circle's first device")
+                Sync.show(report)
+            }
+        }
+    }
+
+    struct Join: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Ask to join the circle on a git remote; then confirm with the code you approved it with.",
+            discussion:
+                "`sync join REMOTE` asks, and shows one code per device of the circle. On one of them, run "
+                + "`keychainctl sync approve CODE` with the code shown next to it here. Then run "
+                + "`keychainctl sync join --code CODE` here: this machine trusts the device that shows that code.")
+        @Argument(help: ArgumentHelp("The git remote the circle is on.", valueName: "remote")) var remote: String?
+        @Option(help: "This machine's name in the circle (default: its host name).") var name: String?
+        @Option(help: "The code you approved this machine with, to finish joining.") var code: String?
+
+        func validate() throws {
+            guard (remote == nil) != (code == nil) else {
+                throw ValidationError("give a remote to ask to join, or --code to finish joining")
+            }
+        }
+
+        func run() throws {
+            try KeychainCommand.run {
+                if let code {
+                    let report = try KeychainDevice.sync(.confirmJoin(code: code))
+                    print("joined the circle on \(report.remote ?? "")")
+                    Sync.show(report)
+                    return
+                }
+                let report = try KeychainDevice.sync(.join(remote: remote ?? "", deviceName: name ?? Sync.hostName))
+                print(
+                    "asked to join the circle on \(remote ?? ""). Its devices, and the code each shows with this one:")
+                for device in report.members {
+                    print("  \(device.name)  \(device.id.prefix(8))  code \(device.code ?? "")")
+                }
+                print(
+                    """
+                    On one of them, run `keychainctl sync approve CODE` with the code shown next to it here; \
+                    then run `keychainctl sync join --code CODE` here.
+                    """)
+            }
+        }
+    }
+
+    struct Now: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sync now.")
+        func run() throws {
+            try KeychainCommand.run { Sync.show(try KeychainDevice.sync(.now)) }
+        }
+    }
+
+    struct SyncStatus: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "status", abstract: "Where sync stands: the remote, the last sync, what failed.")
+        func run() throws {
+            try KeychainCommand.run { Sync.show(try KeychainDevice.sync(.status)) }
+        }
+    }
+
+    struct Devices: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The devices of the circle, and those asking to join with the code each shows.")
+        func run() throws {
+            try KeychainCommand.run {
+                let report = try KeychainDevice.sync(.status)
+                for device in report.members {
+                    print("\(device.id)  \(device.name)\(device.isThisDevice ? "  (this machine)" : "")")
+                }
+                for device in report.requests {
+                    print("\(device.id)  \(device.name)  asks to join: code \(device.code ?? "")")
+                }
+            }
+        }
+    }
+
+    struct Approve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Let a machine join: give the code it shows next to this machine's name.")
+        @Argument(help: ArgumentHelp("The six-digit code the new machine shows.", valueName: "code")) var code: String
+        func run() throws {
+            try KeychainCommand.run {
+                let report = try KeychainDevice.sync(.approve(code: code))
+                print("approved: finish with `keychainctl sync join --code \(code)` on the new machine")
+                Sync.show(report)
+            }
+        }
+    }
+
+    struct RemoveDevice: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a device from the circle: it can read nothing written after.",
+            discussion: "A new sync key is made and given to the other devices only.")
+        @Argument(help: ArgumentHelp("The first digits of its id (`sync devices`).", valueName: "id")) var id: String
+        func run() throws {
+            try KeychainCommand.run {
+                let report = try KeychainDevice.sync(.removeDevice(id))
+                print("removed \(id); the circle's sync key is now of epoch \(report.epoch)")
+                Sync.show(report)
+            }
+        }
+    }
+
+    static var hostName: String { ProcessInfo.processInfo.hostName }
+
+    static func show(_ report: SyncReport) {
+        var lines: [String] = []
+        switch report.membership {
+        case .none: lines.append("sync: not set up")
+        case .waitingForApproval: lines.append("sync: waiting to be approved, on \(report.remote ?? "")")
+        case .member:
+            lines.append("sync: \(report.remote ?? ""), \(report.members.count) devices, key epoch \(report.epoch)")
+        }
+        if let lastSync = report.lastSync { lines.append("last sync: \(lastSync)") }
+        if report.membership == .member {
+            lines.append("last sync published \(report.published) and applied \(report.applied)")
+        }
+        if let since = report.failingSince {
+            lines.append("failing since \(since): \(report.lastError ?? "")")
+        }
+        for refusal in report.refused { lines.append("refused: \(refusal)") }
+        print(lines.joined(separator: "\n"))
+    }
+}
