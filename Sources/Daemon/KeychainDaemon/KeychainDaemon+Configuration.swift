@@ -23,6 +23,12 @@ extension KeychainDaemon {
         public var runtimeDirectory: URL
         /// Seconds without a request after which the keychain locks; 0 never.
         public var idleLockSeconds: Double
+        /// Seconds between two syncs of a keychain whose sync is set up (Docs/Sync.md); 0 syncs
+        /// only after a write and when asked.
+        public var syncIntervalSeconds: Double
+        /// Seconds from a write of a synchronizable item to the sync that publishes it: a burst
+        /// of writes shares one.
+        public var syncDelaySeconds: Double
         /// A listening socket handed over by systemd (`LISTEN_FDS`); nil binds the socket.
         public var listeningDescriptor: Int32?
         /// System mode: the app registry (`/etc/keychain/apps.d`), read at each connection.
@@ -36,9 +42,11 @@ extension KeychainDaemon {
             mode: Mode = .perUser, keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300,
             listeningDescriptor: Int32? = nil,
             registryDirectory: URL = URL(fileURLWithPath: KeychainPaths.systemAppRegistry),
-            tpm: TrustedPlatformModule? = nil
+            tpm: TrustedPlatformModule? = nil, syncIntervalSeconds: Double = 300, syncDelaySeconds: Double = 2
         ) {
             self.tpm = tpm
+            self.syncIntervalSeconds = syncIntervalSeconds
+            self.syncDelaySeconds = syncDelaySeconds
             self.mode = mode
             self.registryDirectory = registryDirectory
             self.keychainDirectory = keychainDirectory

@@ -122,7 +122,9 @@ extension KeychainDaemon {
         case .keychain:
             let prompts = ClientPrompts(
                 client.peer, agents: configuration.mode == .system ? promptAgents : nil)
-            return try client.keychain.onDemand.perform(request, caller: caller, prompts: prompts)
+            let reply = try client.keychain.onDemand.perform(request, caller: caller, prompts: prompts)
+            if request.changesSynchronizableItems { syncSoon(client.keychain) }
+            return reply
         case .embeddedKeychain:
             throw KeychainError(
                 .errSecParam,

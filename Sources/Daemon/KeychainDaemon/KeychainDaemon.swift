@@ -144,6 +144,7 @@ public final class KeychainDaemon: Service {
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.lockWhenIdle() }
+                group.addTask { await self.syncPeriodically() }
                 await listener.acceptUntilStopped { [self] descriptor in admit(descriptor) }
                 // Stopping: requests under way are answered on their connections' threads; then
                 // every connection and the idle timer end.

@@ -23,6 +23,8 @@ final class UserKeychain: Sendable {
     /// take every processor and the memory from another's.
     let requestSlots = DispatchSemaphore(value: 4)
     private let activity = Mutex(Activity())
+    /// True while a sync after a write is due: writes meanwhile join it.
+    let syncScheduled = Mutex(false)
 
     private struct Activity {
         var last = ContinuousClock.now

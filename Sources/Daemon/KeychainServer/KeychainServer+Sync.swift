@@ -30,12 +30,19 @@ extension KeychainServer {
         }
     }
 
-    /// Syncs if sync is set up and this device is a member; does nothing otherwise. For
-    /// keychaind's timer: what failed is kept in the state for `sync status`.
-    public func syncIfSetUp() {
-        _ = try? syncInProgress.withLock { _ throws(KeychainError) in
-            guard let state = try enclave.loadSyncState(), state.list != nil else { return }
-            _ = try syncNow()
+    /// Syncs if sync is set up, this device is a member and the keychain is unlocked; nil
+    /// otherwise. For keychaind's own syncs: a failure is kept in the state for `sync status`
+    /// too.
+    public func syncIfSetUp() -> Result<SyncReport, KeychainError>? {
+        syncInProgress.withLock { _ -> Result<SyncReport, KeychainError>? in
+            guard let state = try? enclave.loadSyncState(), state.list != nil,
+                (try? enclave.status().isUnlocked) == true
+            else { return nil }
+            do throws(KeychainError) {
+                return .success(try syncNow())
+            } catch {
+                return .failure(error)
+            }
         }
     }
 

@@ -31,6 +31,12 @@ struct Keychaind: AsyncParsableCommand {
         name: .customLong("idle-lock"), help: "Lock the keychain after this many seconds without a request (0: never).")
     var idleLockSeconds: Double = 300
 
+    @Option(
+        name: .customLong("sync-interval"),
+        help:
+            "With sync set up (keychainctl sync): sync every this many seconds (0: only after a write and when asked).")
+    var syncIntervalSeconds: Double = 300
+
     @Flag(
         name: .customLong("system"),
         help: "Serve every local user, each their own keychain, as the keychaind system user (never root).")
@@ -75,11 +81,13 @@ struct Keychaind: AsyncParsableCommand {
                 mode: .system, keychainDirectory: URL(fileURLWithPath: stateDirectory),
                 runtimeDirectory: URL(fileURLWithPath: runtimeDirectory),
                 idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(),
-                registryDirectory: URL(fileURLWithPath: registryDirectory), tpm: module)
+                registryDirectory: URL(fileURLWithPath: registryDirectory), tpm: module,
+                syncIntervalSeconds: max(0, syncIntervalSeconds))
             : KeychainDaemon.Configuration(
                 keychainDirectory: KeychainPaths.keychainDirectory(),
                 runtimeDirectory: KeychainPaths.runtimeDirectory(),
-                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(), tpm: module)
+                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(), tpm: module,
+                syncIntervalSeconds: max(0, syncIntervalSeconds))
         let daemon: KeychainDaemon
         do {
             daemon = try KeychainDaemon(configuration: configuration, logger: logger)

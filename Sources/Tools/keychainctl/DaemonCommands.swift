@@ -28,11 +28,20 @@ struct DaemonStart: ParsableCommand {
             valueName: "auto|tcti"))
     var tpm: String?
 
+    @Option(
+        name: .customLong("sync-interval"),
+        help: ArgumentHelp(
+            "With sync set up, sync every this many seconds, 0 only after a write and when asked (when it starts "
+                + "one; default 300).",
+            valueName: "seconds"))
+    var syncIntervalSeconds: Double?
+
     func run() throws {
         try KeychainCommand.run(handlesSecrets: false) {
             try refuseForSystemDaemon("start")
             let arguments =
                 (idleLockSeconds.map { ["--idle-lock", String($0)] } ?? []) + (tpm.map { ["--tpm", $0] } ?? [])
+                + (syncIntervalSeconds.map { ["--sync-interval", String($0)] } ?? [])
             guard let status = try DaemonControl.status(starting: true, daemonArguments: arguments) else { return }
             print("keychaind is running (pid \(status.pid))")
         }

@@ -56,6 +56,21 @@ final class GitDaemon {
         try git(["push", "-q", "-f", "origin", "HEAD:refs/heads/main"], in: scratch)
     }
 
+    /// The commit the remote's `main` is at.
+    func head() throws -> String {
+        let run = try SpawnedProgram(
+            "/usr/bin/git", ["-C", repository.path, "rev-parse", "main"], environment: Self.environment,
+            capturingOutput: true)
+        let output = String(decoding: run.readOutputToEnd(), as: UTF8.self)
+        guard run.terminationStatus == 0 else { throw POSIXError(.EIO) }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Puts the remote's `main` back at `commit`, as a host rolling the repository back would.
+    func reset(to commit: String) throws {
+        try git(["update-ref", "refs/heads/main", commit], in: repository)
+    }
+
     /// Every file of the remote's `main`, by path, as a clone checks them out.
     func files() throws -> [String: Data] {
         let scratch = directory.appendingPathComponent("read-\(UUID().uuidString.prefix(8))")

@@ -125,6 +125,38 @@ import Glibc
         }
     }
 
+    @Test func keychaindSyncsByItselfAfterAWriteAndOnItsTimer() throws {
+        let circle = try Circle(["laptop", "desktop"])
+        defer { circle.end() }
+        // The desktop's keychaind syncs every second; the laptop's only after its writes.
+        let desktop = circle["desktop"]
+        for (arguments, input) in [
+            (["daemon", "stop"], ""), (["daemon", "start", "--sync-interval", "1"], ""), (["unlock"], "1234\n"),
+        ] {
+            let run = try desktop.run(arguments, input: input)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+        }
+        #expect(try circle["laptop"].addPassword("wifi", account: "home", ["--synchronizable"], secret: "hunter2"))
+        let deadline = Date().addingTimeInterval(30)
+        while try circle.secret("wifi", on: "desktop") == nil, Date() < deadline { usleep(200_000) }
+        #expect(try circle.secret("wifi", on: "desktop") == "hunter2")
+        #expect(try desktop.run(["owner", "login"], input: "1234\n").status == 0)
+        let status = try desktop.run(["sync", "status"])
+        #expect(status.stdout.contains("last sync:") && !status.stdout.contains("failing"), "\(status.stdout)")
+    }
+
+    @Test func anUnreachableRemoteLeavesLocalWritesAloneAndStatusSaysSince() throws {
+        let circle = try Circle(["laptop"])
+        defer { circle.end() }
+        circle.remote.stop()
+        #expect(try circle["laptop"].addPassword("offline", account: "me", ["--synchronizable"], secret: "kept"))
+        let failed = try circle["laptop"].run(["sync", "now"])
+        #expect(failed.status != 0, "\(failed.stdout)")
+        #expect(try circle.secret("offline", on: "laptop") == "kept")
+        let status = try circle["laptop"].run(["sync", "status"])
+        #expect(status.stdout.contains("failing since"), "\(status.stdout)")
+    }
+
     @Test func aRemovedDeviceReadsNothingWrittenAfter() throws {
         let circle = try Circle(["laptop", "desktop", "server"])
         defer { circle.end() }
@@ -149,5 +181,93 @@ import Glibc
         // What the remote holds now is sealed under a key the removed device was never given.
         let wraps = try FileManager.default.subpathsOfDirectory(atPath: circle.remote.repository.path)
         #expect(!wraps.isEmpty)
+    }
+}
+
+/// The remote is hostile: its host, or anyone with write access to it, edits, moves, replays and
+/// rolls back what it holds, and adds devices of its own. Each is refused, said by `sync now`,
+/// and changes nothing in the keychain; once the remote is put back, sync goes on.
+@Suite(.serialized) struct SyncTamperTests {
+    @Test func everyKindOfTamperingIsRefusedAndChangesNothing() throws {
+        let circle = try SyncCommandTests.Circle(["laptop", "desktop"])
+        defer { circle.end() }
+        let laptop = circle["laptop"]
+        #expect(try laptop.addPassword("mail", account: "me", ["--synchronizable"], secret: "v1"))
+        #expect(try laptop.run(["sync", "now"]).status == 0)
+        #expect(try circle["desktop"].run(["sync", "now"]).status == 0)
+        #expect(try circle.secret("mail", on: "desktop") == "v1")
+        // The laptop's one record, and its folder.
+        let record = try #require(
+            circle.remote.files().keys.first { $0.hasPrefix("devices/") && !$0.hasSuffix("/head") })
+        let laptopFolder = String(record.prefix(through: try #require(record.lastIndex(of: "/"))))
+
+        /// `desktop` syncs over a remote `tamper` changed: refused, and mail stays `expected`.
+        /// The remote is put back after.
+        func refused(_ what: String, expected: String, _ tamper: (URL) throws -> Void) throws {
+            let before = try circle.remote.head()
+            try circle.remote.tamper(tamper)
+            let synced = try circle["desktop"].run(["sync", "now"])
+            #expect(synced.stdout.contains("refused:"), "\(what): \(synced.stdout)\(synced.stderr)")
+            #expect(try circle.secret("mail", on: "desktop") == expected, "\(what)")
+            try circle.remote.reset(to: before)
+        }
+
+        // The laptop's next version, with a byte of its sealed part flipped on the remote.
+        #expect(try laptop.addPassword("mail", account: "me", ["--synchronizable", "-U"], secret: "v2"))
+        #expect(try laptop.run(["sync", "now"]).status == 0)
+        let v2 = try circle.remote.head()
+        let v2Files = try circle.remote.files()
+        try refused("an edited record", expected: "v1") { clone in
+            var bytes = try Data(contentsOf: clone.appendingPathComponent(record))
+            bytes[100] ^= 1
+            try bytes.write(to: clone.appendingPathComponent(record))
+        }
+        try refused("a record moved to another name", expected: "v1") { clone in
+            let moved = laptopFolder + String(repeating: "ab", count: 16)
+            try FileManager.default.moveItem(
+                at: clone.appendingPathComponent(record), to: clone.appendingPathComponent(moved))
+        }
+        try refused("a record removed", expected: "v1") { clone in
+            try FileManager.default.removeItem(at: clone.appendingPathComponent(record))
+        }
+        try refused("a head forged", expected: "v1") { clone in
+            var bytes = try Data(contentsOf: clone.appendingPathComponent(laptopFolder + "head"))
+            bytes[bytes.count - 70] ^= 1
+            try bytes.write(to: clone.appendingPathComponent(laptopFolder + "head"))
+        }
+        // The list refused, the laptop's authentic v2 is taken, and the circle stays as it was.
+        try refused("a device added by someone outside the circle", expected: "v2") { clone in
+            var bytes = try Data(contentsOf: clone.appendingPathComponent("circle/list"))
+            bytes[40] ^= 1
+            try bytes.write(to: clone.appendingPathComponent("circle/list"))
+        }
+        let devices = try circle["desktop"].run(["sync", "devices"]).stdout
+        #expect(devices.split(separator: "\n").count == 2, "\(devices)")
+        // Put back as the laptop wrote it: the desktop takes v2.
+        try circle.remote.reset(to: v2)
+        #expect(try circle["desktop"].run(["sync", "now"]).status == 0)
+        #expect(try circle.secret("mail", on: "desktop") == "v2")
+
+        // v3, then the remote rolled back to v2 whole, then v2's record replayed under v3's head.
+        #expect(try laptop.addPassword("mail", account: "me", ["--synchronizable", "-U"], secret: "v3"))
+        #expect(try laptop.run(["sync", "now"]).status == 0)
+        #expect(try circle["desktop"].run(["sync", "now"]).status == 0)
+        #expect(try circle.secret("mail", on: "desktop") == "v3")
+        let v3 = try circle.remote.head()
+        try circle.remote.reset(to: v2)
+        let rolledBack = try circle["desktop"].run(["sync", "now"])
+        #expect(rolledBack.stdout.contains("refused:"), "a rollback: \(rolledBack.stdout)\(rolledBack.stderr)")
+        #expect(try circle.secret("mail", on: "desktop") == "v3")
+        try circle.remote.reset(to: v3)
+        try refused("an older record replayed", expected: "v3") { clone in
+            try v2Files[record]?.write(to: clone.appendingPathComponent(record))
+        }
+
+        // Sync goes on once the remote holds what the devices wrote.
+        #expect(try laptop.addPassword("mail", account: "me", ["--synchronizable", "-U"], secret: "v4"))
+        #expect(try laptop.run(["sync", "now"]).status == 0)
+        let clean = try circle["desktop"].run(["sync", "now"])
+        #expect(clean.status == 0 && !clean.stdout.contains("refused:"), "\(clean.stdout)\(clean.stderr)")
+        #expect(try circle.secret("mail", on: "desktop") == "v4")
     }
 }
