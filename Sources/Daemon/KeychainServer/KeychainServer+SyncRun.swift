@@ -140,6 +140,13 @@ extension KeychainServer {
             }
         }
 
+        // A file of this device's folder it does not know it wrote (a publish whose end it did
+        // not see: it was killed) goes, so that its head lists exactly what the folder holds.
+        let folder = SyncPaths.folder(keys.deviceID)
+        for path in snapshot.files.keys where path.hasPrefix(folder) && path != SyncPaths.head(keys.deviceID) {
+            if published[String(path.dropFirst(folder.count))] == nil { changes[path] = .some(nil) }
+        }
+
         let applied = try apply(incoming, keys, &state, &refused)
         for version in remote.values { clock.observe(version.clock, now: now) }
         state.clock = clock.last.encoded

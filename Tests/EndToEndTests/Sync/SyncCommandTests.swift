@@ -157,6 +157,44 @@ import Glibc
         #expect(status.stdout.contains("failing since"), "\(status.stdout)")
     }
 
+    @Test func killingAMachineMidSyncLosesNothingAndLeavesTheRemoteConsistent() throws {
+        let circle = try Circle(["laptop", "desktop"])
+        defer { circle.end() }
+        let laptop = circle["laptop"]
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<6 {
+            for index in 0..<3 {
+                #expect(
+                    try laptop.addPassword(
+                        "item \(round)-\(index)", account: "me", ["--synchronizable"], secret: "secret \(round)"))
+            }
+            #expect(
+                try circle["desktop"].addPassword("desk \(round)", account: "me", ["--synchronizable"], secret: "d"))
+            // keychaind killed at a random point of a sync: a fetch, the apply, the push, the state.
+            let syncing = try laptop.launch(["sync", "now"])
+            try syncing.stdin.fileHandleForWriting.close()
+            usleep(UInt32.random(in: 0..<1_500_000, using: &generator))
+            if let pid = try laptop.daemonPID() { kill(pid, SIGKILL) }
+            _ = syncing.finish()
+            for (arguments, input) in [(["unlock"], "1234\n"), (["owner", "login"], "1234\n")] {
+                #expect(try laptop.run(arguments, input: input).status == 0, "\(arguments)")
+            }
+            let again = try laptop.run(["sync", "now"])
+            #expect(again.status == 0 && !again.stdout.contains("refused:"), "\(again.stdout)\(again.stderr)")
+            let desktop = try circle["desktop"].run(["sync", "now"])
+            #expect(desktop.status == 0 && !desktop.stdout.contains("refused:"), "\(desktop.stdout)\(desktop.stderr)")
+        }
+        #expect(try laptop.run(["sync", "now"]).status == 0)
+        for round in 0..<6 {
+            for name in ["laptop", "desktop"] {
+                for index in 0..<3 {
+                    #expect(try circle.secret("item \(round)-\(index)", on: name) == "secret \(round)", "\(name)")
+                }
+                #expect(try circle.secret("desk \(round)", on: name) == "d", "\(name)")
+            }
+        }
+    }
+
     @Test func aRemovedDeviceReadsNothingWrittenAfter() throws {
         let circle = try Circle(["laptop", "desktop", "server"])
         defer { circle.end() }
