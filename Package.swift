@@ -271,7 +271,7 @@ let package = Package(
         .executableTarget(
             name: "KeychainBenchmarks",
             dependencies: [
-                "Keychain", "KeychainEmbedded", "KeychainPrompt", "LocalAuthentication", "keychaind",
+                "Keychain", "KeychainEmbedded", "KeychainPrompt", "LocalAuthentication", "keychaind", "KeychainSync",
                 .product(name: "Benchmark", package: "benchmark"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/KeychainBenchmarks", swiftSettings: strict,

@@ -15,7 +15,8 @@ import Synchronization
 /// clients, the passcode KDF, the first read after opening (the row ledger's check), a touch's
 /// way to the `evaluatePolicy` reply, keychaind's memory and the database's bytes per item, and
 /// two floors measured in the same run: the same reads from plain SQLite, and one fsync; and a
-/// backup of the largest keychain and its restore, beside a copy of its database file.
+/// backup of the largest keychain and its restore, beside a copy of its database file; and
+/// sync's first sync of 10,000 items and one change reaching another device, beside git's share.
 let benchmarks: @Sendable () -> Void = {
     let scale = Scale.current
     for count in scale.itemCounts {
@@ -64,6 +65,7 @@ let benchmarks: @Sendable () -> Void = {
         }, setup: failLoudly { try TouchToReply.shared.prepare() })
     footprint(count: scale.itemCounts.last ?? smallest, scale: scale)
     backupBenchmarks(count: scale.itemCounts.last ?? smallest, scale: scale)
+    syncBenchmarks(count: scale.syncItems, scale: scale)
 }
 
 /// Durable adds through keychaind: `clients` connections adding at once, as many apps would;

@@ -9,10 +9,13 @@ struct Scale {
     let itemCounts: [Int]
     /// Adds per round of the throughput benchmarks, shared among the clients.
     let addsPerThroughputRound: Int
+    /// The synchronizable items of the sync benchmarks' first device.
+    let syncItems: Int
     let isSmoke: Bool
 
-    static let full = Scale(itemCounts: [1_000, 100_000], addsPerThroughputRound: 512, isSmoke: false)
-    static let smoke = Scale(itemCounts: [50, 200], addsPerThroughputRound: 32, isSmoke: true)
+    static let full = Scale(
+        itemCounts: [1_000, 100_000], addsPerThroughputRound: 512, syncItems: 10_000, isSmoke: false)
+    static let smoke = Scale(itemCounts: [50, 200], addsPerThroughputRound: 32, syncItems: 20, isSmoke: true)
 
     static var current: Scale {
         ProcessInfo.processInfo.environment["KEYCHAIN_BENCHMARK_SMOKE"].map { !$0.isEmpty && $0 != "0" } == true

@@ -26,6 +26,7 @@ extension KeychainServer {
             case .status: return try syncReport(try enclave.loadSyncState())
             case .approve(let code): return try approveDevice(code: code)
             case .removeDevice(let device): return try removeDevice(device)
+            case .history: return try syncHistory()
             }
         }
     }

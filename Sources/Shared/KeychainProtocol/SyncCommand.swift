@@ -16,6 +16,9 @@ public enum SyncCommand: Sendable, Hashable {
     /// Approves the device asking to join whose short code, as the new device shows it, is
     /// `code`.
     case approve(code: String)
+    /// The versions of synchronizable items that lost a conflict and are still kept on the
+    /// remote, with their secrets (``SyncReport/kept``).
+    case history
     /// Removes the device whose id starts with `device` from the circle, and starts a new sync
     /// key that it never gets.
     case removeDevice(String)
@@ -31,6 +34,7 @@ extension SyncCommand {
         case .now: "now"
         case .status: "status"
         case .approve: "approve"
+        case .history: "history"
         case .removeDevice(let device): "remove device \(device)"
         }
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Where sync stands on one device (``KeychainReply/sync(_:)``), as `keychainctl sync status`
 /// and `sync devices` show it.
-public struct SyncReport: Sendable, Hashable {
+public struct SyncReport: Sendable {
     /// This device's part in a circle.
     public enum Membership: UInt8, Sendable, Hashable {
         /// No remote is set.
@@ -34,6 +34,36 @@ public struct SyncReport: Sendable, Hashable {
         }
     }
 
+    /// A version of an item that lost to a later change on another device (Docs/Sync.md,
+    /// "Conflicts"), kept on the remote in its writer's folder until that device next changes
+    /// the item.
+    public struct KeptVersion: Sendable {
+        /// The item's class (`genp`, `inet`, …).
+        public var itemClass: String
+        /// Its service (`svce`), or for an internet password its server (`srvr`).
+        public var service: String
+        /// Its account (`acct`).
+        public var account: String
+        /// The device that wrote it, by name.
+        public var device: String
+        /// When that device made the change.
+        public var changed: Date
+        /// The secret it held.
+        public var secret: SecretBytes
+
+        /// A kept version.
+        public init(
+            itemClass: String, service: String, account: String, device: String, changed: Date, secret: SecretBytes
+        ) {
+            self.itemClass = itemClass
+            self.service = service
+            self.account = account
+            self.device = device
+            self.changed = changed
+            self.secret = secret
+        }
+    }
+
     public var membership: Membership
     /// The remote, as it was given.
     public var remote: String?
@@ -57,13 +87,16 @@ public struct SyncReport: Sendable, Hashable {
     /// What the last sync refused of the remote (an altered, forged, replayed or rolled-back
     /// record or list), one line each; nothing of it changed this keychain.
     public var refused: [String]
+    /// For ``SyncCommand/history``: the versions that lost a conflict and are still kept.
+    public var kept: [KeptVersion]
 
     /// A report.
     public init(
         membership: Membership, remote: String? = nil, members: [Device] = [], requests: [Device] = [],
         epoch: UInt32 = 0, lastSync: Date? = nil, failingSince: Date? = nil, lastError: String? = nil,
-        published: Int = 0, applied: Int = 0, refused: [String] = []
+        published: Int = 0, applied: Int = 0, refused: [String] = [], kept: [KeptVersion] = []
     ) {
+        self.kept = kept
         self.membership = membership
         self.remote = remote
         self.members = members

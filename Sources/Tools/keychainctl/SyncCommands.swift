@@ -15,6 +15,7 @@ struct Sync: ParsableCommand {
             + "Every subcommand needs an owner session (`keychainctl owner login`).",
         subcommands: [
             SetUp.self, Join.self, Now.self, SyncStatus.self, Devices.self, Approve.self, RemoveDevice.self,
+            History.self,
         ])
 
     struct SetUp: ParsableCommand {
@@ -127,6 +128,32 @@ struct Sync: ParsableCommand {
                 let report = try KeychainDevice.sync(.removeDevice(id))
                 print("removed \(id); the circle's sync key is now of epoch \(report.epoch)")
                 Sync.show(report)
+            }
+        }
+    }
+
+    struct History: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The versions that lost a conflict, kept on the remote: which item, which device, when.",
+            discussion:
+                "Two machines changed one item between syncs: the later change won everywhere, and the other is kept "
+                + "in its writer's folder on the remote until that machine changes the item again. Put one back with "
+                + "`add-generic-password -U --synchronizable`.")
+        @Flag(help: "Print each version's secret too.") var showSecrets = false
+
+        func run() throws {
+            try KeychainCommand.run {
+                let report = try KeychainDevice.sync(.history)
+                guard !report.kept.isEmpty else { return print("no version lost a conflict, or none is kept") }
+                for version in report.kept {
+                    var line =
+                        "\(version.itemClass)  \(version.service)  \(version.account)  from \(version.device), "
+                        + "changed \(version.changed)"
+                    if showSecrets {
+                        line += "  " + String(decoding: version.secret.withUnsafeBytes { Data($0) }, as: UTF8.self)
+                    }
+                    print(line)
+                }
             }
         }
     }

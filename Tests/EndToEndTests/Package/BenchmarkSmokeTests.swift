@@ -44,6 +44,10 @@ import Glibc
             "bridge of the 100 items to [[String: Any]] (Foundation, the caller's) · embedded · 50",
             "backup · embedded · 200", "restore · embedded · 200 into an empty keychain",
             "copy of the database file (the floor of a backup) · 200",
+            "sync · first sync of 20 items · the first device publishes them",
+            "sync · first sync of 20 items · a joining device applies them",
+            "sync · one changed item reaches another device · 20 items",
+            "git · a fetch and push of one file, and a fetch by another clone · 20 items",
         ]
         for count in ["50", "200"] {
             expected.insert("first read after opening · embedded · \(count)")

@@ -117,6 +117,10 @@ import Glibc
         for name in ["laptop", "desktop", "server"] {
             #expect(try circle.secret("vpn", on: name) == "desktop's", "\(name)")
         }
+        // The laptop's version lost, and is kept.
+        let history = try circle["server"].run(["sync", "history", "--show-secrets"])
+        #expect(history.stdout.contains("genp  vpn  me  from laptop"), "\(history.stdout)\(history.stderr)")
+        #expect(history.stdout.contains("laptop's") && !history.stdout.contains("first"), "\(history.stdout)")
 
         #expect(try circle["server"].run(["delete-generic-password", "-s", "vpn"]).status == 0)
         try circle.syncAll(rounds: 2)

@@ -8,6 +8,8 @@ enum SyncCoding {
     static let maximumDevices = 256
     /// The most refusals a report carries.
     static let maximumRefusals = 1024
+    /// The most kept versions a report carries.
+    static let maximumKept = 1024
 
     static func write(_ command: SyncCommand, to writer: inout WireWriter) {
         switch command {
@@ -18,6 +20,7 @@ enum SyncCoding {
         case .approve(let code): writer.u8(5); writer.string(code)
         case .removeDevice(let device): writer.u8(6); writer.string(device)
         case .confirmJoin(let code): writer.u8(7); writer.string(code)
+        case .history: writer.u8(8)
         }
     }
 
@@ -30,6 +33,7 @@ enum SyncCoding {
         case 5: return .approve(code: try reader.string(max: 64))
         case 6: return .removeDevice(try reader.string(max: 64))
         case 7: return .confirmJoin(code: try reader.string(max: 64))
+        case 8: return .history
         default: throw WireError("an unknown sync command")
         }
     }
@@ -53,6 +57,14 @@ enum SyncCoding {
         writer.int(report.published)
         writer.int(report.applied)
         writer.array(report.refused) { $0.string($1) }
+        writer.array(report.kept) { writer, version in
+            writer.string(version.itemClass)
+            writer.string(version.service)
+            writer.string(version.account)
+            writer.string(version.device)
+            writer.double(version.changed.timeIntervalSince1970)
+            writer.secret(version.secret)
+        }
     }
 
     static func report(_ reader: inout WireReader) throws(WireError) -> SyncReport {
@@ -90,6 +102,14 @@ enum SyncCoding {
             published: try reader.int(in: 0...Int(Int32.max)), applied: try reader.int(in: 0...Int(Int32.max)),
             refused: try reader.array(max: maximumRefusals) { (reader: inout WireReader) throws(WireError) in
                 try reader.string(max: maximumText)
+            },
+            kept: try reader.array(max: maximumKept) { (reader: inout WireReader) throws(WireError) in
+                SyncReport.KeptVersion(
+                    itemClass: try reader.string(max: 16),
+                    service: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                    account: try reader.string(max: KeychainLimits.maximumAttributeSize),
+                    device: try reader.string(max: 256), changed: Date(timeIntervalSince1970: try reader.double()),
+                    secret: try reader.secret(max: KeychainLimits.maximumSecretSize))
             })
     }
 }
