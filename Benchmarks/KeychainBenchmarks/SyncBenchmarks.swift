@@ -107,7 +107,7 @@ final class SyncCircle: Sendable {
             }
             return report
         } catch {
-            preconditionFailure("sync \(command) failed: \(error.message)")
+            fatalError("sync \(command) failed: \(error.message)")
         }
     }
 

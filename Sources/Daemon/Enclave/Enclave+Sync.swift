@@ -45,10 +45,12 @@ extension Enclave {
     /// - Throws: `errSecDecode` for a state file that does not open (altered, or another
     ///   device's).
     public func loadSyncState() throws(KeychainError) -> SyncState? {
-        guard let sealed = try files.read(Self.syncStateFileName) else { return nil }
+        guard let sealed = try files.read(Self.syncStateFileName, maximumSize: SyncState.maximumSize) else {
+            return nil
+        }
         guard let box = try? AES.GCM.SealedBox(combined: sealed),
             let opened = try? AES.GCM.open(box, using: syncStateKey, authenticating: Self.syncStateLabel),
-            let state = try? JSONDecoder().decode(SyncState.self, from: opened)
+            let state = try? SyncState.decode(opened)
         else {
             throw KeychainError(
                 .errSecDecode, "the sync state file (\(Self.syncStateFileName)) was altered, or is another keychain's")
@@ -62,8 +64,9 @@ extension Enclave {
             if files.exists(Self.syncStateFileName) { try files.remove(Self.syncStateFileName) }
             return
         }
-        guard let encoded = try? JSONEncoder().encode(state),
-            let sealed = try? AES.GCM.seal(encoded, using: syncStateKey, authenticating: Self.syncStateLabel).combined
+        guard
+            let sealed = try? AES.GCM.seal(state.encoded, using: syncStateKey, authenticating: Self.syncStateLabel)
+                .combined
         else { throw KeychainError(.errSecInternalComponent, "sealing the sync state failed") }
         try files.writeAtomically(sealed, to: Self.syncStateFileName)
     }

@@ -179,8 +179,9 @@ extension KeychainServer {
     }
 
     /// Checks one member's folder: its head signed by it and not older than one seen, and
-    /// records that are exactly those its head lists, none older than one seen. Puts each
-    /// record that is the latest seen for its name in `remote`.
+    /// records that are exactly those its head lists (so a record put back older, under the
+    /// head that lists the newer one, does not match). Puts each record that is the latest seen
+    /// for its name in `remote`.
     ///
     /// - Throws: `errSecDecode`, naming what is wrong, and takes nothing of the folder.
     private func readFolder(
@@ -213,12 +214,6 @@ extension KeychainServer {
             guard record.name == name, record.clock.device == member.id else {
                 throw KeychainError(.errSecDecode, "a record was moved to another name or device on the remote")
             }
-            if let seen = state.seen[hex + "/" + SyncPaths.hex(name)].flatMap({ SyncTimestamp($0) }),
-                record.clock < seen
-            {
-                throw KeychainError(
-                    .errSecDecode, "a record is older than one this device has seen: it was replayed or rolled back")
-            }
             versions.append((name, RemoteVersion(clock: record.clock, bytes: Data(bytes), writer: member.publicKey)))
         }
         guard SyncHead.digest(of: versions.map { ($0.name, $0.version.clock) }) == head.digest else {
@@ -228,7 +223,6 @@ extension KeychainServer {
         }
         state.heads[hex] = head.sequence
         for (name, version) in versions {
-            state.seen[hex + "/" + SyncPaths.hex(name)] = version.clock.encoded
             if remote[name].map({ version.clock > $0.clock }) ?? true { remote[name] = version }
         }
     }

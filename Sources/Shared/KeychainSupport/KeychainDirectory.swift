@@ -222,8 +222,8 @@ public final class KeychainDirectory: Sendable {
         return Int(info.st_size)
     }
 
-    /// Reads a whole state file, or nil when it does not exist.
-    public func read(_ name: String) throws(KeychainError) -> Data? {
+    /// Reads a whole state file, of at most `maximumSize` bytes, or nil when it does not exist.
+    public func read(_ name: String, maximumSize: Int = maximumStateFileSize) throws(KeychainError) -> Data? {
         guard let fd = try openFile(name, O_RDONLY) else { return nil }
         defer { close(fd) }
         var data = Data()
@@ -234,7 +234,7 @@ public final class KeychainDirectory: Sendable {
             guard count >= 0 else { throw Self.ioError("cannot read \(path(name))") }
             if count == 0 { break }
             data.append(contentsOf: buffer[0..<count])
-            guard data.count <= Self.maximumStateFileSize else {
+            guard data.count <= maximumSize else {
                 throw KeychainError(
                     .errSecDecode, "\(path(name)) is larger than any file the keychain writes; it was replaced")
             }

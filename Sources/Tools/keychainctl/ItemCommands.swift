@@ -128,8 +128,8 @@ struct AddGenericPassword: ParsableCommand {
     @Flag(name: .customShort("U"), help: "Update the item if it already exists.") var update = false
     @Flag(
         help: ArgumentHelp(
-            "Sync it to your other machines (kSecAttrSynchronizable; `keychainctl sync`): not with an access "
-                + "control or a ThisDeviceOnly accessibility."))
+            "Sync it to your other machines (kSecAttrSynchronizable; `keychainctl sync`); with a ThisDeviceOnly "
+                + "accessibility it stays on this one, as on iOS, and an access control refuses it."))
     var synchronizable = false
     @Flag(help: "Accept an empty secret (refused otherwise, as an empty standard input is nearly always a mistake).")
     var allowEmpty = false

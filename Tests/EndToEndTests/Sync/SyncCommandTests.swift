@@ -80,12 +80,18 @@ import Glibc
         let laptop = circle["laptop"]
         #expect(try laptop.addPassword("mail", account: "me", ["--synchronizable"], secret: "mail secret"))
         #expect(try laptop.addPassword("local", account: "me", secret: "stays here"))
+        // Synchronizable, but ThisDeviceOnly: its accessibility keeps it here, as on iOS.
+        #expect(
+            try laptop.addPassword(
+                "pinned", account: "me", ["--synchronizable", "--accessible", "WhenUnlockedThisDeviceOnly"],
+                secret: "stays here too"))
         let synced = try laptop.run(["sync", "now"])
         #expect(synced.status == 0 && synced.stdout.contains("published 1"), "\(synced.stdout)\(synced.stderr)")
         try circle.syncAll(rounds: 1)
         for name in ["desktop", "server"] {
             #expect(try circle.secret("mail", on: name) == "mail secret", "\(name)")
             #expect(try circle.secret("local", on: name) == nil, "\(name)")
+            #expect(try circle.secret("pinned", on: name) == nil, "\(name)")
         }
         let devices = try circle["server"].run(["sync", "devices"])
         #expect(devices.stdout.split(separator: "\n").count == 3, "\(devices.stdout)")

@@ -1,12 +1,16 @@
 import Foundation
+import KeychainProtocol
 
 /// What a device keeps of its circle between syncs (Docs/Sync.md, "The local side"), sealed
 /// under a key derived from the device secret (``Enclave/saveSyncState(_:)``): the remote, its
 /// identity key (sealed by the Enclave), the last device list it accepted, and what it has seen
 /// and published, against which the remote's records are checked.
-public struct SyncState: Codable, Sendable {
+///
+/// Stored in the binary form ``encoded`` (about 150 bytes per synchronizable item), at most
+/// ``maximumSize`` bytes.
+public struct SyncState: Sendable {
     /// A synchronizable item as this device last synced it.
-    public struct Item: Codable, Sendable, Equatable {
+    public struct Item: Sendable, Equatable {
         /// A digest of the item's row as it is in the keychain (nil: deleted here): a row whose
         /// digest differs was changed here since.
         public var row: Data?
@@ -40,8 +44,6 @@ public struct SyncState: Codable, Sendable {
     public var clock: Data?
     /// The highest head sequence accepted of each device (hex id).
     public var heads: [String: UInt64]
-    /// The clock of each record accepted, by "device/name" (hex): an older one is a rollback.
-    public var seen: [String: Data]
     /// The synchronizable items as last synced, by record name (hex).
     public var items: [String: Item]
     /// The records this device has on the remote: their clocks, by name (hex).
@@ -67,11 +69,127 @@ public struct SyncState: Codable, Sendable {
         wrappedKeys = [:]
         sequence = 0
         heads = [:]
-        seen = [:]
         items = [:]
         published = [:]
         lastPublished = 0
         lastApplied = 0
         lastRefused = []
+    }
+}
+
+extension SyncState {
+    /// The largest state file read: room for about 400,000 synchronizable items.
+    public static let maximumSize = 64 << 20
+    private static let label = "swift-keychain sync state v1"
+
+    /// The state's bytes.
+    public var encoded: Data {
+        var writer = WireWriter()
+        writer.string(Self.label)
+        writer.string(remote)
+        writer.string(deviceName)
+        writer.data(identity)
+        writer.optional(list) { $0.data($1) }
+        writer.optional(offeredList) { $0.data($1) }
+        writer.array(wrappedKeys.sorted { $0.key < $1.key }) { writer, entry in
+            writer.u32(entry.key)
+            writer.data(entry.value)
+        }
+        writer.u64(sequence)
+        writer.optional(clock) { $0.data($1) }
+        writer.array(heads.sorted { $0.key < $1.key }) { writer, entry in
+            writer.string(entry.key)
+            writer.u64(entry.value)
+        }
+        writer.array(Array(items)) { writer, entry in
+            writer.string(entry.key)
+            writer.optional(entry.value.row) { $0.data($1) }
+            writer.data(entry.value.clock)
+        }
+        writer.array(Array(published)) { writer, entry in
+            writer.string(entry.key)
+            writer.data(entry.value)
+        }
+        for date in [lastSync, failingSince] {
+            writer.optional(date) { $0.double($1.timeIntervalSince1970) }
+        }
+        writer.optional(lastError) { $0.string($1) }
+        writer.int(lastPublished)
+        writer.int(lastApplied)
+        writer.array(lastRefused) { $0.string($1) }
+        return Data(writer.finish())
+    }
+
+    /// Reads what ``encoded`` wrote.
+    ///
+    /// - Throws: ``WireError`` for anything else.
+    public static func decode(_ bytes: Data) throws(WireError) -> SyncState {
+        var reader = WireReader(Array(bytes))
+        guard try reader.string(max: 64) == label else { throw WireError("not a sync state") }
+        let text = 1 << 16
+        var state = SyncState(
+            remote: try reader.string(max: text), deviceName: try reader.string(max: text),
+            identity: try reader.data(max: text), list: nil)
+        state.list = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.data(max: 1 << 20)
+        }
+        state.offeredList = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            try reader.data(max: 1 << 20)
+        }
+        for (epoch, wrapped) in try reader.array(
+            max: 1 << 20,
+            { (reader: inout WireReader) throws(WireError) in
+                (try reader.u32(), try reader.data(max: 1024))
+            })
+        {
+            state.wrappedKeys[epoch] = wrapped
+        }
+        state.sequence = try reader.u64()
+        state.clock = try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.data(max: 64) }
+        for (device, sequence) in try reader.array(
+            max: 1 << 16,
+            { (reader: inout WireReader) throws(WireError) in
+                (try reader.string(max: 64), try reader.u64())
+            })
+        {
+            state.heads[device] = sequence
+        }
+        for (name, item) in try reader.array(
+            max: maximumSize,
+            { (reader: inout WireReader) throws(WireError) in
+                (
+                    try reader.string(max: 64),
+                    Item(
+                        row: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                            try reader.data(max: 64)
+                        }, clock: try reader.data(max: 64))
+                )
+            })
+        {
+            state.items[name] = item
+        }
+        for (name, clock) in try reader.array(
+            max: maximumSize,
+            { (reader: inout WireReader) throws(WireError) in
+                (try reader.string(max: 64), try reader.data(max: 64))
+            })
+        {
+            state.published[name] = clock
+        }
+        state.lastSync = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            Date(timeIntervalSince1970: try reader.double())
+        }
+        state.failingSince = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            Date(timeIntervalSince1970: try reader.double())
+        }
+        state.lastError = try reader.optional { (reader: inout WireReader) throws(WireError) in
+            try reader.string(max: text)
+        }
+        state.lastPublished = try reader.int(in: 0...Int(Int32.max))
+        state.lastApplied = try reader.int(in: 0...Int(Int32.max))
+        state.lastRefused = try reader.array(max: 1 << 16) { (reader: inout WireReader) throws(WireError) in
+            try reader.string(max: text)
+        }
+        try reader.finish()
+        return state
     }
 }
