@@ -116,16 +116,7 @@ extension KeychainDaemon {
         case .sync:
             guard case .sync(let command) = request else { break }
             metadata["command"] = "\(command.auditName)"
-            if case .success(.sync(let report)) = result {
-                metadata["published"] = "\(report.published)"
-                metadata["applied"] = "\(report.applied)"
-                for refusal in report.refused {
-                    // A record or list the remote altered, forged, replayed or rolled back.
-                    var details = metadata
-                    details["because"] = "\(refusal)"
-                    audit.critical("sync refused what the remote holds: nothing of it was applied", metadata: details)
-                }
-            }
+            if case .success(.sync(let report)) = result { recordSync(report, &metadata) }
             audit.notice("sync", metadata: metadata)
         case .keychainImport:
             audit.notice("moving a per-user keychain in", metadata: metadata)

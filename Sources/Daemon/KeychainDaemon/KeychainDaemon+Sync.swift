@@ -46,17 +46,23 @@ extension KeychainDaemon {
         var metadata: Logger.Metadata = ["uid": "\(keychain.uid)", "because": "\(reason)"]
         switch result {
         case .success(let report):
-            metadata["published"] = "\(report.published)"
-            metadata["applied"] = "\(report.applied)"
-            for refusal in report.refused {
-                var details = metadata
-                details["refused"] = "\(refusal)"
-                audit.critical("sync refused what the remote holds: nothing of it was applied", metadata: details)
-            }
+            recordSync(report, &metadata)
             logger.info("synced", metadata: metadata)
         case .failure(let error):
             metadata["error"] = "\(error.message)"
             logger.notice("sync failed; local writes go on", metadata: metadata)
+        }
+    }
+
+    /// A sync's counts in `metadata`, and a critical line for each thing it refused of the
+    /// remote (a record or list altered, forged, replayed or rolled back there).
+    func recordSync(_ report: SyncReport, _ metadata: inout Logger.Metadata) {
+        metadata["published"] = "\(report.published)"
+        metadata["applied"] = "\(report.applied)"
+        for refusal in report.refused {
+            var details = metadata
+            details["because"] = "\(refusal)"
+            audit.critical("sync refused what the remote holds: nothing of it was applied", metadata: details)
         }
     }
 }

@@ -161,11 +161,7 @@ extension KeychainServer {
     private func approveDevice(code: String) throws(KeychainError) -> SyncReport {
         guard var state = try enclave.loadSyncState(), state.list != nil else { throw Self.notAMember }
         let keys = try openKeys(state)
-        let transport = transport(state.remote)
-        for _ in 0..<Self.syncAttempts {
-            let snapshot = try transport.fetch()
-            var refused: [String] = []
-            let list = try acceptList(snapshot, &state, keys, &refused)
+        let snapshot = try changeCircle(&state, keys) { (snapshot, list) throws(KeychainError) in
             var found: (path: String, member: SyncDeviceList.Member)?
             for (path, bytes) in snapshot.files where path.hasPrefix(SyncPaths.requests) {
                 guard let member = Self.joinRequest(bytes), SyncPaths.request(member.id) == path,
@@ -185,22 +181,15 @@ extension KeychainServer {
                 changes[SyncPaths.key(epoch: epoch, member.id)] = Array(
                     try keys.wrapKey(epoch: epoch, to: member.publicKey))
             }
-            guard case .published = try transport.publish(changes, over: snapshot.token) else { continue }
-            state.list = next.encoded
-            try enclave.saveSyncState(state)
-            return try syncReport(state)
+            return (next, changes)
         }
-        throw KeychainError(.errSecIO, "\(state.remote) kept changing: try again")
+        return try syncReport(state, snapshot: snapshot)
     }
 
     private func removeDevice(_ prefix: String) throws(KeychainError) -> SyncReport {
         guard var state = try enclave.loadSyncState(), state.list != nil else { throw Self.notAMember }
         let keys = try openKeys(state)
-        let transport = transport(state.remote)
-        for _ in 0..<Self.syncAttempts {
-            let snapshot = try transport.fetch()
-            var refused: [String] = []
-            let list = try acceptList(snapshot, &state, keys, &refused)
+        _ = try changeCircle(&state, keys) { (snapshot, list) throws(KeychainError) in
             let matching = list.members.filter { SyncPaths.hex($0.id).hasPrefix(prefix.lowercased()) }
             guard prefix.count >= 4, matching.count == 1, let removed = matching.first else {
                 throw KeychainError(
@@ -221,17 +210,37 @@ extension KeychainServer {
                 changes[SyncPaths.key(epoch: epoch, member.id)] = Array(
                     try keys.wrapKey(epoch: epoch, to: member.publicKey))
             }
+            // Its folder, its key wraps and any request of its go.
             for path in snapshot.files.keys
             where path.hasPrefix(SyncPaths.folder(removed.id)) || path.hasSuffix("/" + SyncPaths.hex(removed.id)) {
-                changes[path] = nil as [UInt8]?
+                changes[path] = .some(nil)
             }
+            return (next, changes)
+        }
+        return try syncNow()
+    }
+
+    /// Changes the circle as one of its members: fetches, takes the remote's list, lets `change`
+    /// make the next list and what to write with it, and publishes; from the fetch again when the
+    /// remote moved on meanwhile. Returns the state it published over.
+    private func changeCircle(
+        _ state: inout SyncState, _ keys: SyncCircleKeys,
+        _ change: (SyncSnapshot, SyncDeviceList) throws(KeychainError) -> (
+            next: SyncDeviceList, changes: [String: [UInt8]?]
+        )
+    ) throws(KeychainError) -> SyncSnapshot {
+        let transport = transport(state.remote)
+        for _ in 0..<Self.syncAttempts {
+            let snapshot = try transport.fetch()
+            var refused: [String] = []
+            let (next, changes) = try change(snapshot, try acceptList(snapshot, &state, keys, &refused))
             guard case .published = try transport.publish(changes, over: snapshot.token) else { continue }
             state.list = next.encoded
-            if let wrapped = changes[SyncPaths.key(epoch: epoch, keys.deviceID)] ?? nil {
-                state.wrappedKeys[epoch] = Data(wrapped)
+            if let wrapped = changes[SyncPaths.key(epoch: next.epoch, keys.deviceID)] ?? nil {
+                state.wrappedKeys[next.epoch] = Data(wrapped)
             }
             try enclave.saveSyncState(state)
-            return try syncNow()
+            return snapshot
         }
         throw KeychainError(.errSecIO, "\(state.remote) kept changing: try again")
     }
@@ -274,8 +283,9 @@ extension KeychainServer {
         return SyncDeviceList.Member(name: name, publicKey: key)
     }
 
-    /// What `sync status` and `sync devices` show.
-    func syncReport(_ state: SyncState?) throws(KeychainError) -> SyncReport {
+    /// What `sync status` and `sync devices` show: the devices asking to join as `snapshot`
+    /// holds them, or as a fetch finds them when none is given.
+    func syncReport(_ state: SyncState?, snapshot: SyncSnapshot? = nil) throws(KeychainError) -> SyncReport {
         guard let state else { return SyncReport(membership: .none) }
         let keys = try enclave.openSyncKeys(identity: state.identity)
         var report = SyncReport(
@@ -289,7 +299,7 @@ extension KeychainServer {
                 SyncReport.Device(
                     id: SyncPaths.hex($0.id), name: $0.name, code: nil, isThisDevice: $0.id == keys.deviceID)
             }
-            if let snapshot = try? transport(state.remote).fetch() {
+            if let snapshot = snapshot ?? (try? transport(state.remote).fetch()) {
                 report.requests = snapshot.files.compactMap { path, bytes in
                     guard path.hasPrefix(SyncPaths.requests), let member = Self.joinRequest(bytes) else { return nil }
                     return SyncReport.Device(

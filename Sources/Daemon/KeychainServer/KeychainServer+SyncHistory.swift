@@ -47,7 +47,7 @@ extension KeychainServer {
                         changed: Date(timeIntervalSince1970: Double(opened.clock.milliseconds) / 1000), secret: secret))
             }
         }
-        var report = try syncReport(state)
+        var report = try syncReport(state, snapshot: snapshot)
         report.kept = Array(kept.sorted { $0.changed > $1.changed }.prefix(Self.maximumKeptVersions))
         return report
     }

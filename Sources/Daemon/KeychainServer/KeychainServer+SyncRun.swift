@@ -175,7 +175,7 @@ extension KeychainServer {
         state.lastApplied = applied
         state.lastRefused = refused
         try enclave.saveSyncState(state)
-        return try syncReport(state)
+        return try syncReport(state, snapshot: snapshot)
     }
 
     /// Checks one member's folder: its head signed by it and not older than one seen, and
