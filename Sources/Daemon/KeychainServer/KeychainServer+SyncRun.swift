@@ -98,7 +98,7 @@ extension KeychainServer {
         let local = try readLocalItems(keys, state)
         let members = Set(list.members.map(\.id))
         var incoming: [(name: Data, version: RemoteVersion, here: LocalSyncItem?)] = []
-        var outgoing: [(name: Data, clock: SyncTimestamp, here: LocalSyncItem?, wins: Bool)] = []
+        var outgoing: [(name: Data, clock: SyncTimestamp, here: LocalSyncItem?, wins: Bool, held: SyncTimestamp?)] = []
         let names = Set(remote.keys).union(local.keys).union(state.items.keys.compactMap { SyncPaths.bytes($0) })
         for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let known = state.items[SyncPaths.hex(name)]
@@ -117,11 +117,11 @@ extension KeychainServer {
             let newer = remote[name].flatMap { version in knownClock.map { version.clock > $0 } ?? true ? version : nil
             }
             if let change, newer.map({ change > $0.clock }) ?? true {
-                outgoing.append((name, change, here, true))
+                outgoing.append((name, change, here, true, knownClock))
             } else if let newer {
                 incoming.append((name, newer, here))
                 // The version this device loses stays on the remote, in its own folder.
-                if let change { outgoing.append((name, change, here, false)) }
+                if let change { outgoing.append((name, change, here, false, knownClock)) }
             }
         }
 
@@ -134,7 +134,9 @@ extension KeychainServer {
                     try syncContent(item.row)
                 }
                 let bytes = try keys.seal(
-                    content ?? .tombstone, name: entry.name, clock: entry.clock, epoch: list.epoch)
+                    content ?? .tombstone,
+                    kept: keptVersions(snapshot, keys, entry.name, held: entry.held, now: now),
+                    name: entry.name, clock: entry.clock, epoch: list.epoch)
                 changes[SyncPaths.record(keys.deviceID, entry.name)] = Array(bytes)
                 published[SyncPaths.hex(entry.name)] = entry.clock.encoded
             }
@@ -176,6 +178,27 @@ extension KeychainServer {
         state.lastRefused = refused
         try enclave.saveSyncState(state)
         return try syncReport(state, snapshot: snapshot)
+    }
+
+    /// The versions this device's next record of `name` carries: the one its folder holds now,
+    /// when that version lost to the one the keychain holds (`held`), and those it carried
+    /// itself, each for ``SyncRecord/keptFor`` after the change that beat it.
+    private func keptVersions(
+        _ snapshot: SyncSnapshot, _ keys: SyncCircleKeys, _ name: Data, held: SyncTimestamp?, now: UInt64
+    ) -> [SyncRecord.Kept] {
+        guard let bytes = snapshot.files[SyncPaths.record(keys.deviceID, name)],
+            let previous = try? keys.open(Data(bytes), name: name, writer: keys.publicKey)
+        else { return [] }
+        var kept = previous.kept.filter { $0.beatenAt + SyncRecord.keptFor > now }
+        if let held, previous.clock < held, held.milliseconds + SyncRecord.keptFor > now,
+            case .item(let itemClass, let attributes, let secret) = previous.content
+        {
+            kept.append(
+                SyncRecord.Kept(
+                    clock: previous.clock, beatenAt: held.milliseconds, itemClass: itemClass, attributes: attributes,
+                    secret: secret))
+        }
+        return kept
     }
 
     /// Checks one member's folder: its head signed by it and not older than one seen, and

@@ -35,8 +35,7 @@ public struct SyncReport: Sendable {
     }
 
     /// A version of an item that lost to a later change on another device (Docs/Sync.md,
-    /// "Conflicts"), kept on the remote in its writer's folder until that device next changes
-    /// the item.
+    /// "Conflicts"), kept on the remote for 30 days after the change that beat it.
     public struct KeptVersion: Sendable {
         /// The item's class (`genp`, `inet`, …).
         public var itemClass: String

@@ -137,7 +137,7 @@ struct Sync: ParsableCommand {
             abstract: "The versions that lost a conflict, kept on the remote: which item, which device, when.",
             discussion:
                 "Two machines changed one item between syncs: the later change won everywhere, and the other is kept "
-                + "in its writer's folder on the remote until that machine changes the item again. Put one back with "
+                + "on the remote, sealed, for 30 days after the change that beat it. Put one back with "
                 + "`add-generic-password -U --synchronizable`.")
         @Flag(help: "Print each version's secret too.") var showSecrets = false
 

@@ -127,6 +127,13 @@ import Glibc
         let history = try circle["server"].run(["sync", "history", "--show-secrets"])
         #expect(history.stdout.contains("genp  vpn  me  from laptop"), "\(history.stdout)\(history.stderr)")
         #expect(history.stdout.contains("laptop's") && !history.stdout.contains("first"), "\(history.stdout)")
+        // The laptop changes the item again: its losing version goes on in its next record.
+        #expect(
+            try circle["laptop"].addPassword("vpn", account: "me", ["--synchronizable", "-U"], secret: "laptop's next"))
+        try circle.syncAll(rounds: 2)
+        #expect(try circle.secret("vpn", on: "desktop") == "laptop's next")
+        let kept = try circle["desktop"].run(["sync", "history", "--show-secrets"])
+        #expect(kept.stdout.contains("laptop's\n") || kept.stdout.hasSuffix("laptop's"), "\(kept.stdout)")
 
         #expect(try circle["server"].run(["delete-generic-password", "-s", "vpn"]).status == 0)
         try circle.syncAll(rounds: 2)

@@ -25,11 +25,39 @@ import Testing
                 secret: SecretBytes(utf8: secret)), epoch: 3, name: name, clock: clock, key: key, signer: signer)
     }
 
+    @Test func theVersionsItsWriterLostTravelSealedWithIt() throws {
+        let lost = SyncRecord.Kept(
+            clock: SyncTimestamp(milliseconds: 1_699_000_000_000, counter: 0, device: Self.clock.device),
+            beatenAt: 1_699_000_000_500, itemClass: "genp",
+            attributes: AttributeRecordEncoding.encode(["acct": .string("me")]), secret: SecretBytes(utf8: "the loser"))
+        let record = try SyncRecord.make(
+            .tombstone, kept: [lost], epoch: 3, name: Self.name, clock: Self.clock, key: Self.key, signer: Self.signer)
+        #expect(record.encoded.range(of: Data("the loser".utf8)) == nil)
+        let opened = try SyncRecord.decode(record.encoded).open(key: Self.key)
+        #expect(opened.kept.count == 1)
+        #expect(opened.kept.first?.clock == lost.clock && opened.kept.first?.beatenAt == lost.beatenAt)
+        #expect(opened.kept.first?.secret.copyData() == Data("the loser".utf8))
+
+        // Kept versions that would pass the largest bucket are left out, the oldest first.
+        let keys = try SyncCircleKeys(raw: P256.Signing.PrivateKey().rawRepresentation)
+        keys.startEpoch(1)
+        let big = Data(repeating: 1, count: 200 << 10)
+        let versions = (0..<4).map { index in
+            SyncRecord.Kept(
+                clock: SyncTimestamp(milliseconds: 1_000 + UInt64(index), counter: 0, device: keys.deviceID),
+                beatenAt: 2_000, itemClass: "genp", attributes: big, secret: SecretBytes(utf8: "v\(index)"))
+        }
+        let clock = SyncTimestamp(milliseconds: 3_000, counter: 0, device: keys.deviceID)
+        let sealed = try keys.seal(.tombstone, kept: versions, name: Self.name, clock: clock, epoch: 1)
+        let carried = try keys.open(sealed, name: Self.name, writer: keys.publicKey).kept
+        #expect(carried.map { $0.clock.milliseconds } == [1_003, 1_002], "the two latest fit 512 KiB")
+    }
+
     @Test func aRecordOpensAsWrittenAndSaysNothingInTheClear() throws {
         let record = try Self.record()
         let read = try SyncRecord.decode(record.encoded)
         try read.verify(signer: Self.signer.publicKey)
-        guard case .item(let itemClass, let attributes, let secret) = try read.open(key: Self.key) else {
+        guard case .item(let itemClass, let attributes, let secret) = try read.open(key: Self.key).content else {
             Issue.record("not an item")
             return
         }
@@ -42,7 +70,7 @@ import Testing
         }
         let tombstone = try SyncRecord.make(
             .tombstone, epoch: 3, name: Self.name, clock: Self.clock, key: Self.key, signer: Self.signer)
-        guard case .tombstone = try SyncRecord.decode(tombstone.encoded).open(key: Self.key) else {
+        guard case .tombstone = try SyncRecord.decode(tombstone.encoded).open(key: Self.key).content else {
             Issue.record("not a tombstone")
             return
         }

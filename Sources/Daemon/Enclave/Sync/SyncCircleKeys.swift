@@ -82,24 +82,35 @@ public final class SyncCircleKeys: Sendable {
         Data(HMAC<SHA256>.authenticationCode(for: itemIdentity, using: try key(1, Self.nameLabel)).prefix(16))
     }
 
-    /// A record of `content`, sealed under `epoch`'s key and signed by this device.
+    /// A record of `content`, with the versions `kept`, sealed under `epoch`'s key and signed by
+    /// this device. Kept versions that would not fit the largest bucket are left out, the
+    /// oldest first.
     public func seal(
-        _ content: SyncRecord.Content, name: Data, clock: SyncTimestamp, epoch: UInt32
+        _ content: SyncRecord.Content, kept: [SyncRecord.Kept] = [], name: Data, clock: SyncTimestamp,
+        epoch: UInt32
     ) throws(KeychainError) -> Data {
-        try SyncRecord.make(
-            content, epoch: epoch, name: name, clock: clock, key: try key(epoch, Self.recordLabel), signer: signing
-        ).encoded
+        let key = try key(epoch, Self.recordLabel)
+        var kept = kept.sorted { $0.clock > $1.clock }
+        while true {
+            do throws(KeychainError) {
+                return try SyncRecord.make(
+                    content, kept: kept, epoch: epoch, name: name, clock: clock, key: key, signer: signing
+                ).encoded
+            } catch  where error.status == KeychainError.errSecDataTooLarge.status && !kept.isEmpty {
+                kept.removeLast()
+            }
+        }
     }
 
     /// Opens a record the remote holds under `name`, written by the device whose key is
-    /// `writer`: its clock and content.
+    /// `writer`: its clock, its content and the versions its writer lost that it carries.
     ///
     /// - Throws: `errSecDecode` for a record that is malformed, not `writer`'s, held under another
     ///   name, of an epoch this device does not hold, or altered.
     public func open(
         _ bytes: Data, name: Data, writer: Data
     ) throws(KeychainError) -> (
-        clock: SyncTimestamp, content: SyncRecord.Content
+        clock: SyncTimestamp, content: SyncRecord.Content, kept: [SyncRecord.Kept]
     ) {
         let record = try SyncRecord.decode(bytes)
         guard let writerKey = try? P256.Signing.PublicKey(x963Representation: writer),
@@ -111,7 +122,8 @@ public final class SyncCircleKeys: Sendable {
             throw KeychainError(.errSecDecode, "a sync record was moved to another name on the remote")
         }
         try record.verify(signer: writerKey)
-        return (record.clock, try record.open(key: try key(record.epoch, Self.recordLabel)))
+        let opened = try record.open(key: try key(record.epoch, Self.recordLabel))
+        return (record.clock, opened.content, opened.kept)
     }
 
     /// The first device list of a new circle: this device alone, named `name`.

@@ -14,7 +14,8 @@ import KeychainSupport
 /// signature (64 bytes, raw) over everything before it.
 ///
 /// Inside, padded with zeros to a bucket: the content's length (4 bytes), then `01`, the item's
-/// class, attributes (as the keychain stores them) and secret, or `02` for a deletion.
+/// class, attributes (as the keychain stores them) and secret, or `02` for a deletion; then the
+/// versions of the item its writer lost that are still kept (``Kept``).
 public struct SyncRecord: Sendable {
     static let format: UInt8 = 1
     static let headerSize = 1 + 4 + 16 + 24
@@ -33,6 +34,31 @@ public struct SyncRecord: Sendable {
         /// The item was deleted.
         case tombstone
     }
+
+    /// A version of the item that lost a conflict, carried by its writer's next record of the
+    /// item for ``keptFor`` after the change that beat it (Docs/Sync.md, "Conflicts").
+    public struct Kept: Sendable {
+        /// When the losing change was made, and by which device.
+        public var clock: SyncTimestamp
+        /// When the change that beat it was made (milliseconds since 1970).
+        public var beatenAt: UInt64
+        /// The item's class, attributes and secret, as in ``Content/item(itemClass:attributes:secret:)``.
+        public var itemClass: String
+        public var attributes: Data
+        public var secret: SecretBytes
+
+        /// A kept version.
+        public init(clock: SyncTimestamp, beatenAt: UInt64, itemClass: String, attributes: Data, secret: SecretBytes) {
+            self.clock = clock
+            self.beatenAt = beatenAt
+            self.itemClass = itemClass
+            self.attributes = attributes
+            self.secret = secret
+        }
+    }
+
+    /// How long a losing version is kept after the change that beat it: 30 days.
+    public static let keptFor: UInt64 = 30 * 24 * 3600 * 1000
 
     /// The sync key's epoch it is sealed under.
     public var epoch: UInt32
@@ -64,11 +90,12 @@ public struct SyncRecord: Sendable {
     /// The record's bytes, as the remote stores them.
     var encoded: Data { signed + signature }
 
-    /// Seals `content` under `key`, padded to its bucket, and signs the record with `signer`.
+    /// Seals `content` and the `kept` versions under `key`, padded to its bucket, and signs the
+    /// record with `signer`.
     ///
     /// - Throws: `errSecDataTooLarge` for content larger than the largest bucket.
     static func make(
-        _ content: Content, epoch: UInt32, name: Data, clock: SyncTimestamp, key: SymmetricKey,
+        _ content: Content, kept: [Kept] = [], epoch: UInt32, name: Data, clock: SyncTimestamp, key: SymmetricKey,
         signer: P256.Signing.PrivateKey
     ) throws(KeychainError) -> SyncRecord {
         var writer = WireWriter()
@@ -80,6 +107,13 @@ public struct SyncRecord: Sendable {
             writer.secret(secret)
         case .tombstone:
             writer.u8(2)
+        }
+        writer.array(kept) { writer, version in
+            writer.data(version.clock.encoded)
+            writer.u64(version.beatenAt)
+            writer.string(version.itemClass)
+            writer.data(version.attributes)
+            writer.secret(version.secret)
         }
         var body = writer.finish()
         defer { writer.wipe(); ProcessFiles.wipe(&body) }
@@ -132,11 +166,11 @@ public struct SyncRecord: Sendable {
         }
     }
 
-    /// The content, opened with `key`.
+    /// The content and the kept versions, opened with `key`.
     ///
     /// - Throws: `errSecDecode` when it does not open (another key, another record's content,
     ///   an altered header) or is malformed.
-    func open(key: SymmetricKey) throws(KeychainError) -> Content {
+    func open(key: SymmetricKey) throws(KeychainError) -> (content: Content, kept: [Kept]) {
         let refused = KeychainError(
             .errSecDecode, "a sync record does not open: it was altered, moved or sealed under another key")
         guard let box = try? AES.GCM.SealedBox(combined: sealed),
@@ -157,8 +191,15 @@ public struct SyncRecord: Sendable {
             case 2: content = .tombstone
             default: throw WireError("an unknown kind of content")
             }
+            let kept = try reader.array(max: 64) { (reader: inout WireReader) throws(WireError) -> Kept in
+                guard let clock = SyncTimestamp(try reader.data(max: 24)) else { throw WireError("a kept clock") }
+                return Kept(
+                    clock: clock, beatenAt: try reader.u64(), itemClass: try reader.string(max: 64),
+                    attributes: try reader.data(max: Self.buckets.last ?? 0),
+                    secret: try reader.secret(max: KeychainLimits.maximumSecretSize))
+            }
             try reader.finish()
-            return content
+            return (content, kept)
         } catch {
             throw refused
         }
