@@ -22,6 +22,10 @@ public final class GitTransport: SyncTransport {
     private let inUse = Mutex(())
     /// The branch the circle's files are on.
     static let branch = "main"
+    /// What git says when a push lost a race: the remote's branch is no longer the commit the
+    /// push was made over (checked by git, or by the remote's ref lock when two pushes land at
+    /// once).
+    static let movedOn = ["[rejected]", "non-fast-forward", "fetch first", "stale info", "cannot lock ref"]
     /// The largest file read: a record's largest bucket, and room.
     static let maximumFile = 1 << 20
 
@@ -81,10 +85,7 @@ public final class GitTransport: SyncTransport {
                 ], "commit the changes")
             let pushed = try git.run(["push", "-q", "origin", "HEAD:refs/heads/\(Self.branch)"], in: directory)
             guard pushed.status == 0 else {
-                if ["[rejected]", "non-fast-forward", "fetch first", "stale info"].contains(where: pushed.text.contains)
-                {
-                    return .moved
-                }
+                if Self.movedOn.contains(where: pushed.text.contains) { return .moved }
                 throw KeychainError(.errSecIO, "cannot push to \(remote): \(pushed.text)")
             }
             let head = try git.run(["rev-parse", "HEAD"], in: directory)

@@ -142,6 +142,36 @@ import Glibc
         }
     }
 
+    @Test func machinesSyncingAtOnceFetchMergeAndPushAgain() throws {
+        let circle = try Circle(["laptop", "desktop", "server"])
+        defer { circle.end() }
+        for round in 0..<3 {
+            for name in ["laptop", "desktop", "server"] {
+                #expect(
+                    try circle[name].addPassword(
+                        "\(name) \(round)", account: "me", ["--synchronizable"], secret: "\(name) \(round)"))
+            }
+            // All three at once: two pushes are refused as the remote moved on, and go again.
+            let running = try ["laptop", "desktop", "server"].map { name in
+                let sync = try circle[name].launch(["sync", "now"])
+                try sync.stdin.fileHandleForWriting.close()
+                return (name, sync)
+            }
+            for (name, sync) in running {
+                let done = sync.finish()
+                #expect(done.status == 0 && !done.stdout.contains("refused:"), "\(name): \(done.stdout)\(done.stderr)")
+            }
+        }
+        try circle.syncAll(rounds: 1)
+        for reader in ["laptop", "desktop", "server"] {
+            for writer in ["laptop", "desktop", "server"] {
+                for round in 0..<3 {
+                    #expect(try circle.secret("\(writer) \(round)", on: reader) == "\(writer) \(round)", "\(reader)")
+                }
+            }
+        }
+    }
+
     @Test func keychaindSyncsByItselfAfterAWriteAndOnItsTimer() throws {
         let circle = try Circle(["laptop", "desktop"])
         defer { circle.end() }
@@ -321,6 +351,11 @@ import Glibc
         // Sync goes on once the remote holds what the devices wrote.
         #expect(try laptop.addPassword("mail", account: "me", ["--synchronizable", "-U"], secret: "v4"))
         #expect(try laptop.run(["sync", "now"]).status == 0)
+        // Each refusal is in the desktop's audit log, as critical.
+        let log = try String(
+            contentsOf: circle["desktop"].runtime.appendingPathComponent("keychain/keychaind.log"), encoding: .utf8)
+        let audited = log.split(separator: "\n").filter { $0.contains("sync refused what the remote holds") }
+        #expect(audited.count >= 7 && audited.allSatisfy { $0.contains("critical") }, "\(log)")
         let clean = try circle["desktop"].run(["sync", "now"])
         #expect(clean.status == 0 && !clean.stdout.contains("refused:"), "\(clean.stdout)\(clean.stderr)")
         #expect(try circle.secret("mail", on: "desktop") == "v4")

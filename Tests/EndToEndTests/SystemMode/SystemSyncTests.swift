@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension SystemModeTests {
+    /// The keychain the system daemon keeps for a user syncs with the user's keychain on another
+    /// machine (a per-user keychaind of its own) over `git daemon` on loopback: keychaind runs
+    /// git as its own user, its clone in the user's keychain directory, out of the user's reach.
+    @Test func theSystemDaemonsKeychainSyncsWithAnotherMachine() throws {
+        let remote = try GitDaemon()
+        defer { remote.stop() }
+        let daemon = try SystemDaemonHarness()
+        defer { daemon.cleanUp() }
+        let alice = try LocalUser.alice()
+        for (arguments, input) in [
+            (["passcode", "set"], "1234\n"), (["owner", "login"], "1234\n"),
+            (["add-generic-password", "-s", "mail", "-a", "me", "--synchronizable"], "from the server"),
+            (["sync", "setup", remote.url, "--name", "server"], ""),
+        ] {
+            let run = try daemon.keychainctl(as: alice, arguments, input: input)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)\n\(daemon.daemonLog)")
+        }
+        let laptop = try CommandRunner.withPasscode(simulator: false)
+        defer { laptop.cleanUp() }
+        #expect(try laptop.run(["owner", "login"], input: "1234\n").status == 0)
+        let asked = try laptop.run(["sync", "join", remote.url, "--name", "laptop"])
+        let code = try #require(
+            asked.stdout.split(separator: "\n").first { $0.hasPrefix("  server ") }?.split(separator: " ").last)
+        let approved = try daemon.keychainctl(as: alice, ["sync", "approve", String(code)])
+        #expect(approved.status == 0, "\(approved.stderr)")
+        let joined = try laptop.run(["sync", "join", "--code", String(code)])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(try laptop.run(["find-generic-password", "-s", "mail", "-w"]).stdout == "from the server\n")
+
+        #expect(try laptop.addPassword("wifi", account: "home", ["--synchronizable"], secret: "from the laptop"))
+        #expect(try laptop.run(["sync", "now"]).status == 0)
+        #expect(try daemon.keychainctl(as: alice, ["sync", "now"]).status == 0)
+        let found = try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "wifi", "-w"])
+        #expect(found.stdout == "from the laptop\n", "\(found.stderr)")
+        #expect(daemon.daemonLog.contains("sync"), "\(daemon.daemonLog)")
+    }
+}
