@@ -10,7 +10,7 @@ import Testing
         defer { runner.cleanUp() }
         // grep, run in bash's place, reports the state it began with; bash's own is its own.
         // ls writes to a file, not a pipe: while a pipeline starts, bash itself holds the pipe's
-        // descriptors, and ls could list them (it did, one run in three, 300 runs by hand).
+        // descriptors, and ls could list them (it did in 138 of 300 runs by hand).
         let output = try runner.script(
             "cd '\(runner.home.path)'; ls /proc/$$/fd > fds.$$; sort -n fds.$$ | tr '\\n' ' '; rm fds.$$; echo; "
                 + "exec grep -E '^Sig(Blk|Ign):' /proc/self/status")
