@@ -87,7 +87,8 @@ public final class KeychainDaemon: Service {
                 ? [:]
                 : [
                     getuid(): UserKeychain(
-                        uid: getuid(), directory: configuration.keychainDirectory, tpm: configuration.tpm)
+                        uid: getuid(), directory: configuration.keychainDirectory, tpm: configuration.tpm,
+                        localSyncRemotes: true)
                 ])
         connections = ConnectionTable(limits: .forDaemon(system: system, descriptors: Self.raiseDescriptorLimit()))
     }
@@ -111,7 +112,7 @@ public final class KeychainDaemon: Service {
             if let keychain = keychains[uid] { return keychain }
             let keychain = UserKeychain(
                 uid: uid, directory: configuration.keychainDirectory.appendingPathComponent(String(uid)),
-                tpm: configuration.tpm)
+                tpm: configuration.tpm, localSyncRemotes: configuration.mode != .system)
             keychains[uid] = keychain
             return keychain
         }

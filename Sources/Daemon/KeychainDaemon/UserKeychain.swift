@@ -36,12 +36,13 @@ final class UserKeychain: Sendable {
 
     /// The keychain of `uid` in `directory`, unopened and locked (its class keys are kept in
     /// this process's memory alone); fprintd verifies the fingers of `uid`'s account; `tpm`,
-    /// when given, seals its device secret.
-    init(uid: uid_t, directory: URL, tpm: TrustedPlatformModule?) {
+    /// when given, seals its device secret; `localSyncRemotes` false (the system daemon) refuses
+    /// a sync remote that is a path of this machine.
+    init(uid: uid_t, directory: URL, tpm: TrustedPlatformModule?, localSyncRemotes: Bool) {
         self.uid = uid
         onDemand = OnDemandKeychain(
             directory: directory, cache: ProcessClassKeyCache(), fingerprintUser: FprintdSensor.userName(of: uid),
-            tpm: tpm)
+            tpm: tpm, localSyncRemotes: localSyncRemotes)
     }
 
     /// A request for this keychain started.

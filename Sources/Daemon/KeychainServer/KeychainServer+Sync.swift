@@ -60,15 +60,41 @@ extension KeychainServer {
         return GitTransport(remote: remote, directory: directory, environment: environment)
     }
 
+    /// Refuses a remote git would take for an option (a leading `-`), and in the system daemon
+    /// one that is not a network remote (`ssh://`, `git://`, `http(s)://`, or `host:path`): a
+    /// path, `file://` or another transport would have keychaind, as its own user, read and write
+    /// there.
+    func checkRemote(_ remote: String) throws(KeychainError) {
+        guard !remote.isEmpty, !remote.hasPrefix("-"), !remote.contains(where: \.isNewline) else {
+            throw KeychainError(.errSecParam, "a sync remote is a URL, user@host:path or a path, never an option")
+        }
+        guard !localSyncRemotes else { return }
+        let network = ["ssh://", "git://", "https://", "http://"].contains { remote.lowercased().hasPrefix($0) }
+        // git's scp-like syntax: no scheme, no "::" transport, and a colon before any slash.
+        let scpLike =
+            !remote.contains("://") && !remote.contains("::")
+            && (remote.firstIndex(of: ":").map { !remote[..<$0].contains("/") && $0 != remote.startIndex } ?? false)
+        guard network || scpLike else {
+            throw KeychainError(
+                .errSecParam,
+                "the system keychain daemon syncs with a network remote only (ssh://, git://, https:// or "
+                    + "user@host:path): it would read and write a path of this machine as its own user")
+        }
+    }
+
+    /// Refuses when sync is set up; otherwise removes what an earlier setup or join that failed
+    /// left of a clone, which would still name its remote.
     private func requireNoSync() throws(KeychainError) {
         if let state = try enclave.loadSyncState() {
             throw KeychainError(
                 .errSecDuplicateItem,
                 "sync is set up already, with \(state.remote): remove this device from the circle first")
         }
+        try? FileManager.default.removeItem(at: enclave.directoryURL.appendingPathComponent(Self.syncCloneName))
     }
 
     private func setUpSync(remote: String, deviceName: String) throws(KeychainError) -> SyncReport {
+        try checkRemote(remote)
         try requireNoSync()
         try requireUnlocked("sync makes this device's identity key")
         let identity = try enclave.makeSyncIdentity()
@@ -97,6 +123,7 @@ extension KeychainServer {
     private static let requestLabel = "swift-keychain join request v1"
 
     private func askToJoin(remote: String, deviceName: String) throws(KeychainError) -> SyncReport {
+        try checkRemote(remote)
         try requireNoSync()
         try requireUnlocked("sync makes this device's identity key")
         let identity = try enclave.makeSyncIdentity()

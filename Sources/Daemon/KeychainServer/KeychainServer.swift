@@ -36,9 +36,12 @@ public final class KeychainServer: Sendable {
     let transfers = BackupTransfers()
     /// One sync command at a time (Docs/Sync.md).
     let syncInProgress = Mutex(())
-    /// Makes the transport to a sync remote, given its clone's directory: git, unless a test
-    /// gives another (``useSyncTransport(_:)``).
+    /// Makes the transport to a sync remote, given its clone's directory: git.
     let syncTransports = Mutex<@Sendable (String, URL) -> any SyncTransport>(KeychainServer.gitTransport)
+    /// False in the system daemon: a sync remote that is a path of this machine (or `file:`) is
+    /// refused, since keychaind would read and write it as its own user, who can reach every
+    /// user's keychain directory.
+    public let localSyncRemotes: Bool
 
     /// Opens the keychain in `directory`: the Enclave's files, then the database
     /// `keychain.db`, admitted only when it belongs with the keybag
@@ -54,12 +57,15 @@ public final class KeychainServer: Sendable {
     ///     default; in the system daemon, the user the keychain belongs to.
     ///   - tpm: the TPM that seals the device secret and counts the database's generations; nil
     ///     keeps the secret in a file.
+    ///   - localSyncRemotes: false refuses a sync remote that is a path of this machine.
     public init(
         directory: URL, cache: any ClassKeyCache, clock: any EnclaveClock = SystemEnclaveClock(),
         passcodeKDF: @escaping @Sendable () -> PasscodeKDF = { PasscodeKDF.calibrated() },
         passcodeLimits: PasscodeKDF.Limits = .standard, creating: Bool = true, lockTimeout: Double = 20,
-        fingerprintUser: String = FprintdSensor.currentUser(), tpm: TrustedPlatformModule? = nil
+        fingerprintUser: String = FprintdSensor.currentUser(), tpm: TrustedPlatformModule? = nil,
+        localSyncRemotes: Bool = true
     ) throws(KeychainError) {
+        self.localSyncRemotes = localSyncRemotes
         self.fingerprintUser = fingerprintUser
         let enclave = try Enclave(
             directory: directory, clock: clock, cache: cache, passcodeKDF: passcodeKDF, passcodeLimits: passcodeLimits,

@@ -17,15 +17,19 @@ public final class OnDemandKeychain: Sendable {
     private let fingerprintUser: String
     /// The TPM that seals the device secret, when one does.
     private let tpm: TrustedPlatformModule?
+    /// False in the system daemon: no sync remote that is a path of this machine.
+    private let localSyncRemotes: Bool
     private let opened: Mutex<KeychainServer?>
 
     /// The keychain in `directory`, not opened yet, of `fingerprintUser` (this process's user
     /// by default; the system daemon names each keychain's own); unlocked class keys go to
-    /// `cache`; `tpm`, when given, seals its device secret.
+    /// `cache`; `tpm`, when given, seals its device secret; `localSyncRemotes` false refuses a
+    /// sync remote that is a path of this machine (``KeychainServer/localSyncRemotes``).
     public init(
         directory: URL, cache: any ClassKeyCache, fingerprintUser: String = FprintdSensor.currentUser(),
-        tpm: TrustedPlatformModule? = nil
+        tpm: TrustedPlatformModule? = nil, localSyncRemotes: Bool = true
     ) {
+        self.localSyncRemotes = localSyncRemotes
         self.directory = directory
         self.cache = cache
         self.fingerprintUser = fingerprintUser
@@ -38,6 +42,7 @@ public final class OnDemandKeychain: Sendable {
         directory = nil
         cache = nil
         tpm = nil
+        localSyncRemotes = server.localSyncRemotes
         fingerprintUser = server.fingerprintUser
         opened = Mutex(server)
     }
@@ -70,7 +75,7 @@ public final class OnDemandKeychain: Sendable {
                 } else {
                     server = try KeychainServer(
                         directory: directory, cache: cache ?? ProcessClassKeyCache(), creating: false,
-                        fingerprintUser: fingerprintUser, tpm: tpm)
+                        fingerprintUser: fingerprintUser, tpm: tpm, localSyncRemotes: localSyncRemotes)
                 }
                 // Answers errSecParam when the keychain opens, errSecDecode when it does not.
                 return .success(try server.handle(.eraseUnopenableKeychain, caller: caller))
@@ -103,7 +108,8 @@ public final class OnDemandKeychain: Sendable {
             guard let directory, let cache else { return .success(nil) }
             do throws(KeychainError) {
                 opened = try KeychainServer(
-                    directory: directory, cache: cache, creating: creating, fingerprintUser: fingerprintUser, tpm: tpm)
+                    directory: directory, cache: cache, creating: creating, fingerprintUser: fingerprintUser, tpm: tpm,
+                    localSyncRemotes: localSyncRemotes)
                 return .success(opened)
             } catch KeychainError.errSecNoSuchKeychain where !creating {
                 return .success(nil)

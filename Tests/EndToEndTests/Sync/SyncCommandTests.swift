@@ -195,6 +195,10 @@ import Glibc
     @Test func anUnreachableRemoteLeavesLocalWritesAloneAndStatusSaysSince() throws {
         let circle = try Circle(["laptop"])
         defer { circle.end() }
+        // A remote git would take for an option is refused before anything else.
+        let option = try circle["laptop"].run(["sync", "join", "--", "--upload-pack=touch /tmp/kc-sync-pwned"])
+        #expect(option.status != 0 && option.stderr.contains("never an option"), "\(option.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/kc-sync-pwned"))
         circle.remote.stop()
         #expect(try circle["laptop"].addPassword("offline", account: "me", ["--synchronizable"], secret: "kept"))
         let failed = try circle["laptop"].run(["sync", "now"])
@@ -240,6 +244,21 @@ import Glibc
                 #expect(try circle.secret("desk \(round)", on: name) == "d", "\(name)")
             }
         }
+    }
+
+    @Test func aSetupThatFailedLeavesNothingInTheWayOfTheNext() throws {
+        let remote = try GitDaemon()
+        defer { remote.stop() }
+        let machine = try CommandRunner.withPasscode(simulator: false)
+        defer { machine.cleanUp() }
+        #expect(try machine.run(["owner", "login"], input: "1234\n").status == 0)
+        let unreachable = try machine.run(["sync", "setup", "git://127.0.0.1:1/none.git"])
+        #expect(unreachable.status != 0, "\(unreachable.stdout)")
+        // The clone the failed setup made named that remote; the next setup starts afresh.
+        let setUp = try machine.run(["sync", "setup", remote.url])
+        #expect(setUp.status == 0, "\(setUp.stderr)")
+        #expect(try machine.run(["sync", "status"]).stdout.contains("sync: \(remote.url), 1 devices"))
+        #expect(try remote.files()["circle/list"] != nil)
     }
 
     @Test func aRemovedDeviceReadsNothingWrittenAfter() throws {

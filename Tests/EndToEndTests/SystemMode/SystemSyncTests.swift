@@ -15,8 +15,16 @@ extension SystemModeTests {
         let daemon = try SystemDaemonHarness()
         defer { daemon.cleanUp() }
         let alice = try LocalUser.alice()
+        for (arguments, input) in [(["passcode", "set"], "1234\n"), (["owner", "login"], "1234\n")] {
+            #expect(try daemon.keychainctl(as: alice, arguments, input: input).status == 0, "\(arguments)")
+        }
+        // A path of this machine would be read and written by keychaind as its own user, who
+        // reaches every user's keychain directory: refused.
+        for local in [remote.repository.path, "file://" + remote.repository.path] {
+            let refused = try daemon.keychainctl(as: alice, ["sync", "setup", local])
+            #expect(refused.status != 0 && refused.stderr.contains("network remote only"), "\(refused.stderr)")
+        }
         for (arguments, input) in [
-            (["passcode", "set"], "1234\n"), (["owner", "login"], "1234\n"),
             (["add-generic-password", "-s", "mail", "-a", "me", "--synchronizable"], "from the server"),
             (["sync", "setup", remote.url, "--name", "server"], ""),
         ] {
