@@ -40,7 +40,7 @@ extension KeychainServer {
                 (try? enclave.status().isUnlocked) == true
             else { return nil }
             do throws(KeychainError) {
-                return .success(try syncNow())
+                return .success(try syncNow(from: state))
             } catch {
                 return .failure(error)
             }
@@ -88,7 +88,8 @@ extension KeychainServer {
         if let state = try enclave.loadSyncState() {
             throw KeychainError(
                 .errSecDuplicateItem,
-                "sync is set up already, with \(state.remote): remove this device from the circle first")
+                "sync is set up already, with \(GitTransport.shown(state.remote)): remove this device from the "
+                    + "circle first")
         }
         try? FileManager.default.removeItem(at: enclave.directoryURL.appendingPathComponent(Self.syncCloneName))
     }
@@ -104,7 +105,8 @@ extension KeychainServer {
         let snapshot = try transport.fetch()
         guard snapshot.files[SyncPaths.list] == nil else {
             throw KeychainError(
-                .errSecDuplicateItem, "\(remote) holds a circle already: join it (`keychainctl sync join`)")
+                .errSecDuplicateItem,
+                "\(GitTransport.shown(remote)) holds a circle already: join it (`keychainctl sync join`)")
         }
         let list = try keys.firstList(name: deviceName)
         let wrapped = try keys.wrapKey(epoch: 1, to: keys.publicKey)
@@ -112,7 +114,8 @@ extension KeychainServer {
             SyncPaths.list: Array(list.encoded), SyncPaths.key(epoch: 1, keys.deviceID): Array(wrapped),
         ]
         guard case .published = try transport.publish(changes, over: snapshot.token) else {
-            throw KeychainError(.errSecIO, "\(remote) changed while the circle was being set up: try again")
+            throw KeychainError(
+                .errSecIO, "\(GitTransport.shown(remote)) changed while the circle was being set up: try again")
         }
         var state = SyncState(remote: remote, deviceName: deviceName, identity: identity, list: list.encoded)
         state.wrappedKeys[1] = wrapped
@@ -133,7 +136,8 @@ extension KeychainServer {
             let snapshot = try transport.fetch()
             guard let bytes = snapshot.files[SyncPaths.list] else {
                 throw KeychainError(
-                    .errSecItemNotFound, "\(remote) holds no circle: set one up (`keychainctl sync setup`)")
+                    .errSecItemNotFound,
+                    "\(GitTransport.shown(remote)) holds no circle: set one up (`keychainctl sync setup`)")
             }
             _ = try SyncDeviceList.decode(Data(bytes))
             var writer = WireWriter()
@@ -148,7 +152,7 @@ extension KeychainServer {
             try enclave.saveSyncState(state)
             return try syncReport(state)
         }
-        throw KeychainError(.errSecIO, "\(remote) kept changing: try again")
+        throw KeychainError(.errSecIO, "\(GitTransport.shown(remote)) kept changing: try again")
     }
 
     private func confirmJoin(code: String) throws(KeychainError) -> SyncReport {
@@ -169,7 +173,7 @@ extension KeychainServer {
         }
         let snapshot = try transport(state.remote).fetch()
         guard let bytes = snapshot.files[SyncPaths.list] else {
-            throw KeychainError(.errSecItemNotFound, "\(state.remote) holds no circle any more")
+            throw KeychainError(.errSecItemNotFound, "\(GitTransport.shown(state.remote)) holds no circle any more")
         }
         let list = try SyncDeviceList.decode(Data(bytes))
         try list.accept(after: nil, trusting: approver)
@@ -210,7 +214,7 @@ extension KeychainServer {
             }
             return (next, changes)
         }
-        return try syncReport(state, snapshot: snapshot)
+        return try syncReport(state, snapshot: snapshot, keys: keys)
     }
 
     private func removeDevice(_ prefix: String) throws(KeychainError) -> SyncReport {
@@ -269,11 +273,29 @@ extension KeychainServer {
             try enclave.saveSyncState(state)
             return snapshot
         }
-        throw KeychainError(.errSecIO, "\(state.remote) kept changing: try again")
+        throw KeychainError(.errSecIO, "\(GitTransport.shown(state.remote)) kept changing: try again")
     }
 
     static let notAMember = KeychainError(
         .errSecParam, "this device is in no circle: `keychainctl sync setup` or `keychainctl sync join` first")
+
+    /// Takes every sync key of `list`'s epochs that the remote holds wrapped to this device and
+    /// `keys` does not hold yet, keeping each in `state`; a wrap that does not open goes in
+    /// `refused`.
+    func takeEpochKeys(
+        _ snapshot: SyncSnapshot, _ list: SyncDeviceList, _ keys: SyncCircleKeys, _ state: inout SyncState,
+        _ refused: inout [String]
+    ) {
+        for epoch in 1...max(list.epoch, 1) where !keys.epochs.contains(epoch) {
+            guard let wrapped = snapshot.files[SyncPaths.key(epoch: epoch, keys.deviceID)] else { continue }
+            do throws(KeychainError) {
+                try keys.takeWrappedKey(Data(wrapped), epoch: epoch)
+                state.wrappedKeys[epoch] = Data(wrapped)
+            } catch {
+                refused.append(error.message)
+            }
+        }
+    }
 
     /// This device's keys, with every sync key wrapped to it that it has kept.
     func openKeys(_ state: SyncState) throws(KeychainError) -> SyncCircleKeys {
@@ -311,12 +333,15 @@ extension KeychainServer {
     }
 
     /// What `sync status` and `sync devices` show: the devices asking to join as `snapshot`
-    /// holds them, or as a fetch finds them when none is given.
-    func syncReport(_ state: SyncState?, snapshot: SyncSnapshot? = nil) throws(KeychainError) -> SyncReport {
+    /// holds them, or as a fetch finds them when none is given; `keys`, when the caller has
+    /// them open already. The remote is shown without a password it may carry.
+    func syncReport(
+        _ state: SyncState?, snapshot: SyncSnapshot? = nil, keys opened: SyncCircleKeys? = nil
+    ) throws(KeychainError) -> SyncReport {
         guard let state else { return SyncReport(membership: .none) }
-        let keys = try enclave.openSyncKeys(identity: state.identity)
+        let keys = if let opened { opened } else { try enclave.openSyncKeys(identity: state.identity) }
         var report = SyncReport(
-            membership: state.list == nil ? .waitingForApproval : .member, remote: state.remote,
+            membership: state.list == nil ? .waitingForApproval : .member, remote: GitTransport.shown(state.remote),
             lastSync: state.lastSync, failingSince: state.failingSince, lastError: state.lastError,
             published: state.lastPublished, applied: state.lastApplied, refused: state.lastRefused)
         if let held = state.list {

@@ -20,11 +20,7 @@ extension KeychainServer {
         let snapshot = try transport(state.remote).fetch()
         var refused: [String] = []
         let list = try acceptList(snapshot, &state, keys, &refused)
-        for epoch in 1...max(list.epoch, 1) where !keys.epochs.contains(epoch) {
-            if let wrapped = snapshot.files[SyncPaths.key(epoch: epoch, keys.deviceID)] {
-                try? keys.takeWrappedKey(Data(wrapped), epoch: epoch)
-            }
-        }
+        takeEpochKeys(snapshot, list, keys, &state, &refused)
         let now = Self.milliseconds(Date())
         var kept: [SyncReport.KeptVersion] = []
         func keep(
@@ -61,7 +57,7 @@ extension KeychainServer {
                 }
             }
         }
-        var report = try syncReport(state, snapshot: snapshot)
+        var report = try syncReport(state, snapshot: snapshot, keys: keys)
         report.kept = Array(kept.sorted { $0.changed > $1.changed }.prefix(Self.maximumKeptVersions))
         return report
     }

@@ -27,13 +27,14 @@ struct RemoteVersion {
 /// its clock, apply what other devices wrote in one transaction, publish what this one
 /// changed, and start again from the fetch when the remote moved on meanwhile.
 extension KeychainServer {
-    /// Syncs now.
+    /// Syncs now, from the state `loaded` (read from its file when nil).
     ///
     /// - Throws: `errSecInteractionNotAllowed` while locked or waiting for approval; `errSecIO`
     ///   when the remote cannot be reached (local writes go on; `sync status` says since when);
     ///   `errSecAuthFailed` for a device removed from its circle.
-    func syncNow() throws(KeychainError) -> SyncReport {
-        guard var state = try enclave.loadSyncState() else { throw Self.notAMember }
+    func syncNow(from loaded: SyncState? = nil) throws(KeychainError) -> SyncReport {
+        let found: SyncState? = if let loaded { loaded } else { try enclave.loadSyncState() }
+        guard var state = found else { throw Self.notAMember }
         guard state.list != nil else {
             throw KeychainError(
                 .errSecInteractionNotAllowed,
@@ -46,7 +47,8 @@ extension KeychainServer {
             for _ in 0..<Self.syncAttempts {
                 if let report = try syncOnce(&state, keys, transport) { return report }
             }
-            throw KeychainError(.errSecIO, "\(state.remote) kept changing during the sync: it is tried again later")
+            throw KeychainError(
+                .errSecIO, "\(GitTransport.shown(state.remote)) kept changing during the sync: it is tried again later")
         } catch {
             state.failingSince = state.failingSince ?? Date()
             state.lastError = error.message
@@ -67,15 +69,7 @@ extension KeychainServer {
                 .errSecAuthFailed,
                 "this device was removed from the circle: its items stay here, and nothing syncs any more")
         }
-        for epoch in 1...max(list.epoch, 1) where !keys.epochs.contains(epoch) {
-            guard let wrapped = snapshot.files[SyncPaths.key(epoch: epoch, keys.deviceID)] else { continue }
-            do throws(KeychainError) {
-                try keys.takeWrappedKey(Data(wrapped), epoch: epoch)
-                state.wrappedKeys[epoch] = Data(wrapped)
-            } catch {
-                refused.append(error.message)
-            }
-        }
+        takeEpochKeys(snapshot, list, keys, &state, &refused)
         guard keys.epochs.contains(list.epoch) else {
             throw KeychainError(
                 .errSecInteractionNotAllowed,
@@ -152,7 +146,9 @@ extension KeychainServer {
         let applied = try apply(incoming, keys, &state, &refused)
         for version in remote.values { clock.observe(version.clock, now: now) }
         state.clock = clock.last.encoded
-        try enclave.saveSyncState(state)
+        // What was applied is kept at once: a sync killed before its end does not take those
+        // items for changes of this device's.
+        if applied > 0 { try enclave.saveSyncState(state) }
 
         if !changes.isEmpty || (snapshot.files[SyncPaths.head(keys.deviceID)] == nil && state.sequence == 0) {
             let digest = SyncHead.digest(
@@ -177,7 +173,7 @@ extension KeychainServer {
         state.lastApplied = applied
         state.lastRefused = refused
         try enclave.saveSyncState(state)
-        return try syncReport(state, snapshot: snapshot)
+        return try syncReport(state, snapshot: snapshot, keys: keys)
     }
 
     /// The versions this device's next record of `name` carries: the one its folder holds now,

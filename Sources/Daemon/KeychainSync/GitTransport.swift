@@ -47,7 +47,7 @@ public final class GitTransport: SyncTransport {
     public func fetch() throws(KeychainError) -> SyncSnapshot {
         try inUse.withLock { _ throws(KeychainError) in
             try prepare()
-            try run(["fetch", "-q", "origin"], "fetch from \(remote)")
+            try run(["fetch", "-q", "origin"], "fetch from \(Self.shown(remote))")
             let head = try git.run(
                 ["rev-parse", "-q", "--verify", "refs/remotes/origin/\(Self.branch)"], in: directory)
             guard head.status == 0 else { return SyncSnapshot(files: [:], token: "") }
@@ -86,7 +86,7 @@ public final class GitTransport: SyncTransport {
             let pushed = try git.run(["push", "-q", "origin", "HEAD:refs/heads/\(Self.branch)"], in: directory)
             guard pushed.status == 0 else {
                 if Self.movedOn.contains(where: pushed.text.contains) { return .moved }
-                throw KeychainError(.errSecIO, "cannot push to \(remote): \(pushed.text)")
+                throw KeychainError(.errSecIO, redacted("cannot push to \(remote): \(pushed.text)"))
             }
             let head = try git.run(["rev-parse", "HEAD"], in: directory)
             return .published(head.text.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -149,7 +149,32 @@ public final class GitTransport: SyncTransport {
     private func run(_ arguments: [String], _ what: String) throws(KeychainError) {
         let output = try git.run(arguments, in: directory)
         guard output.status == 0 else {
-            throw KeychainError(.errSecIO, "git could not \(what): \(output.text)")
+            throw KeychainError(.errSecIO, redacted("git could not \(what): \(output.text)"))
         }
+    }
+
+    /// `remote` as messages and logs show it: without the password or token a URL can carry
+    /// (`https://me:token@host/…` is `https://me@host/…`).
+    public static func shown(_ remote: String) -> String {
+        guard let password = password(in: remote) else { return remote }
+        return remote.replacingOccurrences(of: ":" + password + "@", with: "@")
+    }
+
+    /// The password or token in a URL's user part, if it has one.
+    private static func password(in remote: String) -> String? {
+        guard let scheme = remote.range(of: "://"),
+            let at = remote[scheme.upperBound...].firstIndex(of: "@")
+        else { return nil }
+        let user = remote[scheme.upperBound..<at]
+        guard !user.contains("/"), let colon = user.firstIndex(of: ":") else { return nil }
+        let password = user[user.index(after: colon)...]
+        return password.isEmpty ? nil : String(password)
+    }
+
+    /// `text` (git's output, a message naming the remote) with the remote's password, wherever
+    /// git put it, replaced.
+    private func redacted(_ text: String) -> String {
+        guard let password = Self.password(in: remote) else { return text }
+        return text.replacingOccurrences(of: password, with: "***")
     }
 }

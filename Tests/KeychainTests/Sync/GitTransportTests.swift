@@ -73,5 +73,16 @@ import Testing
         let unreachable = GitTransport(
             remote: base.appendingPathComponent("none.git").path, directory: base.appendingPathComponent("lost"))
         #expect(throws: KeychainError.errSecIO) { _ = try unreachable.fetch() }
+        // A token in the remote's URL is in no message.
+        #expect(GitTransport.shown("https://me:s3cr3t@host/x.git") == "https://me@host/x.git")
+        #expect(GitTransport.shown("git@host:me/x.git") == "git@host:me/x.git")
+        let withToken = GitTransport(
+            remote: "https://me:s3cr3t@127.0.0.1:1/x.git", directory: base.appendingPathComponent("token"))
+        do {
+            _ = try withToken.fetch()
+            Issue.record("a fetch from a closed port succeeded")
+        } catch {
+            #expect(!error.message.contains("s3cr3t") && error.message.contains("me@127.0.0.1"), "\(error.message)")
+        }
     }
 }

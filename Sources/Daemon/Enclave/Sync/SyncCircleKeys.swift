@@ -20,6 +20,7 @@ public final class SyncCircleKeys: Sendable {
     private let signing: P256.Signing.PrivateKey
     private let agreement: P256.KeyAgreement.PrivateKey
     private let epochKeys = Mutex<[UInt32: SymmetricKey]>([:])
+    private let derivedKeys = Mutex<[DerivedKeyName: SymmetricKey]>([:])
     /// This device's identity public key (X9.63).
     public let publicKey: Data
     /// This device's id: the first 16 bytes of SHA-256 of its public key.
@@ -44,12 +45,12 @@ public final class SyncCircleKeys: Sendable {
     /// - Throws: `errSecDecode` when it is not wrapped to this device for `epoch`, or was altered.
     public func takeWrappedKey(_ wrapped: Data, epoch: UInt32) throws(KeychainError) {
         let key = try SyncKeyWrap.unwrap(wrapped, epoch: epoch, with: agreement)
-        epochKeys.withLock { $0[epoch] = key }
+        hold(key, epoch: epoch)
     }
 
     /// Makes a new sync key for `epoch`, and holds it.
     public func startEpoch(_ epoch: UInt32) {
-        epochKeys.withLock { $0[epoch] = SymmetricKey(size: .bits256) }
+        hold(SymmetricKey(size: .bits256), epoch: epoch)
     }
 
     /// The sync key of `epoch` wrapped to the device whose identity key is `member` (X9.63).
@@ -65,12 +66,28 @@ public final class SyncCircleKeys: Sendable {
         return try SyncKeyWrap.wrap(key, epoch: epoch, to: memberKey)
     }
 
+    /// Holds `key` as `epoch`'s, forgetting what was derived from one held before.
+    private func hold(_ key: SymmetricKey, epoch: UInt32) {
+        derivedKeys.withLock { $0 = $0.filter { $0.key.epoch != epoch } }
+        epochKeys.withLock { $0[epoch] = key }
+    }
+
+    /// The key derived for `label` from `epoch`'s sync key: once per sync, not once per record.
     private func key(_ epoch: UInt32, _ label: Data) throws(KeychainError) -> SymmetricKey {
+        let name = DerivedKeyName(epoch: epoch, label: label)
+        if let derived = derivedKeys.withLock({ $0[name] }) { return derived }
         guard let key = epochKeys.withLock({ $0[epoch] }) else {
             throw KeychainError(
                 .errSecDecode, "a sync record is of epoch \(epoch), whose key this device does not hold")
         }
-        return HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: label, outputByteCount: 32)
+        let derived = HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: label, outputByteCount: 32)
+        derivedKeys.withLock { $0[name] = derived }
+        return derived
+    }
+
+    private struct DerivedKeyName: Hashable {
+        var epoch: UInt32
+        var label: Data
     }
 
     /// A record's name: HMAC-SHA256 (first 16 bytes) of the item's identity (its class, access
