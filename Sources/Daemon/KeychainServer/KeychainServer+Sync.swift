@@ -60,21 +60,26 @@ extension KeychainServer {
         return GitTransport(remote: remote, directory: directory, environment: environment)
     }
 
-    /// Refuses a remote git would take for an option (a leading `-`), and in the system daemon
-    /// one that is not a network remote (`ssh://`, `git://`, `http(s)://`, or `host:path`): a
-    /// path, `file://` or another transport would have keychaind, as its own user, read and write
-    /// there.
+    /// Refuses a remote git would take for an option (a leading `-`), one naming a transport
+    /// helper (`ext::`, `fd::`: a command run, a descriptor of keychaind's read) or a scheme but
+    /// `ssh`, `git`, `https` and `file` (plain `http://` among them), and in the system daemon one that is not a network remote (`ssh://`,
+    /// `git://`, `https://`, or `host:path`): a path or `file://` would have keychaind, as its
+    /// own user, read and write there. ``GitTransport`` refuses the same through git's protocol
+    /// allow-list.
     func checkRemote(_ remote: String) throws(KeychainError) {
-        guard !remote.isEmpty, !remote.hasPrefix("-"), !remote.contains(where: \.isNewline) else {
+        guard !remote.isEmpty, !remote.hasPrefix("-"), !remote.contains(where: { $0.isNewline || $0 == "\0" }) else {
             throw KeychainError(.errSecParam, "a sync remote is a URL, user@host:path or a path, never an option")
         }
+        let lowered = remote.lowercased()
+        let schemes = ["ssh://", "git://", "https://", "file://"]
+        guard !remote.contains("::"), !remote.contains("://") || schemes.contains(where: lowered.hasPrefix) else {
+            throw KeychainError(
+                .errSecParam,
+                "a sync remote is reached over ssh://, https://, git://, user@host:path or a path; "
+                    + "any other transport (http://, ext::, fd::…) is refused")
+        }
         guard !localSyncRemotes else { return }
-        let network = ["ssh://", "git://", "https://", "http://"].contains { remote.lowercased().hasPrefix($0) }
-        // git's scp-like syntax: no scheme, no "::" transport, and a colon before any slash.
-        let scpLike =
-            !remote.contains("://") && !remote.contains("::")
-            && (remote.firstIndex(of: ":").map { !remote[..<$0].contains("/") && $0 != remote.startIndex } ?? false)
-        guard network || scpLike else {
+        guard !GitTransport.isLocal(remote) else {
             throw KeychainError(
                 .errSecParam,
                 "the system keychain daemon syncs with a network remote only (ssh://, git://, https:// or "

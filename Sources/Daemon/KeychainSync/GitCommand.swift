@@ -8,55 +8,107 @@ import Glibc
 #endif
 
 /// One run of `git`, never through a shell: an empty signal mask, no descriptor of keychaind's
-/// (``CleanSpawn``), a fixed environment, its output and errors read together, and at most
-/// ``timeout`` seconds before it is killed by its pid.
+/// (``CleanSpawn``), a fixed environment, its standard input from bytes the keychain made (an
+/// unnamed file), its output and errors read together up to a bound, and at most `timeout`
+/// seconds before it is killed by its pid.
 struct GitCommand {
-    /// How long one git command may take: a fetch or push over a slow network included.
-    static let timeout: Double = 300
+    /// How long a command that reaches the remote (a fetch, a push) may take.
+    static let networkTimeout: Double = 60
+    /// How long a command on the local repository alone may take.
+    static let localTimeout: Double = 60
+    /// The most output read from one command: the largest snapshot the transport reads, and room.
+    static let maximumOutput = 600 << 20
 
     let executable: String
     let environment: [String: String]
 
     struct Output {
         var status: Int32
-        var text: String
+        var bytes: [UInt8]
+        var text: String { String(decoding: bytes, as: UTF8.self) }
     }
 
-    /// Runs `git -C directory arguments…`.
+    /// Runs `git -C directory arguments…` with `input` on its standard input (none: `/dev/null`).
     ///
-    /// - Throws: `errSecIO` when git cannot be started, or ran out of time.
-    func run(_ arguments: [String], in directory: URL) throws(KeychainError) -> Output {
+    /// - Throws: `errSecIO` when git cannot be started or ran out of time; `errSecDecode` when it
+    ///   wrote more than ``maximumOutput`` bytes (it is killed).
+    func run(
+        _ arguments: [String], in directory: URL, input: [UInt8]? = nil, timeout: Double = localTimeout
+    ) throws(KeychainError) -> Output {
         var ends: [Int32] = [-1, -1]
         guard kc_pipe_cloexec(&ends) == 0 else {
             throw KeychainError(.errSecIO, "cannot make a pipe for git: \(String(cString: strerror(errno)))")
         }
+        defer { close(ends[0]) }
+        let standardInput: CleanSpawn.Stream
+        var inputFile: Int32 = -1
+        if let input {
+            do {
+                inputFile = try Self.unnamedFile(holding: input, in: directory)
+            } catch {
+                close(ends[1])
+                throw error
+            }
+            standardInput = .descriptor(inputFile)
+        } else {
+            standardInput = .null
+        }
         let spawned = CleanSpawn.spawn(
             executable, arguments: ["git", "-C", directory.path] + arguments, environment: environment,
-            standardStreams: (.null, .descriptor(ends[1]), .descriptor(ends[1])))
+            standardStreams: (standardInput, .descriptor(ends[1]), .descriptor(ends[1])))
         close(ends[1])
-        defer { close(ends[0]) }
+        if inputFile >= 0 { close(inputFile) }
         guard case .success(let pid) = spawned else {
             throw KeychainError(.errSecIO, "cannot start \(executable): \(spawned)")
         }
         var output: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let deadline = Date().addingTimeInterval(Self.timeout)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let deadline = Date().addingTimeInterval(timeout)
         var descriptor = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+        var tooLong = false
         while Date() < deadline {
             guard poll(&descriptor, 1, 100) >= 0 || errno == EINTR else { break }
             guard descriptor.revents != 0 else { continue }
             let count = read(ends[0], &buffer, buffer.count)
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
+            guard output.count + count <= Self.maximumOutput else {
+                tooLong = true
+                break
+            }
             output.append(contentsOf: buffer[0..<count])
         }
-        if Date() >= deadline { kill(pid, SIGKILL) }
+        let late = Date() >= deadline
+        if late || tooLong { kill(pid, SIGKILL) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        guard Date() < deadline else {
-            throw KeychainError(.errSecIO, "git \(arguments.first ?? "") took more than \(Int(Self.timeout)) s")
+        guard !late else {
+            throw KeychainError(.errSecIO, "git \(arguments.first { !$0.hasPrefix("-") } ?? "") took more than \(Int(timeout)) s")
+        }
+        guard !tooLong else {
+            throw KeychainError(.errSecDecode, "git wrote more than \(Self.maximumOutput >> 20) MiB: the remote holds more than a circle")
         }
         let exited = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Output(status: exited, text: String(decoding: output, as: UTF8.self))
+        return Output(status: exited, bytes: output)
+    }
+
+    /// A file with no name in `directory` (`O_TMPFILE`), holding `bytes`, read from its start.
+    private static func unnamedFile(holding bytes: [UInt8], in directory: URL) throws(KeychainError) -> Int32 {
+        let fd = kc_open_unnamed(directory.path)
+        guard fd >= 0 else {
+            throw KeychainError(.errSecIO, "cannot make git's input in \(directory.path): \(String(cString: strerror(errno)))")
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                close(fd)
+                throw KeychainError(.errSecIO, "cannot write git's input: \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+        lseek(fd, 0, SEEK_SET)
+        return fd
     }
 }

@@ -1,3 +1,4 @@
+import CKeychainSupport
 import Foundation
 import KeychainProtocol
 
@@ -13,8 +14,9 @@ import Glibc
 /// belong to root or the current user and be writable by nobody else, unless it is sticky (as
 /// `/tmp` is, where only an entry's owner can rename it); the keychain directory itself must
 /// belong to the current user and is made mode 0700 (so no other user can read what is inside).
-/// Every file inside is opened with `openat` on the directory's descriptor and `O_NOFOLLOW`, and
-/// must be a regular file of the current user that no other user can write. A planted file, a
+/// Every file inside is opened beneath the directory's descriptor without following any link
+/// (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`; one component with `O_NOFOLLOW`
+/// on a kernel before 5.6), and must be a regular file of the current user that no other user can write. A planted file, a
 /// symbolic link, or a directory
 /// another user could swap is refused with `errSecInvalidKeychain`; nothing is adopted.
 ///
@@ -158,10 +160,10 @@ public final class KeychainDirectory: Sendable {
     /// (and `flags` has no `O_CREAT`). The file must be a regular file of ours that nobody else
     /// can write.
     public func openFile(_ name: String, _ flags: Int32) throws(KeychainError) -> Int32? {
-        let fd = openat(descriptor, name, flags | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = kc_openat_beneath(descriptor, name, flags, 0o600)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
-            if errno == ELOOP {
+            if errno == ELOOP || errno == EXDEV {
                 throw KeychainError(
                     .errSecInvalidKeychain,
                     "\(path(name)) is a symbolic link; the keychain never follows links in its directory")
@@ -249,7 +251,7 @@ public final class KeychainDirectory: Sendable {
     public func writeAtomically(_ data: Data, to name: String) throws(KeychainError) {
         var random = SystemRandomNumberGenerator()
         let temporary = ".\(name).\(String(random.next(), radix: 16)).tmp"
-        let fd = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = kc_openat_beneath(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else { throw Self.ioError("cannot write \(path(name))") }
         var failure: String?
         data.withUnsafeBytes { bytes in

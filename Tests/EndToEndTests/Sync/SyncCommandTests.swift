@@ -254,6 +254,14 @@ import Glibc
         #expect(try machine.run(["owner", "login"], input: "1234\n").status == 0)
         let unreachable = try machine.run(["sync", "setup", "git://127.0.0.1:1/none.git"])
         #expect(unreachable.status != 0, "\(unreachable.stdout)")
+        // Issue 52: `fd::0` held the owner's sync for git's whole timeout (300 s); a transport
+        // helper or a scheme off the allow-list is refused before git starts.
+        for hostile in ["fd::0", "ext::sh -c id", "http://127.0.0.1:1/x.git", "ftp://127.0.0.1/x.git"] {
+            let started = Date()
+            let refused = try machine.run(["sync", "setup", hostile])
+            #expect(refused.status != 0 && refused.stderr.contains("is refused"), "\(hostile): \(refused.stderr)")
+            #expect(Date().timeIntervalSince(started) < 10, "\(hostile)")
+        }
         // The clone the failed setup made named that remote; the next setup starts afresh.
         let setUp = try machine.run(["sync", "setup", remote.url])
         #expect(setUp.status == 0, "\(setUp.stderr)")

@@ -47,24 +47,77 @@ import Testing
         #expect(try machine("server").publish(["devices/cc/head": [7]], over: "") == .moved)
     }
 
-    @Test func whatTheRemoteHoldsIsReadAsHostile() throws {
+    /// The attack of issue 52: a remote whose `circle/list` is a link to a file of the keychain's
+    /// (`../../keybag` from the old clone's work tree) had the next publish of the list written
+    /// through the link, over that file. Nothing of the remote's tree is ever put on disk now.
+    @Test func aLinkOnTheRemoteNamesNoFileThePublishWrites() throws {
         defer { try? FileManager.default.removeItem(at: base) }
-        // Someone with write access to the remote puts links to a file and a directory of this
-        // machine there.
-        let hostile = base.appendingPathComponent("hostile")
+        let victim = base.appendingPathComponent("keybag")
+        try Data("the keybag".utf8).write(to: victim)
+        try pushFromHostileClone { hostile in
+            try FileManager.default.createDirectory(
+                at: hostile.appendingPathComponent("circle"), withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(
+                atPath: hostile.appendingPathComponent("circle/list").path, withDestinationPath: "../../keybag")
+        }
+        let laptop = machine("laptop")
+        let snapshot = try laptop.fetch()
+        #expect(snapshot.files.isEmpty)
+        guard case .published = try laptop.publish(["circle/list": [9, 9]], over: snapshot.token) else {
+            throw KeychainError.errSecInternalComponent
+        }
+        #expect(try Data(contentsOf: victim) == Data("the keybag".utf8))
+        #expect(try machine("desktop").fetch().files == ["circle/list": [9, 9]])
+        // And nothing the remote named is in the keychain's repository: it is bare.
+        let kept = try FileManager.default.contentsOfDirectory(atPath: base.appendingPathComponent("laptop").path)
+        #expect(!kept.contains("circle") && kept.contains("HEAD"), "\(kept)")
+    }
+
+    /// A remote naming a transport that runs a command (`ext::`) or reads a descriptor of
+    /// keychaind's (`fd::0`, which held a sync for the whole timeout) is refused by git at once.
+    @Test func onlyTheTransportsOfTheAllowListAreUsed() throws {
+        defer { try? FileManager.default.removeItem(at: base) }
+        let marker = base.appendingPathComponent("ran")
+        for remote in ["ext::sh -c touch% \(marker.path)", "fd::0", "fd::7,8"] {
+            let started = Date()
+            let transport = GitTransport(remote: remote, directory: base.appendingPathComponent("m-\(UUID())"))
+            #expect(throws: KeychainError.errSecIO, "\(remote)") { _ = try transport.fetch() }
+            #expect(Date().timeIntervalSince(started) < 10, "\(remote)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: marker.path))
+        #expect(GitTransport.isLocal("/srv/circle.git") && GitTransport.isLocal("file:///srv/circle.git"))
+        #expect(!GitTransport.isLocal("me@host:circle.git") && !GitTransport.isLocal("ssh://host/c.git"))
+        #expect(!GitTransport.isLocal("ext::sh -c x"))
+    }
+
+    /// Pushes to the remote, from a clone with a work tree, what `change` puts in that tree.
+    private func pushFromHostileClone(_ change: (URL) throws -> Void) throws {
+        let hostile = base.appendingPathComponent("hostile-\(UUID())")
         #expect(try Self.git.run(["clone", "-q", remote, hostile.path], in: base).status == 0)
-        try FileManager.default.createSymbolicLink(
-            atPath: hostile.appendingPathComponent("leak").path, withDestinationPath: "/etc/passwd")
-        try FileManager.default.createSymbolicLink(
-            atPath: hostile.appendingPathComponent("devices").path, withDestinationPath: "/etc")
-        try Data([1]).write(to: hostile.appendingPathComponent("record"))
+        try change(hostile)
         for arguments in [
             ["add", "-A"], ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "x"],
             ["push", "-q", "origin", "HEAD:refs/heads/main"],
         ] {
             #expect(try Self.git.run(arguments, in: hostile).status == 0, "\(arguments)")
         }
-        #expect(try machine("laptop").fetch().files == ["record": [1]])
+    }
+
+    @Test func whatTheRemoteHoldsIsReadAsHostile() throws {
+        defer { try? FileManager.default.removeItem(at: base) }
+        // Someone with write access to the remote puts links to a file and a directory of this
+        // machine there.
+        try pushFromHostileClone { hostile in
+            try FileManager.default.createSymbolicLink(
+                atPath: hostile.appendingPathComponent("leak").path, withDestinationPath: "/etc/passwd")
+            try FileManager.default.createSymbolicLink(
+                atPath: hostile.appendingPathComponent("devices").path, withDestinationPath: "/etc")
+            try Data([1]).write(to: hostile.appendingPathComponent("record"))
+            try FileManager.default.createDirectory(
+                at: hostile.appendingPathComponent("sub"), withIntermediateDirectories: true)
+            try Data([2]).write(to: hostile.appendingPathComponent("sub/..x"))
+        }
+        #expect(try machine("laptop").fetch().files == ["record": [1], "sub/..x": [2]])
         for path in ["../outside", "/etc/passwd", ".git/config", "a//b", ""] {
             #expect(throws: KeychainError.errSecParam, "\(path)") {
                 _ = try machine("laptop").publish([path: [1]], over: "")

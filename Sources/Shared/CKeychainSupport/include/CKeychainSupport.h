@@ -31,6 +31,17 @@ int kc_set_dumpable(void);
 /// 1 when the process is dumpable, 0 when not, -1 on error.
 int kc_is_dumpable(void);
 
+/// Creates a file with no name in `directory` (`O_TMPFILE`), open for reading and writing,
+/// close-on-exec, mode 0600; the descriptor, or -1 with errno set.
+int kc_open_unnamed(const char *directory);
+
+/// Opens `name` beneath the directory `directory` refers to, resolving no symbolic link on the
+/// way (`openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS`); always
+/// `O_NOFOLLOW | O_CLOEXEC`. On a kernel without `openat2`, a name of one component with
+/// `O_NOFOLLOW` (any other fails with EXDEV). The descriptor, or -1 with errno set (ELOOP for a
+/// link, EXDEV for a name that leaves the directory).
+int kc_openat_beneath(int directory, const char *name, int flags, unsigned int mode);
+
 /// Creates a pipe whose two ends close on exec (pipe2 with O_CLOEXEC); 0 or -1 with errno set.
 int kc_pipe_cloexec(int fds[2]);
 
