@@ -375,5 +375,14 @@ extension KeychainServer {
         return LengthPrefixed.encode(label: "swift-keychain sync item v1", fields)
     }
 
-    static func milliseconds(_ date: Date) -> UInt64 { UInt64(max(0, date.timeIntervalSince1970 * 1000)) }
+    /// `date` in milliseconds since 1970 for a clock's 48 bits: before 1970 is 0, beyond the
+    /// clock's range its last millisecond. Total: a date restored from a file or synced in can be
+    /// anything a decoder let through, and `UInt64(_:)` of a Double out of range traps (issue 52:
+    /// one restored date stopped the system daemon at every sync).
+    static func milliseconds(_ date: Date) -> UInt64 {
+        let latest: UInt64 = (1 << 48) - 1
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard value.isFinite, value > 0 else { return 0 }
+        return value >= Double(latest) ? latest : UInt64(exactly: value) ?? latest
+    }
 }

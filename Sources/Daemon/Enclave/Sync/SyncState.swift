@@ -176,10 +176,10 @@ extension SyncState {
             state.published[name] = clock
         }
         state.lastSync = try reader.optional { (reader: inout WireReader) throws(WireError) in
-            Date(timeIntervalSince1970: try reader.double())
+            try reader.date()
         }
         state.failingSince = try reader.optional { (reader: inout WireReader) throws(WireError) in
-            Date(timeIntervalSince1970: try reader.double())
+            try reader.date()
         }
         state.lastError = try reader.optional { (reader: inout WireReader) throws(WireError) in
             try reader.string(max: text)

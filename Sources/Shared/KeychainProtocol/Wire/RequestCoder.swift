@@ -53,7 +53,7 @@ public enum RequestCoder {
         case .verifyPasscode: return .verifyPasscode(try secret(&reader), context: try WireValues.contextID(&reader))
         case .biometryStatus: return .biometryStatus
         case .awaitBiometricMatch:
-            return .awaitBiometricMatch(timeout: try reader.double(), context: try WireValues.contextID(&reader))
+            return .awaitBiometricMatch(timeout: try reader.seconds(in: 0...86_400), context: try WireValues.contextID(&reader))
         case .endBiometricMatch: return .endBiometricMatch
         case .invalidateContext: return .invalidateContext(try WireValues.contextID(&reader))
         case .enrollFinger:
@@ -77,7 +77,7 @@ public enum RequestCoder {
                 granted: try reader.bool())
         case .listEntitlements: return .listEntitlements
         case .eraseUnopenableKeychain: return .eraseUnopenableKeychain
-        case .openOwnerSessionByBiometry: return .openOwnerSessionByBiometry(timeout: try reader.double())
+        case .openOwnerSessionByBiometry: return .openOwnerSessionByBiometry(timeout: try reader.seconds(in: 0...86_400))
         case .identify: return .identify
         case .beginImport: return .beginImport
         case .importChunk:
@@ -110,7 +110,7 @@ public enum RequestCoder {
                 service: try reader.string(max: KeychainLimits.maximumAttributeSize),
                 account: try reader.string(max: KeychainLimits.maximumAttributeSize),
                 try WireValues.ownerAuthentication(&reader))
-        case .unlockByBiometry: return .unlockByBiometry(timeout: try reader.double())
+        case .unlockByBiometry: return .unlockByBiometry(timeout: try reader.seconds(in: 0...86_400))
         case .openLoginSession: return .openLoginSession(try processReference(&reader))
         case .closeLoginSession:
             return .closeLoginSession(try processReference(&reader), lockWhenLast: try reader.bool())

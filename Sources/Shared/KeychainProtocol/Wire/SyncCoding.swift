@@ -90,7 +90,7 @@ enum SyncCoding {
         for _ in 0..<2 {
             dates.append(
                 try reader.optional { (reader: inout WireReader) throws(WireError) in
-                    Date(timeIntervalSince1970: try reader.double())
+                    try reader.date()
                 })
         }
         let lastError = try reader.optional { (reader: inout WireReader) throws(WireError) in
@@ -108,7 +108,7 @@ enum SyncCoding {
                     itemClass: try reader.string(max: 16),
                     service: try reader.string(max: KeychainLimits.maximumAttributeSize),
                     account: try reader.string(max: KeychainLimits.maximumAttributeSize),
-                    device: try reader.string(max: 256), changed: Date(timeIntervalSince1970: try reader.double()),
+                    device: try reader.string(max: 256), changed: try reader.date(),
                     secret: try reader.secret(max: KeychainLimits.maximumSecretSize))
             })
     }

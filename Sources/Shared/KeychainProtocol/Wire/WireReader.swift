@@ -75,6 +75,30 @@ public struct WireReader {
         return value
     }
 
+    /// The seconds from 1970 of the earliest and the latest date a decoder takes: the years 1 to
+    /// 9999, as Foundation's calendar and every date the keychain writes. A date beyond (a
+    /// backup's item dated 10^300 seconds on) is refused where it is read, so no later
+    /// conversion of it (to milliseconds, to an integer) can trap.
+    public static let dateRange: ClosedRange<Double> = -62_135_596_800...253_402_300_799
+
+    /// A date written as seconds since 1970 (`sinceReferenceDate`: since 2001, Apple's
+    /// reference date), within ``dateRange``.
+    public mutating func date(sinceReferenceDate: Bool = false) throws(WireError) -> Date {
+        let seconds = try double()
+        let since1970 = sinceReferenceDate ? seconds + Date.timeIntervalBetween1970AndReferenceDate : seconds
+        guard Self.dateRange.contains(since1970) else { throw WireError("a date outside the years 1 to 9999") }
+        return Date(timeIntervalSince1970: since1970)
+    }
+
+    /// A number of seconds (a timeout, a delay) within `range`.
+    public mutating func seconds(in range: ClosedRange<Double>) throws(WireError) -> Double {
+        let value = try double()
+        guard range.contains(value) else {
+            throw WireError("\(value) seconds, outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        return value
+    }
+
     private mutating func length(max: Int) throws(WireError) -> Int {
         let count = Int(try u32())
         guard count <= max else { throw WireError("a field of \(count) bytes, more than the \(max) allowed") }

@@ -39,7 +39,7 @@ enum WireValues {
         case 2: return .data(try reader.data(max: limit))
         case 3: return .number(try reader.i64())
         case 4: return .bool(try reader.bool())
-        case 5: return .date(Date(timeIntervalSinceReferenceDate: try reader.double()))
+        case 5: return .date(try reader.date(sinceReferenceDate: true))
         default: throw WireError("an unknown attribute value type")
         }
     }
@@ -120,8 +120,8 @@ enum WireValues {
         item.applicationPassword = try reader.optional(secret)
         item.keptDates = try reader.optional { (reader: inout WireReader) throws(WireError) in
             KeptDates(
-                created: Date(timeIntervalSince1970: try reader.double()),
-                modified: Date(timeIntervalSince1970: try reader.double()))
+                created: try reader.date(),
+                modified: try reader.date())
         }
         return item
     }
