@@ -92,7 +92,7 @@ extension KeychainServer {
     func beginRestore(password: SecretBytes, replacing: Bool, caller: CallerIdentity) throws(KeychainError) {
         try requireOwner(caller)
         try requireUnlocked("a restore seals every item under the keychain's keys")
-        transfers.put(
+        try transfers.begin(
             BackupTransfers.Restore(reader: enclave.makeBackupReader(password: password), replacing: replacing),
             caller.connection)
     }
@@ -103,11 +103,16 @@ extension KeychainServer {
         guard var restore = transfers.takeRestore(caller.connection) else {
             throw KeychainError(.errSecParam, "no restore was begun on this connection")
         }
-        restore.records += try restore.reader.read(bytes)
-        guard restore.records.count <= Self.maximumRestoredItems else {
-            throw KeychainError(
-                .errSecDataTooLarge,
-                "the backup holds more than \(Self.maximumRestoredItems) items; nothing was restored")
+        do throws(KeychainError) {
+            restore.records += try restore.reader.read(bytes)
+            guard restore.records.count <= Self.maximumRestoredItems else {
+                throw KeychainError(
+                    .errSecDataTooLarge,
+                    "the backup holds more than \(Self.maximumRestoredItems) items; nothing was restored")
+            }
+        } catch {
+            transfers.endRestore(caller.connection)
+            throw error
         }
         transfers.put(restore, caller.connection)
         return restore.records.count
@@ -120,6 +125,7 @@ extension KeychainServer {
         guard let restore = transfers.takeRestore(caller.connection) else {
             throw KeychainError(.errSecParam, "no restore was begun on this connection")
         }
+        defer { transfers.endRestore(caller.connection) }
         _ = try restore.reader.finish()
         var report = RestoreReport(added: 0, replaced: 0, kept: 0, fromAnotherDevice: 0)
         var items: [RestoredItem] = []

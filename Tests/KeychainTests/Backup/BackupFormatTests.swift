@@ -49,11 +49,11 @@ import Testing
         for index in file.indices {
             var altered = file
             altered[index] ^= 0x01
-            // The magic, the version, N, r and p, flipped, are refused before the HMAC is checked;
-            // but r = 8 flipped to 9 is a valid parameter, which the HMAC refuses, as it does a
-            // flipped salt or HMAC. After the header, every byte is a chunk's.
+            // The magic, the version, N, r and p, flipped, are refused before the HMAC is checked
+            // (only the writer's parameters are taken); the HMAC refuses a flipped salt or HMAC.
+            // After the header, every byte is a chunk's.
             let expected: KeychainError =
-                index == 13 || (15..<BackupFile.headerSize).contains(index) ? .errSecAuthFailed : .errSecDecode
+                (15..<BackupFile.headerSize).contains(index) ? .errSecAuthFailed : .errSecDecode
             #expect(throws: expected, "byte \(index) flipped") {
                 _ = try Self.read(altered, keys)
             }
@@ -89,6 +89,66 @@ import Testing
             #expect(throws: KeychainError.errSecDecode, "\(name)") {
                 _ = try Self.read(order.reduce(header, +), keys)
             }
+        }
+    }
+
+    /// Issue 52, attack 3: a 63-byte header asking for scrypt N = 2^20 (1 GiB) with a MAC that
+    /// is garbage had keychaind derive the key before checking anything; four such restores at
+    /// once took it to 4.1 GiB. Parameters other than the writer's are refused first, at once.
+    @Test func aHeaderAskingForMoreWorkThanTheWriterUsesIsRefusedBeforeAnyDerivation() throws {
+        let (file, _) = try Self.file([Self.item(0)])
+        for (offset, value) in [(9, UInt8(20)), (9, 24), (13, 16), (14, 4)] {
+            var hostile = Data(file.prefix(BackupFile.headerSize))
+            hostile[offset] = value
+            let keychain = try TestKeychain.make()
+            defer { keychain.remove() }
+            let started = Date()
+            #expect(throws: KeychainError.errSecDecode, "byte \(offset) = \(value)") {
+                _ = try SecItemAPITests.BackupTests.restore(hostile, into: keychain, password: "a backup password")
+            }
+            #expect(Date().timeIntervalSince(started) < 0.3, "byte \(offset) = \(value): a derivation ran")
+        }
+    }
+
+    /// Restores run one at a time in a keychain: another connection's is refused until the
+    /// first ends, finished or failed.
+    @Test func aSecondRestoreWaitsForTheFirstToEnd() throws {
+        let (file, _) = try Self.file([Self.item(0)])
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        let password = SecretBytes(utf8: "a backup password")
+        _ = try keychain.perform(.beginRestore(password: password, replacing: false), owner: true, connection: 1)
+        #expect(throws: KeychainError.errSecBadReq) {
+            _ = try keychain.perform(.beginRestore(password: password, replacing: false), owner: true, connection: 2)
+        }
+        _ = try keychain.perform(.restoreChunk(SecretBytes(file)), owner: true, connection: 1)
+        _ = try keychain.perform(.finishRestore, owner: true, connection: 1)
+        _ = try keychain.perform(.beginRestore(password: password, replacing: false), owner: true, connection: 2)
+        // A restore that fails ends too.
+        #expect(throws: KeychainError.self) {
+            _ = try keychain.perform(.restoreChunk(SecretBytes(Data(repeating: 0, count: 100))), owner: true, connection: 2)
+        }
+        _ = try keychain.perform(.beginRestore(password: password, replacing: false), owner: true, connection: 3)
+    }
+
+    /// Issue 52, attack 2, at its source: an item dated 10^300 seconds on, in a file made under
+    /// the right password, is refused by the restore (it was restored, and trapped the next sync).
+    @Test func anItemDatedBeyondTheYear9999IsRefused() throws {
+        let hostile = Date(timeIntervalSince1970: 1e300)
+        let attributes: [String: AttributeValue] = [
+            "acct": .string("dated"), "svce": .string("bulk"), "agrp": .string("com.example.app"),
+            "pdmn": .string(Accessibility.whenUnlocked.rawValue), "sync": .bool(true), "cdat": .date(hostile),
+            "mdat": .date(hostile),
+        ]
+        let dated = BackupRecord.item(
+            BackupItem(
+                itemClass: ItemClass.genericPassword.rawValue, attributes: AttributeRecordEncoding.encode(attributes),
+                secret: SecretBytes(utf8: "s"), accessControl: nil))
+        let (file, _) = try Self.file([Self.item(0), dated])
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        #expect(throws: KeychainError.errSecDecode) {
+            _ = try SecItemAPITests.BackupTests.restore(file, into: keychain, password: "a backup password")
         }
     }
 

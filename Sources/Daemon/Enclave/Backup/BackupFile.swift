@@ -28,11 +28,13 @@ public enum BackupFile {
     /// The largest record: an item's 16 KiB secret and 64 attributes of 4 KiB fit with room.
     static let maximumRecord = 1 << 20
 
-    /// What a backup's password derivation may ask for. A backup leaves the device, so nothing
-    /// but the password protects it: the floor is four times the passcode's (scrypt N = 2^17,
-    /// r = 8: 128 MiB and about 0.4 s a guess on a 2-core machine of 2026), and a file asking
-    /// for less is refused as a downgrade.
-    public static let limits = PasscodeKDF.Limits(minimumLogN: 17, minimumBlockSize: 8, maximumMemory: 1 << 30)
+    /// What a backup's password derivation may ask for: exactly what the writer uses. A backup
+    /// leaves the device, so nothing but the password protects it: the floor is four times the
+    /// passcode's (scrypt N = 2^17, r = 8: 128 MiB and about 0.4 s a guess on a 2-core machine of
+    /// 2026), and a file asking for less is refused as a downgrade. The ceiling is the same
+    /// 128 MiB (so p = 1): the derivation runs before anything in the file can be authenticated,
+    /// and a 63-byte header asking for N = 2^20 made four parallel restores take 4 GiB.
+    public static let limits = PasscodeKDF.Limits(minimumLogN: 17, minimumBlockSize: 8, maximumMemory: 128 << 20)
 
     /// The parameters of a new backup: the floor, with a fresh salt.
     public static func newKDF() -> PasscodeKDF {
@@ -118,8 +120,8 @@ struct BackupHeader: Sendable {
         } catch {
             throw BackupFile.decodeError(
                 "asks for password parameters outside the accepted range (scrypt N=2^\(kdf.logN), r=\(blockSize), "
-                    + "p=\(kdf.parallelism); at least N=2^\(BackupFile.limits.minimumLogN), r="
-                    + "\(BackupFile.limits.minimumBlockSize)): it was altered")
+                    + "p=\(kdf.parallelism); a backup is written with N=2^\(BackupFile.limits.minimumLogN), r="
+                    + "\(BackupFile.limits.minimumBlockSize), p=1): it was altered")
         }
         return header
     }
