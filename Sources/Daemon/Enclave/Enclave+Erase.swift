@@ -27,7 +27,9 @@ extension Enclave {
 
     /// Destroys every class key by writing a fresh keybag with a new keychain identity, which
     /// records the erased identity so that the server deletes the old rows (they can never be
-    /// opened again); resets the attempt counter, the biometric state and the unlocked keys.
+    /// opened again); resets the attempt counter, the biometric state and the unlocked keys, and
+    /// removes the sync state (its identity key is gone with the keys: a state left behind
+    /// failed every later sync with errSecDecode and refused a new setup).
     /// The keys go first, so a crash before the rows are deleted still leaves them unreadable,
     /// and the next open finishes the erase. Must run under the enclave lock.
     func erase(_ old: Keybag) throws(KeychainError) {
@@ -37,6 +39,7 @@ extension Enclave {
             Keybag.fresh(deviceKey: deviceKey, databaseCreated: old.databaseCreated, erasedKeychainID: old.keychainID))
         try saveAttempts(PasscodeAttempts())
         try files.remove(BiometryState.fileName)
+        try files.remove(Self.syncStateFileName)
         files.syncDirectory()
     }
 
@@ -51,8 +54,10 @@ extension Enclave {
     ) throws(KeychainError) {
         let files = try KeychainDirectory(directory, creating: false)
         try files.withExclusiveLock(lockName, timeout: lockTimeout) { () throws(KeychainError) in
-            for name in [Keybag.fileName, DatabaseRecord.fileName, PasscodeAttempts.fileName, BiometryState.fileName]
-                + also
+            for name in [
+                Keybag.fileName, DatabaseRecord.fileName, PasscodeAttempts.fileName, BiometryState.fileName,
+                syncStateFileName,
+            ] + also
             {
                 try files.remove(name)
             }

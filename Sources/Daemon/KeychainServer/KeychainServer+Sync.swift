@@ -96,6 +96,12 @@ extension KeychainServer {
                 "sync is set up already, with \(GitTransport.shown(state.remote)): remove this device from the "
                     + "circle first")
         }
+        removeSyncRepository()
+    }
+
+    /// Removes sync's repository of the remote, if any: it names the remote, and a new setup or
+    /// join starts afresh.
+    func removeSyncRepository() {
         try? FileManager.default.removeItem(at: enclave.directoryURL.appendingPathComponent(Self.syncCloneName))
     }
 

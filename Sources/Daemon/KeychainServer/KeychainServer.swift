@@ -145,6 +145,7 @@ public final class KeychainServer: Sendable {
             // a passcode nothing tells the owner from any program of theirs: any may erase.
             let count = try store.read { try $0.count() }
             try afterPasscodeCheck { () throws(KeychainError) in try enclave.erase(passcode: passcode) }
+            removeSyncRepository()
             return .count(count)
         case .countItems(let accessibility):
             // A count reveals how many items there are, nothing of them: `passcode remove` and

@@ -269,6 +269,27 @@ import Glibc
         #expect(try remote.files()["circle/list"] != nil)
     }
 
+    /// Issue 52: `erase` left the sync state behind, so every later `sync now` failed with
+    /// errSecDecode (its identity key was erased) and `sync setup` refused ("set up already").
+    @Test func eraseTakesSyncWithIt() throws {
+        let remote = try GitDaemon()
+        defer { remote.stop() }
+        let machine = try CommandRunner.withPasscode(simulator: false)
+        defer { machine.cleanUp() }
+        #expect(try machine.run(["owner", "login"], input: "1234\n").status == 0)
+        #expect(try machine.run(["sync", "setup", remote.url]).status == 0)
+        let erased = try machine.run(["erase"], input: "1234\n")
+        #expect(erased.status == 0, "\(erased.stderr)")
+        #expect(try machine.run(["passcode", "set"], input: "1234\n").status == 0)
+        #expect(try machine.run(["owner", "login"], input: "1234\n").status == 0)
+        let status = try machine.run(["sync", "status"])
+        #expect(status.status == 0 && !status.stdout.contains(remote.url), "\(status.stdout)\(status.stderr)")
+        let other = try GitDaemon()
+        defer { other.stop() }
+        let setUp = try machine.run(["sync", "setup", other.url])
+        #expect(setUp.status == 0, "\(setUp.stderr)")
+    }
+
     @Test func aRemovedDeviceReadsNothingWrittenAfter() throws {
         let circle = try Circle(["laptop", "desktop", "server"])
         defer { circle.end() }
