@@ -179,7 +179,7 @@ let package = Package(
         .executableTarget(
             name: "keychaind",
             dependencies: [
-                "KeychainDaemon", "KeychainSupport", "CKeychaindStartup",
+                "KeychainDaemon", "KeychainSupport", "KeychainSync", "CKeychaindStartup",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/Daemon/keychaind", swiftSettings: strict),

@@ -36,14 +36,34 @@ extension KeychainDaemon {
         /// The TPM that seals each keychain's device secret and counts its database's
         /// generations; nil keeps the secrets in files.
         public var tpm: TrustedPlatformModule?
+        /// System mode: the one user this process serves as that user's worker, and the channel
+        /// on which the front hands it their connections (``SystemFront``); nil: the daemon
+        /// accepts on its socket itself.
+        public var worker: Worker?
+
+        /// A system daemon's worker: the user it serves and its channel from the front.
+        public struct Worker: Sendable {
+            /// The user served; a connection of any other uid is refused.
+            public var uid: uid_t
+            /// The channel (a `SOCK_SEQPACKET` socket) the user's connections arrive on.
+            public var channel: Int32
+
+            /// A worker's part.
+            public init(uid: uid_t, channel: Int32) {
+                self.uid = uid
+                self.channel = channel
+            }
+        }
 
         /// A configuration.
         public init(
             mode: Mode = .perUser, keychainDirectory: URL, runtimeDirectory: URL, idleLockSeconds: Double = 300,
             listeningDescriptor: Int32? = nil,
             registryDirectory: URL = URL(fileURLWithPath: KeychainPaths.systemAppRegistry),
-            tpm: TrustedPlatformModule? = nil, syncIntervalSeconds: Double = 300, syncDelaySeconds: Double = 2
+            tpm: TrustedPlatformModule? = nil, syncIntervalSeconds: Double = 300, syncDelaySeconds: Double = 2,
+            worker: Worker? = nil
         ) {
+            self.worker = worker
             self.tpm = tpm
             self.syncIntervalSeconds = syncIntervalSeconds
             self.syncDelaySeconds = syncDelaySeconds

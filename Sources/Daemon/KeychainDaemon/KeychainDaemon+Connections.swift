@@ -47,10 +47,13 @@ extension KeychainDaemon {
             socket.close()
             return
         }
-        // Per-user: the same user only; another uid never reaches the keychain (DESIGN.md).
-        guard configuration.mode == .system || uid == getuid() else {
+        // Per-user: the same user only; another uid never reaches the keychain (DESIGN.md). A
+        // system worker: its user only (the front hands it no other).
+        let served = configuration.mode == .system ? configuration.worker?.uid : getuid()
+        guard served == nil || uid == served else {
             refuse(
-                socket, KeychainError(.errSecInteractionNotAllowed, "this keychain daemon serves uid \(getuid()) only"),
+                socket,
+                KeychainError(.errSecInteractionNotAllowed, "this keychain daemon serves uid \(served ?? 0) only"),
                 audit: "a process of uid \(uid)")
             socket.close()
             return

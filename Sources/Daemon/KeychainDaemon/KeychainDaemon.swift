@@ -67,11 +67,13 @@ public final class KeychainDaemon: Service {
             }
         }
         var locks: [DaemonLock] = []
-        if system {
+        // A worker's front holds the state's and the socket's locks for it.
+        let worker = configuration.worker != nil
+        if system && !worker {
             let state = try KeychainDirectory(configuration.keychainDirectory, creating: true)
             locks.append(try DaemonLock(in: state.url))
         }
-        if !system || configuration.listeningDescriptor == nil {
+        if !system || (configuration.listeningDescriptor == nil && !worker) {
             let runtime = try KeychainDirectory(
                 configuration.runtimeDirectory, creating: true, permissions: system ? 0o755 : 0o700)
             locks.append(try DaemonLock(in: runtime.url))
@@ -126,16 +128,26 @@ public final class KeychainDaemon: Service {
             for problem in AppRegistry(directory: configuration.registryDirectory).problems {
                 logger.warning("app registry: \(problem)")
             }
-            KeychainImport.removeLeftovers(in: configuration.keychainDirectory)
+            KeychainImport.removeLeftovers(in: configuration.keychainDirectory, uid: configuration.worker?.uid)
         }
-        let listener = try listen()
-        logger.info(
-            "keychaind listening",
-            metadata: [
-                "mode": "\(configuration.mode)",
-                "socket": "\(configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)",
-                "pid": "\(getpid())",
-            ])
+        let source: any ConnectionSource = try configuration.worker.map { worker throws(KeychainError) in
+            do throws(ConnectionListener.Failure) {
+                return try HandedConnections(channel: worker.channel)
+            } catch {
+                throw KeychainError(.errSecIO, error.description)
+            }
+        } ?? listen()
+        if let worker = configuration.worker {
+            logger.info("keychaind serving", metadata: ["mode": "system worker", "uid": "\(worker.uid)", "pid": "\(getpid())"])
+        } else {
+            logger.info(
+                "keychaind listening",
+                metadata: [
+                    "mode": "\(configuration.mode)",
+                    "socket": "\(configuration.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)",
+                    "pid": "\(getpid())",
+                ])
+        }
         let sessionLocks = SessionLockWatcher(logger: logger) { [self] session, user in
             guard let keychain = keychains.withLock({ $0[user] }) else { return }
             lock(keychain, because: "logind reports the login session \(session) locked")
@@ -146,7 +158,7 @@ public final class KeychainDaemon: Service {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.lockWhenIdle() }
                 group.addTask { await self.syncPeriodically() }
-                await listener.acceptUntilStopped { [self] descriptor in admit(descriptor) }
+                await source.takeUntilStopped { [self] descriptor in admit(descriptor) }
                 // Stopping: requests under way are answered on their connections' threads; then
                 // every connection and the idle timer end.
                 connections.stop()
@@ -154,7 +166,7 @@ public final class KeychainDaemon: Service {
                 group.cancelAll()
             }
         } onGracefulShutdown: {
-            listener.stop()
+            source.stop()
         }
         logger.info("keychaind stopped")
     }

@@ -11,14 +11,17 @@ import Glibc
 /// One connection's move of its user's per-user keychain into the system daemon
 /// (`keychainctl daemon migrate-to-system`). The client sends the keychain's files, which the
 /// daemon cannot read itself (they are in the user's home, out of its reach); they land in a
-/// staging directory of the daemon's, `<state>/.import-<uid>-<connection>/`, are checked there
-/// as the keychain they claim to be, and become `<state>/<uid>/` by one `rename`.
+/// staging directory inside the user's own directory, `<state>/<uid>/.import-<connection>/`
+/// (a worker can write nowhere else: ``SystemFront``), are checked there as the keychain they
+/// claim to be, and are then moved into `<state>/<uid>/`, the keybag last.
 ///
-/// Nothing is lost on a crash at any point: until the rename the user's system keychain does
-/// not exist and their per-user files are untouched (the client removes them only after the
-/// daemon answered); after it, the system keychain is whole (every file was synced first). A
-/// staging directory left by a crash is removed by the next import of that user and when the
-/// daemon starts.
+/// The keybag is the commit: before it is in place the user has no system keychain, after it
+/// the keychain is whole. A marker (`.import-committing`) stands while the files move; a worker
+/// that finds it when it starts (it was killed in the middle) keeps the keychain when the keybag
+/// made it, and otherwise removes the files that moved, so nothing is lost on a crash at any
+/// point: until the keybag moves the user's per-user files are untouched (the client removes
+/// them only after the daemon answered). A staging directory left by a crash is removed by the
+/// next import of that user and when the worker starts.
 ///
 /// The files keep every property of the keychain: its device secret, passcode, attempt
 /// counter (a lockout carries over), fingers' state and row ledger. The device secret was
@@ -28,9 +31,13 @@ import Glibc
 final class KeychainImport: Sendable {
     /// The files a keychain directory holds that are moved; anything else is refused.
     static let fileNames = Set(KeychainRequest.importedFileNames)
+    /// The file whose arrival makes the moved keychain the user's.
+    static let committingFile = "keybag"
     /// The most bytes one import may stage.
     static let maximumBytes = 1 << 30
     static let stagingPrefix = ".import-"
+    /// Stands in the user's directory while the checked files move into it.
+    static let marker = ".import-committing"
 
     private let state: URL
     private let uid: uid_t
@@ -45,11 +52,27 @@ final class KeychainImport: Sendable {
 
     private var target: URL { state.appendingPathComponent(String(uid)) }
 
-    /// Removes every staging directory a crashed import left in `state`.
-    static func removeLeftovers(in state: URL) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: state.path)) ?? []
-        for name in names where name.hasPrefix(stagingPrefix) {
-            try? FileManager.default.removeItem(at: state.appendingPathComponent(name))
+    /// Finishes or undoes what a killed import left in the directory of `uid` (every user's
+    /// when nil) under `state`: a move that stopped before the keybag moved is undone, one after
+    /// it is kept, and staging directories are removed.
+    static func removeLeftovers(in state: URL, uid: uid_t?) {
+        let users =
+            uid.map { [String($0)] }
+            ?? ((try? FileManager.default.contentsOfDirectory(atPath: state.path)) ?? []).filter { UInt32($0) != nil }
+        for user in users {
+            let directory = state.appendingPathComponent(user)
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            if names.contains(marker) {
+                if !names.contains(committingFile) {
+                    for name in names where fileNames.contains(name) {
+                        unlink(directory.appendingPathComponent(name).path)
+                    }
+                }
+                unlink(directory.appendingPathComponent(marker).path)
+            }
+            for name in names where name.hasPrefix(stagingPrefix) && name != marker {
+                try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+            }
         }
     }
 
@@ -65,17 +88,20 @@ final class KeychainImport: Sendable {
         return .done
     }
 
-    /// Starts an import: an empty staging directory (0700), after removing what an earlier
-    /// import of this user left.
+    /// Starts an import: an empty staging directory (0700) in the user's directory, after
+    /// removing what an earlier import of this user left.
     ///
     /// - Throws: `errSecDuplicateItem` when the user already has a system keychain.
     func begin() throws(KeychainError) {
         try refuseExistingKeychain()
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: state.path)) ?? []
-        for name in names where name.hasPrefix("\(Self.stagingPrefix)\(uid)-") {
-            try? FileManager.default.removeItem(at: state.appendingPathComponent(name))
+        guard mkdir(target.path, 0o700) == 0 || errno == EEXIST else {
+            throw KeychainError(.errSecIO, "cannot make \(target.path): \(String(cString: strerror(errno)))")
         }
-        let directory = state.appendingPathComponent("\(Self.stagingPrefix)\(uid)-\(connection)")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: target.path)) ?? []
+        for name in names where name.hasPrefix(Self.stagingPrefix) && name != Self.marker {
+            try? FileManager.default.removeItem(at: target.appendingPathComponent(name))
+        }
+        let directory = target.appendingPathComponent("\(Self.stagingPrefix)\(connection)")
         guard mkdir(directory.path, 0o700) == 0 else {
             throw KeychainError(
                 .errSecIO, "cannot make the staging directory \(directory.path): \(String(cString: strerror(errno)))")
@@ -136,16 +162,40 @@ final class KeychainImport: Sendable {
         for name in Self.fileNames { try sync(directory.appendingPathComponent(name), ifPresent: true) }
         try sync(directory, ifPresent: false)
         try refuseExistingKeychain()
-        // An empty directory of this user's (made by a request that looked) is replaced; one
-        // with files in it makes the rename fail, and nothing is replaced.
-        guard rename(directory.path, target.path) == 0 else {
-            throw KeychainError(
-                .errSecDuplicateItem,
-                "cannot put the keychain in place at \(target.path): \(String(cString: strerror(errno)))")
-        }
+        try commit(directory)
         staged.withLock { $0 = nil }
-        try sync(state, ifPresent: false)
+        try? FileManager.default.removeItem(at: directory)
         return count
+    }
+
+    /// Moves the checked files of `directory` into the user's, the keybag last, under the marker.
+    private func commit(_ directory: URL) throws(KeychainError) {
+        let marker = target.appendingPathComponent(Self.marker).path
+        let fd = open(marker, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw KeychainError(.errSecIO, "cannot begin the move at \(marker): \(String(cString: strerror(errno)))")
+        }
+        close(fd)
+        try sync(target, ifPresent: false)
+        let present = Self.fileNames.filter {
+            FileManager.default.fileExists(atPath: directory.appendingPathComponent($0).path)
+        }
+        let order = present.filter { $0 != Self.committingFile }.sorted() + [Self.committingFile]
+        var moved: [String] = []
+        for name in order {
+            // Every other file is in place, on disk, before the keybag makes them a keychain.
+            if name == Self.committingFile { try sync(target, ifPresent: false) }
+            guard rename(directory.appendingPathComponent(name).path, target.appendingPathComponent(name).path) == 0
+            else {
+                let reason = String(cString: strerror(errno))
+                for name in moved { unlink(target.appendingPathComponent(name).path) }
+                unlink(marker)
+                throw KeychainError(.errSecIO, "cannot put \(name) in place in \(target.path): \(reason)")
+            }
+            moved.append(name)
+        }
+        unlink(marker)
+        try sync(target, ifPresent: false)
     }
 
     /// Removes the staging of an import that did not finish (the connection closed).
@@ -191,9 +241,11 @@ final class KeychainImport: Sendable {
         return count
     }
 
+    /// A user directory that holds none of a keychain's files (empty, or a staging directory
+    /// and a lock) is no keychain.
     private func refuseExistingKeychain() throws(KeychainError) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: target.path)) ?? []
-        guard names.isEmpty else {
+        guard !names.contains(where: Self.fileNames.contains) else {
             throw KeychainError(
                 .errSecDuplicateItem,
                 "this user already has a keychain in the system daemon; nothing was moved (erase that one first "

@@ -51,13 +51,17 @@ extension KeychainServer {
         syncTransports.withLock { $0 }(remote, enclave.directoryURL.appendingPathComponent(Self.syncCloneName))
     }
 
-    /// The default transport: git, with keychaind's `HOME` and `SSH_AUTH_SOCK` for an ssh remote.
+    /// The default transport: git, with keychaind's `HOME` and `SSH_AUTH_SOCK` for an ssh remote;
+    /// for a network remote, confined to `directory` and reading nothing else beneath the
+    /// directory that holds the keychain's (every user's, in the system daemon).
     @Sendable static func gitTransport(remote: String, directory: URL) -> any SyncTransport {
         var environment = ["PATH": "/usr/bin:/bin"]
         for name in ["HOME", "SSH_AUTH_SOCK"] {
             if let value = ProcessInfo.processInfo.environment[name] { environment[name] = value }
         }
-        return GitTransport(remote: remote, directory: directory, environment: environment)
+        // A path of this machine (per-user mode alone) is written by git itself: not confined.
+        let privateRoot = GitTransport.isLocal(remote) ? nil : directory.deletingLastPathComponent().deletingLastPathComponent()
+        return GitTransport(remote: remote, directory: directory, privateRoot: privateRoot, environment: environment)
     }
 
     /// Refuses a remote git would take for an option (a leading `-`), one naming a transport

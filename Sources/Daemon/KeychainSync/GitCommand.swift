@@ -21,6 +21,10 @@ struct GitCommand {
 
     let executable: String
     let environment: [String: String]
+    /// What starts git confined to its repository (`keychaind --confined-exec DIR ROOT`), and
+    /// the directory nothing else beneath which git may read (the keychain's, or every user's);
+    /// nil runs git as it is.
+    var confinement: (launcher: [String], privateRoot: String)? = nil
 
     struct Output {
         var status: Int32
@@ -53,8 +57,12 @@ struct GitCommand {
         } else {
             standardInput = .null
         }
+        let command = ["git", "-C", directory.path] + arguments
+        let line =
+            confinement.map { $0.launcher + [directory.path, $0.privateRoot, executable] + command.dropFirst() }
+            ?? [executable] + command.dropFirst()
         let spawned = CleanSpawn.spawn(
-            executable, arguments: ["git", "-C", directory.path] + arguments, environment: environment,
+            line[0], arguments: [confinement == nil ? "git" : line[0]] + line.dropFirst(), environment: environment,
             standardStreams: (standardInput, .descriptor(ends[1]), .descriptor(ends[1])))
         close(ends[1])
         if inputFile >= 0 { close(inputFile) }

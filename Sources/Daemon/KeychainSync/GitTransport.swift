@@ -33,6 +33,11 @@ public final class GitTransport: SyncTransport {
     /// push was made over (checked by git, or by the remote's ref lock when two pushes land at
     /// once).
     static let movedOn = ["[rejected]", "non-fast-forward", "fetch first", "stale info", "cannot lock ref"]
+    /// How keychaind runs git, set once as it starts: its own executable and
+    /// `--confined-exec`, which confines git with Landlock to the repository before git starts
+    /// (``init(remote:directory:privateRoot:gitExecutable:environment:)``); nil (tests, an
+    /// embedded keychain) runs git unconfined.
+    public static let confiningLauncher = Mutex<[String]?>(nil)
     /// The largest file read: a record's largest bucket, and room.
     static let maximumFile = 1 << 20
     /// The most a snapshot reads in all: the sync state's bound (64 MiB) many times over.
@@ -40,9 +45,12 @@ public final class GitTransport: SyncTransport {
 
     /// A transport to `remote` keeping its repository in `directory` (created, mode 0700),
     /// running `gitExecutable` in `environment` (add `HOME` and `SSH_AUTH_SOCK` for an ssh
-    /// remote); any git configuration or prompt variable in it is replaced.
+    /// remote); any git configuration or prompt variable in it is replaced. With a
+    /// ``confiningLauncher`` and `privateRoot` (the keychain's directory, or every user's in the
+    /// system daemon), git can write only in `directory` and read nothing else beneath
+    /// `privateRoot` (Landlock, where the kernel has it).
     public init(
-        remote: String, directory: URL, gitExecutable: String = "/usr/bin/git",
+        remote: String, directory: URL, privateRoot: URL? = nil, gitExecutable: String = "/usr/bin/git",
         environment: [String: String] = ["PATH": "/usr/bin:/bin"]
     ) {
         self.remote = remote
@@ -55,7 +63,9 @@ public final class GitTransport: SyncTransport {
         environment["GIT_ALLOW_PROTOCOL"] = Self.isLocal(remote) ? "file" : "ssh:https:git"
         environment["GIT_PROTOCOL_FROM_USER"] = "0"
         environment["GIT_SSH_COMMAND"] = "ssh -o BatchMode=yes -o ConnectTimeout=15"
-        git = GitCommand(executable: gitExecutable, environment: environment)
+        git = GitCommand(
+            executable: gitExecutable, environment: environment,
+            confinement: privateRoot.flatMap { root in Self.confiningLauncher.withLock { $0 }.map { ($0, root.path) } })
     }
 
     /// True for a remote git reaches as a path of this machine: no URL scheme and no

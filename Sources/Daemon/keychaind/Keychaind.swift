@@ -5,6 +5,7 @@ import Foundation
 import KeychainDaemon
 import KeychainProtocol
 import KeychainSupport
+import KeychainSync
 import Logging
 import ServiceLifecycle
 
@@ -42,6 +43,16 @@ struct Keychaind: AsyncParsableCommand {
         help: "Serve every local user, each their own keychain, as the keychaind system user (never root).")
     var system = false
 
+    @Option(
+        name: .customLong("system-worker"),
+        help: ArgumentHelp("Serve this user's connections, which the system daemon's front hands over.", visibility: .private))
+    var workerUID: UInt32?
+
+    @Option(
+        name: .customLong("memory-limit"),
+        help: "With --system: the most memory (MiB of data) one user's worker may hold; past it, that worker alone fails.")
+    var memoryLimitMiB: UInt64 = 1024
+
     @Option(name: .customLong("state-directory"), help: "With --system: where each user's keychain is kept, in <uid>/.")
     var stateDirectory = KeychainPaths.systemStateDirectory
 
@@ -69,20 +80,37 @@ struct Keychaind: AsyncParsableCommand {
             )
         }
         ProcessHardening.apply()
+        // git, on what a sync remote sent, runs confined to sync's directory (kc_landlock_confine).
+        GitTransport.confiningLauncher.withLock {
+            $0 = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map { [$0, "--confined-exec"] }
+        }
         // A client that goes away mid-reply is a closed connection, not the daemon's end.
         signal(SIGPIPE, SIG_IGN)
         LoggingSystem.bootstrap { DaemonLogHandler(label: $0) }
-        let logger = Logger(label: "keychaind")
-        if system { reportCapabilities(logger) }
+        var logger = Logger(label: "keychaind")
+        if system {
+            reportCapabilities(logger)
+            try await runFront(logger)
+            return
+        }
+        if let workerUID { logger[metadataKey: "uid"] = "\(workerUID)" }
+        let landlock = kc_landlock_abi()
+        if landlock > 0 {
+            logger.info("sync's git runs confined by Landlock (ABI \(landlock)) to sync's directory")
+        } else {
+            logger.warning("this kernel has no Landlock: sync's git runs unconfined, as keychaind's user")
+        }
+        let channel = try workerUID.map { _ throws in try startWorker(logger) }
         let module = try trustedPlatformModule(logger)
         let configuration =
-            system
+            workerUID != nil
             ? KeychainDaemon.Configuration(
                 mode: .system, keychainDirectory: URL(fileURLWithPath: stateDirectory),
                 runtimeDirectory: URL(fileURLWithPath: runtimeDirectory),
-                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: Self.socketFromSystemd(),
+                idleLockSeconds: max(0, idleLockSeconds), listeningDescriptor: nil,
                 registryDirectory: URL(fileURLWithPath: registryDirectory), tpm: module,
-                syncIntervalSeconds: max(0, syncIntervalSeconds))
+                syncIntervalSeconds: max(0, syncIntervalSeconds),
+                worker: workerUID.flatMap { uid in channel.map { .init(uid: uid, channel: $0) } })
             : KeychainDaemon.Configuration(
                 keychainDirectory: KeychainPaths.keychainDirectory(),
                 runtimeDirectory: KeychainPaths.runtimeDirectory(),
@@ -99,6 +127,51 @@ struct Keychaind: AsyncParsableCommand {
             configuration: .init(
                 services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         try await group.run()
+    }
+
+    /// The front of the system daemon (``SystemFront``): it accepts, and hands each user's
+    /// connections to a worker of theirs started with this daemon's options.
+    private func runFront(_ logger: Logger) async throws {
+        var workerArguments = [
+            "--idle-lock", String(max(0, idleLockSeconds)), "--sync-interval", String(max(0, syncIntervalSeconds)),
+            "--registry", registryDirectory,
+        ]
+        if let tpm { workerArguments += ["--tpm", tpm] }
+        let front: SystemFront
+        do {
+            front = try SystemFront(
+                settings: SystemFront.Settings(
+                    stateDirectory: URL(fileURLWithPath: stateDirectory),
+                    runtimeDirectory: URL(fileURLWithPath: runtimeDirectory),
+                    listeningDescriptor: Self.socketFromSystemd(), workerArguments: workerArguments,
+                    memoryLimit: memoryLimitMiB << 20),
+                logger: logger)
+        } catch let running as KeychainDaemon.AlreadyRunning {
+            logger.info("\(running)")
+            return
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [front], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
+        try await group.run()
+    }
+
+    /// A worker's start: it dies with the front and holds at most `--memory-limit`; its channel
+    /// from the front is its standard input.
+    private func startWorker(_ logger: Logger) throws -> Int32 {
+        guard kc_die_with_parent() == 0 else {
+            throw KeychainError(.errSecParam, "a worker runs under the system daemon's front, which has ended")
+        }
+        guard kc_limit_memory(memoryLimitMiB << 20) == 0 else {
+            throw KeychainError(.errSecParam, "cannot limit the worker's memory: \(String(cString: strerror(errno)))")
+        }
+        logger.info("worker of uid \(workerUID ?? 0): its data at most \(memoryLimitMiB) MiB")
+        let channel = dup(0)
+        _ = fcntl(channel, F_SETFD, FD_CLOEXEC)
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        dup2(null, 0)
+        close(null)
+        return channel
     }
 
     /// The TPM `--tpm` names, and a line saying which protection is in force. `auto` without a

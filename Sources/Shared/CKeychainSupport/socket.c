@@ -92,3 +92,61 @@ long kc_receive_from_process(int socket, void *buffer, size_t length, int timeou
     }
     return count;
 }
+
+int kc_socketpair_seqpacket(int fds[2]) {
+    return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
+}
+
+int kc_send_descriptor(int channel, int descriptor) {
+    char byte = 'c';
+    struct iovec data = { .iov_base = &byte, .iov_len = 1 };
+    union {
+        char buffer[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {
+        .msg_iov = &data, .msg_iovlen = 1, .msg_control = control.buffer, .msg_controllen = sizeof control.buffer,
+    };
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(header), &descriptor, sizeof(int));
+    ssize_t sent;
+    do {
+        sent = sendmsg(channel, &message, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent == 1 ? 0 : -1;
+}
+
+int kc_receive_descriptor(int channel) {
+    char byte = 0;
+    struct iovec data = { .iov_base = &byte, .iov_len = 1 };
+    union {
+        char buffer[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr message = {
+        .msg_iov = &data, .msg_iovlen = 1, .msg_control = control.buffer, .msg_controllen = sizeof control.buffer,
+    };
+    ssize_t received;
+    do {
+        received = recvmsg(channel, &message, MSG_CMSG_CLOEXEC);
+    } while (received < 0 && errno == EINTR);
+    if (received == 0) return -2;
+    if (received < 0) return -1;
+    int descriptor = -1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level == SOL_SOCKET && header->cmsg_type == SCM_RIGHTS
+            && header->cmsg_len == CMSG_LEN(sizeof(int))) {
+            memcpy(&descriptor, CMSG_DATA(header), sizeof(int));
+        }
+    }
+    if (descriptor < 0 || (message.msg_flags & MSG_CTRUNC)) {
+        if (descriptor >= 0) close(descriptor);
+        errno = EBADMSG;
+        return -1;
+    }
+    return descriptor;
+}

@@ -160,12 +160,35 @@ final class SystemDaemonHarness {
         "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
-    /// A line of `/proc/PID/status` of the daemon (`CapEff`, `NoNewPrivs`…), without its name.
-    func status(_ field: String) -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    /// A line of `/proc/PID/status` of the daemon's front (or of `process`: a worker), without
+    /// its name (`CapEff`, `NoNewPrivs`…).
+    func status(_ field: String, of process: pid_t? = nil) -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/\(process ?? pid)/status", encoding: .utf8) else {
+            return nil
+        }
         return text.split(separator: "\n").first { $0.hasPrefix(field + ":") }.map {
             $0.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces)
         }
+    }
+
+    /// The worker that serves `user` (`keychaind --system-worker UID`, a child of the front),
+    /// if one runs.
+    func worker(of user: LocalUser) -> pid_t? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for name in names {
+            guard let candidate = pid_t(name),
+                let line = FileManager.default.contents(atPath: "/proc/\(name)/cmdline"),
+                let status = try? String(contentsOfFile: "/proc/\(name)/status", encoding: .utf8),
+                status.contains("\nPPid:\t\(pid)\n")
+            else { continue }
+            let arguments = line.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            if let flag = arguments.firstIndex(of: "--system-worker"), arguments.count > flag + 1,
+                arguments[flag + 1] == String(user.uid)
+            {
+                return candidate
+            }
+        }
+        return nil
     }
 
     /// Starts the daemon again on the same files, after killing it (SIGKILL) if it runs: a

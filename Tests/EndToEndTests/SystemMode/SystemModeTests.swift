@@ -129,23 +129,29 @@ import Glibc
     }
 
     @Test func theDaemonKeepsCapSysPtraceAloneAndNeedsIt() throws {
-        // Started with a capability it does not need as well: it keeps CAP_SYS_PTRACE (bit 19)
-        // alone, nothing for its children, and no new privileges.
+        // Started with a capability it does not need as well: the front keeps CAP_SYS_PTRACE
+        // (bit 19) alone, for the workers it starts (inheritable and ambient) and never
+        // effective; a worker has it effective, and nothing for its children (git, fprintd's
+        // tools). Neither gains privileges.
         let daemon = try SystemDaemonHarness(capabilities: ["sys_ptrace", "net_admin"])
         defer { daemon.cleanUp() }
-        #expect(daemon.status("CapEff") == "0000000000080000")
+        #expect(daemon.status("CapEff") == "0000000000000000")
         #expect(daemon.status("CapPrm") == "0000000000080000")
-        #expect(daemon.status("CapInh") == "0000000000000000")
-        #expect(daemon.status("CapAmb") == "0000000000000000")
+        #expect(daemon.status("CapInh") == "0000000000080000")
+        #expect(daemon.status("CapAmb") == "0000000000080000")
         #expect(daemon.status("NoNewPrivs") == "1")
+        let alice = try LocalUser.alice()
+        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "s", "-a", "a"], input: "x").status == 0)
+        let worker = try #require(daemon.worker(of: alice))
+        #expect(daemon.status("CapEff", of: worker) == "0000000000080000")
+        #expect(daemon.status("CapPrm", of: worker) == "0000000000080000")
+        #expect(daemon.status("CapInh", of: worker) == "0000000000000000")
+        #expect(daemon.status("CapAmb", of: worker) == "0000000000000000")
+        #expect(daemon.status("NoNewPrivs", of: worker) == "1")
         // With the capability it reads processes and changes none: started without systemd,
-        // it denied itself ptrace, process_vm_writev and pidfd_getfd before main (a filter).
-        #expect(daemon.status("Seccomp") == "2")
+        // each denied itself ptrace, process_vm_writev and pidfd_getfd before main (a filter).
+        #expect(daemon.status("Seccomp") == "2" && daemon.status("Seccomp", of: worker) == "2")
         #expect(daemon.daemonLog.contains("ptrace, process_vm_writev and pidfd_getfd denied"), "\(daemon.daemonLog)")
-        #expect(
-            try daemon.keychainctl(
-                as: try LocalUser.alice(), ["add-generic-password", "-s", "s", "-a", "a"], input: "x"
-            ).status == 0)
         // Without it, the daemon cannot see which program another user runs, and refuses them.
         let blind = try SystemDaemonHarness(capabilities: [])
         defer { blind.cleanUp() }

@@ -4,10 +4,13 @@
 /// What `keychaind --system` did with its capabilities, before `main` and before any thread
 /// existed (capabilities belong to each thread, and a thread inherits its creator's: dropping
 /// them later, from Swift's thread pool, would leave the main thread and the threads already
-/// started with all they had). With `--system` among the arguments, the process set
-/// no_new_privs and kept `CAP_SYS_PTRACE` alone, in its permitted and effective sets only:
-/// every other capability is gone, the inheritable and ambient sets are empty (a child gets
-/// nothing), and the bounding set is shrunk where permitted.
+/// started with all they had). With `--system-worker` among the arguments (a user's worker),
+/// the process set no_new_privs and kept `CAP_SYS_PTRACE` alone, in its permitted and effective
+/// sets only: every other capability is gone, the inheritable and ambient sets are empty (a
+/// child, git or fprintd's tools, gets nothing), and the bounding set is shrunk where permitted.
+/// With `--system` (the front, which starts the workers and nothing else), it kept
+/// `CAP_SYS_PTRACE` alone in its permitted, inheritable and ambient sets and none effective: a
+/// worker it starts gets the capability, the front itself uses none.
 ///
 /// 1 when `CAP_SYS_PTRACE` is held, 0 when the process never had it, -2 without `--system`. When
 /// the drop fails, the process says why on standard error and exits 1 before `main`.
@@ -20,5 +23,27 @@ int kc_system_capabilities(void);
 /// either mode (not from a constructor: the test bundle links keychaind's code and must keep
 /// its own debugger). 0, or -1 with errno set.
 int kc_deny_process_writes(void);
+
+/// Limits the process's data (`RLIMIT_DATA`: its heap and private writable mappings, thread
+/// stacks among them) to `bytes`: an allocation past it fails. 0, or -1 with errno set.
+int kc_limit_memory(unsigned long long bytes);
+
+/// Confines the calling process and its children with Landlock to `own_directory` (an absolute
+/// path with no link in it): everything there; beneath `private_root` (an ancestor of it, or
+/// itself), nothing else but listing; elsewhere reading, listing and running files, and writing
+/// devices in /dev. The Landlock ABI version in force (1 or more), 0 when the kernel has no
+/// Landlock (nothing is confined), or -1 with errno set. Call it where no other thread runs.
+///
+/// keychaind confines git this way (`--confined-exec`), not its workers: a process in a
+/// Landlock domain may not inspect (ptrace-read) a process outside it, and a worker must read
+/// each client's `/proc/PID/exe`, maps and environment to know the app.
+int kc_landlock_confine(const char *own_directory, const char *private_root);
+
+/// The Landlock ABI version this kernel offers, 0 when it has none.
+int kc_landlock_abi(void);
+
+/// Has the kernel end this process (SIGKILL) when its parent, the front, ends; -1 with errno
+/// set when that cannot be asked, or when the parent has ended already.
+int kc_die_with_parent(void);
 
 #endif

@@ -42,6 +42,17 @@ int kc_open_unnamed(const char *directory);
 /// link, EXDEV for a name that leaves the directory).
 int kc_openat_beneath(int directory, const char *name, int flags, unsigned int mode);
 
+/// A connected pair of `SOCK_SEQPACKET` Unix sockets, both close-on-exec: the system daemon's
+/// channel to one user's worker. 0, or -1 with errno set.
+int kc_socketpair_seqpacket(int fds[2]);
+
+/// Sends `descriptor` over `channel` (`SCM_RIGHTS`, one byte of data). 0, or -1 with errno set.
+int kc_send_descriptor(int channel, int descriptor);
+
+/// Receives one descriptor sent by ``kc_send_descriptor`` (close-on-exec); -2 when the other end
+/// closed the channel, -1 with errno set on an error or a message that carried no descriptor.
+int kc_receive_descriptor(int channel);
+
 /// Creates a pipe whose two ends close on exec (pipe2 with O_CLOEXEC); 0 or -1 with errno set.
 int kc_pipe_cloexec(int fds[2]);
 
