@@ -40,6 +40,7 @@ extension Enclave {
         try saveAttempts(PasscodeAttempts())
         try files.remove(BiometryState.fileName)
         try files.remove(Self.syncStateFileName)
+        try files.remove(Self.syncRunningFileName)
         files.syncDirectory()
     }
 
@@ -56,7 +57,7 @@ extension Enclave {
         try files.withExclusiveLock(lockName, timeout: lockTimeout) { () throws(KeychainError) in
             for name in [
                 Keybag.fileName, DatabaseRecord.fileName, PasscodeAttempts.fileName, BiometryState.fileName,
-                syncStateFileName,
+                syncStateFileName, syncRunningFileName,
             ] + also
             {
                 try files.remove(name)

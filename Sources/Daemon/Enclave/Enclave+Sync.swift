@@ -13,6 +13,28 @@ extension Enclave {
     /// The file of sync's state in the keychain's directory.
     public static let syncStateFileName = "sync-state"
     private static let syncStateLabel = Data("swift-keychain sync state v1".utf8)
+    /// The file that stands while a sync runs: found when keychaind starts, the sync before was
+    /// cut off (a crash, a kill, a memory limit), and keychaind does not sync by itself until the
+    /// owner asks (DESIGN.md, "Blast radius": a remote that crashes the daemon once must not
+    /// crash it at every start).
+    public static let syncRunningFileName = "sync-running"
+
+    /// Marks a sync as running, with when it began.
+    public func beginSyncRun() throws(KeychainError) {
+        try files.writeAtomically(Data(ISO8601DateFormatter().string(from: Date()).utf8), to: Self.syncRunningFileName)
+    }
+
+    /// Marks the running sync as ended, however it ended.
+    public func endSyncRun() {
+        try? files.remove(Self.syncRunningFileName)
+        files.syncDirectory()
+    }
+
+    /// When a sync began that never ended, if one did.
+    public func cutOffSyncRun() -> String? {
+        guard let bytes = try? files.read(Self.syncRunningFileName, maximumSize: 64) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     /// Makes this device's sync identity: an Enclave key of ``syncAccessGroup``. Returns its
     /// sealed form, which only this Enclave opens.

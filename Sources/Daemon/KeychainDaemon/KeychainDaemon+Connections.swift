@@ -263,9 +263,10 @@ extension KeychainDaemon {
         }
         if case .actForProcess(let process) = request {
             let result = Result { () throws(KeychainError) in try acting(for: process, bridge: client) }
-            record(request, result.map { _ in .done }, caller(client), client.peer.uid)
+            record(request, result.map { .actingFor(app: $0.app.identifier) }, caller(client), client.peer.uid)
             switch result {
-            case .success(let acting): return (ReplyCoder.encode(.success(.done)), .actFor(acting))
+            case .success(let acting):
+                return (ReplyCoder.encode(.success(.actingFor(app: acting.app.identifier))), .actFor(acting))
             case .failure(let error): return (ReplyCoder.encode(.failure(error)), .close)
             }
         }

@@ -22,7 +22,10 @@ extension KeychainServer {
             case .setUp(let remote, let name): return try setUpSync(remote: remote, deviceName: name)
             case .join(let remote, let name): return try askToJoin(remote: remote, deviceName: name)
             case .confirmJoin(let code): return try confirmJoin(code: code)
-            case .now: return try syncNow()
+            case .now:
+                try enclave.beginSyncRun()
+                defer { enclave.endSyncRun() }
+                return try syncNow()
             case .status: return try syncReport(try enclave.loadSyncState())
             case .approve(let code): return try approveDevice(code: code)
             case .removeDevice(let device): return try removeDevice(device)
@@ -33,18 +36,30 @@ extension KeychainServer {
 
     /// Syncs if sync is set up, this device is a member and the keychain is unlocked; nil
     /// otherwise. For keychaind's own syncs: a failure is kept in the state for `sync status`
-    /// too.
+    /// too. After a sync that was cut off (``Enclave/cutOffSyncRun()``), none runs until the
+    /// owner's `sync now`: the failure says so.
     public func syncIfSetUp() -> Result<SyncReport, KeychainError>? {
         syncInProgress.withLock { _ -> Result<SyncReport, KeychainError>? in
             guard let state = try? enclave.loadSyncState(), state.list != nil,
                 (try? enclave.status().isUnlocked) == true
             else { return nil }
+            if let began = enclave.cutOffSyncRun() { return .failure(Self.syncHeld(since: began)) }
             do throws(KeychainError) {
+                try enclave.beginSyncRun()
+                defer { enclave.endSyncRun() }
                 return .success(try syncNow(from: state))
             } catch {
                 return .failure(error)
             }
         }
+    }
+
+    /// Why keychaind does not sync by itself after a sync that began at `began` was cut off.
+    static func syncHeld(since began: String) -> KeychainError {
+        KeychainError(
+            .errSecIO,
+            "a sync that began at \(began) never ended (keychaind stopped during it), so keychaind does not sync by "
+                + "itself until you run `keychainctl sync now`")
     }
 
     func transport(_ remote: String) -> any SyncTransport {
@@ -357,7 +372,8 @@ extension KeychainServer {
         let keys = if let opened { opened } else { try enclave.openSyncKeys(identity: state.identity) }
         var report = SyncReport(
             membership: state.list == nil ? .waitingForApproval : .member, remote: GitTransport.shown(state.remote),
-            lastSync: state.lastSync, failingSince: state.failingSince, lastError: state.lastError,
+            lastSync: state.lastSync, failingSince: state.failingSince,
+            lastError: enclave.cutOffSyncRun().map { Self.syncHeld(since: $0).message } ?? state.lastError,
             published: state.lastPublished, applied: state.lastApplied, refused: state.lastRefused)
         if let held = state.list {
             let list = try SyncDeviceList.decode(held)

@@ -239,4 +239,8 @@ public enum KeychainReply: Sendable {
     case keychainProtection(KeychainProtection)
     /// Where sync stands.
     case sync(SyncReport)
+    /// The app keychaind decided the process named by ``KeychainRequest/actForProcess(_:)`` is,
+    /// by its own rules (a registered app, a path, `untrusted:` and a path): what the Secret
+    /// Service bridge keys that client's `session` items by.
+    case actingFor(app: String)
 }

@@ -35,7 +35,11 @@ final class BusClient {
         keychainItems = KeychainSecretItems(transport: transport)
         collections = SecretCollections(transport: transport)
         executable = ProcessFiles.executable(process.pid) ?? "pid \(process.pid)"
-        sessionItems = SessionSecretItems(contents: sessionContents, owner: executable)
+        // The session items belong to the app keychaind decided the client is, not to the path
+        // the bridge read: an LD_PRELOADed secret-tool is `untrusted:` to the system daemon, and
+        // must not see the real one's.
+        let decided = (transport as? DaemonTransport).flatMap { try? $0.appActedFor() }
+        sessionItems = SessionSecretItems(contents: sessionContents, owner: decided ?? "unidentified:\(executable)")
     }
 
     /// The store that keeps `collection`'s items.

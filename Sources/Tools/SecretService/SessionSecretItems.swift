@@ -4,10 +4,11 @@ import KeychainProtocol
 /// The `session` collection: items kept in the bridge's memory only, gone when it exits (as
 /// gnome-keyring's are), never written to disk.
 ///
-/// Each app sees its own here too: an item belongs to the executable of the client that made
-/// it (``owner``), which the bridge reads from `/proc` for the process the bus named. That is
-/// the per-user daemon's identity of an app; the system daemon's registry may name an app
-/// otherwise, and this collection does not ask it.
+/// Each app sees its own here too: an item belongs to the app keychaind decided the client that
+/// made it is (``owner``, from its answer to ``KeychainRequest/actForProcess(_:)``), by the same
+/// rules as its items on disk: in the system daemon a registered app, a path, or `untrusted:`
+/// and a path (an `LD_PRELOAD`ed copy of a trusted program is not that program). A client
+/// keychaind would not identify keeps items apart from every identified app.
 final class SessionSecretItems: SecretItemStore {
     /// Every app's session items, shared by the views of one bridge; used on its one thread.
     final class Contents {
@@ -18,7 +19,7 @@ final class SessionSecretItems: SecretItemStore {
     private let contents: Contents
     private let owner: String
 
-    /// The view of `owner`, the client's executable.
+    /// The view of `owner`, the app keychaind decided the client is.
     init(contents: Contents, owner: String) {
         self.contents = contents
         self.owner = owner

@@ -174,6 +174,8 @@ struct Sync: ParsableCommand {
         }
         if let since = report.failingSince {
             lines.append("failing since \(since): \(report.lastError ?? "")")
+        } else if let error = report.lastError {
+            lines.append("held: \(error)")
         }
         for refusal in report.refused { lines.append("refused: \(refusal)") }
         print(lines.joined(separator: "\n"))

@@ -173,7 +173,10 @@ final class SystemDaemonHarness {
 
     /// The worker that serves `user` (`keychaind --system-worker UID`, a child of the front),
     /// if one runs.
-    func worker(of user: LocalUser) -> pid_t? {
+    func worker(of user: LocalUser) -> pid_t? { Self.worker(of: user.uid, front: pid) }
+
+    /// The worker of `uid` among the children of `front`.
+    static func worker(of uid: uid_t, front pid: pid_t) -> pid_t? {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         for name in names {
             guard let candidate = pid_t(name),
@@ -183,7 +186,7 @@ final class SystemDaemonHarness {
             else { continue }
             let arguments = line.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
             if let flag = arguments.firstIndex(of: "--system-worker"), arguments.count > flag + 1,
-                arguments[flag + 1] == String(user.uid)
+                arguments[flag + 1] == String(uid)
             {
                 return candidate
             }

@@ -192,6 +192,35 @@ import Glibc
         #expect(status.stdout.contains("last sync:") && !status.stdout.contains("failing"), "\(status.stdout)")
     }
 
+    /// Issue 52: a remote that crashes keychaind during a sync must not crash it at every start
+    /// after. A sync that began and never ended (the file it leaves, `sync-running`, put there
+    /// as a killed keychaind leaves it) holds keychaind's own syncs until the owner's `sync
+    /// now`, and `sync status` says why.
+    @Test func afterASyncThatWasCutOffKeychaindWaitsForTheOwner() throws {
+        let circle = try Circle(["laptop", "desktop"])
+        defer { circle.end() }
+        let laptop = circle["laptop"]
+        #expect(try laptop.run(["daemon", "stop"]).status == 0)
+        try Data("2026-11-28T10:00:00Z".utf8).write(to: laptop.keychainDirectory.appendingPathComponent("sync-running"))
+        chmod(laptop.keychainDirectory.appendingPathComponent("sync-running").path, 0o600)
+        for (arguments, input) in [(["daemon", "start", "--sync-interval", "1"], ""), (["unlock"], "1234\n")] {
+            let run = try laptop.run(arguments, input: input)
+            #expect(run.status == 0, "\(arguments): \(run.stderr)")
+        }
+        #expect(try laptop.addPassword("held", account: "me", ["--synchronizable"], secret: "s"))
+        sleep(4)
+        #expect(try circle["desktop"].run(["sync", "now"]).status == 0)
+        #expect(try circle.secret("held", on: "desktop") == nil, "keychaind synced by itself after a cut-off sync")
+        #expect(try laptop.run(["owner", "login"], input: "1234\n").status == 0)
+        let status = try laptop.run(["sync", "status"])
+        #expect(status.stdout.contains("held: a sync that began at 2026-11-28T10:00:00Z never ended"), "\(status.stdout)")
+        #expect(try laptop.run(["sync", "now"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: laptop.keychainDirectory.appendingPathComponent("sync-running").path))
+        #expect(try circle["desktop"].run(["sync", "now"]).status == 0)
+        #expect(try circle.secret("held", on: "desktop") == "s")
+        #expect(!(try laptop.run(["sync", "status"]).stdout.contains("held:")))
+    }
+
     @Test func anUnreachableRemoteLeavesLocalWritesAloneAndStatusSaysSince() throws {
         let circle = try Circle(["laptop"])
         defer { circle.end() }

@@ -57,6 +57,17 @@ import Glibc
         result = try run(as: alice, "secret-tool lookup service imap user alice")
         #expect(result.stdout == "imap-password", "\(result.stderr)")
 
+        // Issue 52: the `session` collection was keyed by the path the bridge read, so an
+        // LD_PRELOADed secret-tool (untrusted to the system daemon) read the real one's session
+        // items. They belong to the app keychaind decides the client is.
+        result = try run(
+            as: alice, "printf session-secret | secret-tool store --collection=session --label=S service sess user alice")
+        #expect(result.status == 0, "\(result.stderr)")
+        result = try run(as: alice, "secret-tool lookup service sess user alice")
+        #expect(result.stdout == "session-secret", "\(result.stderr)")
+        result = try run(as: alice, "LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 secret-tool lookup service sess user alice")
+        #expect(result.stdout.isEmpty, "an LD_PRELOADed secret-tool read the real one's session item")
+
         // In alice's keychain in the system daemon, as secret-tool's item, which she sees as
         // its owner.
         let keychainctl = "'\(CommandRunner.binary.path)' --system-socket '\(daemon.socket)'"

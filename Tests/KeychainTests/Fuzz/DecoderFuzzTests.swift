@@ -100,6 +100,7 @@ import Testing
                 RequestCoder.encode(.verifyPasscode(SecretBytes(utf8: "1234"), context: context)),
                 RequestCoder.encode(.sync(.setUp(remote: "git@h:c.git", deviceName: "laptop"))),
                 ReplyCoder.encode(.success(.count(3))), ReplyCoder.encode(.failure(KeychainError.errSecDecode)),
+                ReplyCoder.encode(.success(.actingFor(app: "untrusted:/usr/bin/secret-tool"))),
             ]
         } decode: { bytes in
             _ = try? RequestCoder.decode(bytes)

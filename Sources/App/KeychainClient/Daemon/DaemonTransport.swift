@@ -27,6 +27,8 @@ public final class DaemonTransport: KeychainTransport {
     /// The process each connection acts for (``KeychainRequest/actForProcess(_:)``); nil for
     /// this process.
     private let actingFor: ProcessReference?
+    /// The app keychaind took ``actingFor`` to be, from the last connection's first answer.
+    private let actingApp = Mutex<String?>(nil)
 
     /// A transport to the system daemon when one is installed (its socket is at
     /// ``KeychainPaths/systemSocket``), else to the daemon of this user
@@ -204,7 +206,23 @@ public final class DaemonTransport: KeychainTransport {
         } catch {
             throw KeychainError(.errSecIO, "keychaind did not answer when asked to act for pid \(actingFor.pid)")
         }
-        _ = try Self.decode(reply, naming: "reply").get()
+        if case .actingFor(let app) = try Self.decode(reply, naming: "reply").get() {
+            actingApp.withLock { $0 = app }
+        }
         return connection
+    }
+
+    /// The app keychaind decided the process this transport acts for is, by its own rules
+    /// (connecting first if need be).
+    ///
+    /// - Throws: what acting for the process throws (``init(actingFor:environment:systemSocket:)``);
+    ///   `errSecParam` for a transport that acts for no other process.
+    public func appActedFor() throws(KeychainError) -> String {
+        guard actingFor != nil else { throw KeychainError(.errSecParam, "this transport acts for no other process") }
+        _ = try perform(.identify)
+        guard let app = actingApp.withLock({ $0 }) else {
+            throw KeychainError(.errSecInternalComponent, "keychaind did not say which app it acts for")
+        }
+        return app
     }
 }

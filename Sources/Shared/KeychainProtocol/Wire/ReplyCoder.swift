@@ -149,6 +149,8 @@ public enum ReplyCoder {
                     fromAnotherDevice: try reader.int(in: 0...Int(Int32.max))))
         case 17:
             return .sync(try SyncCoding.report(&reader))
+        case 18:
+            return .actingFor(app: try reader.string(max: WireValues.maximumMessage))
         case 16:
             return .keychainProtection(
                 KeychainProtection(
@@ -279,6 +281,9 @@ public enum ReplyCoder {
         case .sync(let report):
             writer.u8(17)
             SyncCoding.write(report, to: &writer)
+        case .actingFor(let app):
+            writer.u8(18)
+            writer.string(app)
         case .keychainProtection(let protection):
             writer.u8(16)
             writer.optional(protection.sealedBy) { $0.string($1) }
