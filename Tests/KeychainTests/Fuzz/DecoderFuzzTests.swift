@@ -1,3 +1,4 @@
+import CDBus
 import Crypto
 import Foundation
 import KeychainProtocol
@@ -5,10 +6,12 @@ import Testing
 
 @testable import Enclave
 @testable import KeychainSync
+@testable import SecretService
 
 /// Every decoder of outside bytes, fuzzed (issue 52, "Decoders are total"): the wire messages, a
 /// backup's header, records and whole file, a sync record, head, device list, key wrap and the
-/// sync state, and git's listing and reading of a remote. Each starts from a corpus of real
+/// sync state, git's listing and reading of a remote, and a D-Bus call's arguments as the
+/// Secret Service bridge reads them (libdbus takes the message apart, and checks it, first). Each starts from a corpus of real
 /// encodings, made by the code that writes them, and takes mutated copies of it — bits flipped,
 /// bytes set to boundary values, lengths and counts made huge, ranges cut, repeated or spliced
 /// from another seed. A decoder may refuse an input, never trap, hang or allocate without bound:
@@ -185,7 +188,54 @@ import Testing
         },
     ]
 
-    @Test(arguments: targets)
+    /// The bytes of a D-Bus call to the Secret Service carrying `arguments`, as libdbus marshals it.
+    static func marshalled(_ member: String, _ arguments: [DBusValue]) -> [UInt8] {
+        guard
+            let message = DBusMessage.methodCall(
+                destination: "org.freedesktop.secrets", path: "/org/freedesktop/secrets",
+                interface: "org.freedesktop.Secret.Service", member: member, arguments)
+        else { return [] }
+        dbus_message_set_serial(message.pointer, 1)
+        var buffer: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(message.pointer, &buffer, &length) != 0, let buffer else { return [] }
+        defer { dbus_free(buffer) }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+    }
+
+    static let dbusTarget = Target(name: "D-Bus call arguments", rounds: rounds / 2) {
+        let secret = DBusValue.structure([
+            .objectPath("/org/freedesktop/secrets/session/1"), .bytes([1, 2, 3]), .bytes(Array("s3cret".utf8)),
+            .string("text/plain"),
+        ])
+        let properties = DBusValue.dictionary(
+            key: "s", value: "v",
+            [
+                DBusDictionaryEntry(key: .string("org.freedesktop.Secret.Item.Label"), value: .variant(.string("Mail"))),
+                DBusDictionaryEntry(
+                    key: .string("org.freedesktop.Secret.Item.Attributes"),
+                    value: .variant(.stringDictionary(["service": "imap", "user": "me"]))),
+            ])
+        return [
+            marshalled("SearchItems", [.stringDictionary(["service": "imap"])]),
+            marshalled("OpenSession", [.string("plain"), .variant(.string(""))]),
+            marshalled("CreateItem", [properties, secret, .boolean(true)]),
+            marshalled("GetSecrets", [.objectPaths(["/org/freedesktop/secrets/collection/login/1"]), .objectPath("/")]),
+            marshalled("Unlock", [.array(element: "o", []), .uint32(7), .uint64(9), .int32(-1), .byte(2)]),
+        ]
+    } decode: { bytes in
+        var error = DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let pointer = bytes.withUnsafeBufferPointer({ buffer in
+            buffer.withMemoryRebound(to: CChar.self) { dbus_message_demarshal($0.baseAddress, Int32(buffer.count), &error) }
+        })
+        else { return }
+        let message = DBusMessage(taking: pointer)
+        for value in message.arguments() ?? [] { value.unixFDs.forEach { close($0) } }
+    }
+
+    @Test(arguments: targets + [dbusTarget])
     func mutatedInputsAreRefusedOrDecodedNeverATrap(target: Target) throws {
         let seeds = try target.seeds()
         #expect(!seeds.isEmpty)
