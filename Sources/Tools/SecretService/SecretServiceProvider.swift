@@ -24,6 +24,10 @@ public final class SecretServiceProvider {
     static let busName = "org.freedesktop.secrets"
     let bus: BusConnection
     private(set) var clients: [String: BusClient] = [:]
+    /// Each connection's process and program as the bridge saw them when the connection joined
+    /// the bus (`NameOwnerChanged`), before any call of it: a call from a connection whose
+    /// process runs another program by then is refused.
+    private var joined: [String: (process: ProcessReference, executable: String)] = [:]
     private let sessionContents = SessionSecretItems.Contents()
     /// Makes a client's transport to keychaind (a transport acting for the process, in use).
     private let makeTransport: (ProcessReference) -> any KeychainTransport
@@ -43,12 +47,16 @@ public final class SecretServiceProvider {
     /// - Throws: ``StartFailure`` when there is no session bus, or another provider keeps the
     ///   name: the message names it and how to switch.
     /// - Parameter systemSocket: the system daemon's socket where it is not at its usual path.
+    ///
+    /// With the system daemon, the bus must be the user's real one (``SessionBusOrigin``).
     public convenience init(replacing: Bool, systemSocket: String? = nil) throws(StartFailure) {
-        try self.init(replacing: replacing) { DaemonTransport(actingFor: $0, systemSocket: systemSocket) }
+        try self.init(replacing: replacing, realBusOnly: systemSocket != nil || SystemDaemon.isInstalled) {
+            DaemonTransport(actingFor: $0, systemSocket: systemSocket)
+        }
     }
 
     init(
-        replacing: Bool, makeTransport: @escaping (ProcessReference) -> any KeychainTransport
+        replacing: Bool, realBusOnly: Bool = false, makeTransport: @escaping (ProcessReference) -> any KeychainTransport
     ) throws(StartFailure) {
         do throws(DBusFailure) {
             bus = try BusConnection.session()
@@ -57,6 +65,16 @@ public final class SecretServiceProvider {
                 description:
                     "no session bus to serve (\(error.message)): run it in a desktop session, or under "
                     + "dbus-run-session, or with DBUS_SESSION_BUS_ADDRESS set")
+        }
+        if realBusOnly {
+            guard let daemon = bus.daemonProcess else {
+                throw StartFailure(description: "cannot tell which process serves the session bus; serving nothing")
+            }
+            if let refusal = SessionBusOrigin.refusal(busPID: daemon.pid, busUID: daemon.uid) {
+                throw StartFailure(
+                    description: "\(refusal); with the system keychain daemon, the Secret Service serves only the bus "
+                        + "of your login's service manager (dbus-user-session)")
+            }
         }
         self.makeTransport = makeTransport
         guard let completions = PromptCompletions() else {
@@ -127,7 +145,7 @@ public final class SecretServiceProvider {
 
     private func handle(_ message: DBusMessage) {
         if message.isSignal {
-            forgetLeavingClient(message)
+            noteClientChange(message)
             return
         }
         guard message.isMethodCall else { return }
@@ -150,23 +168,52 @@ public final class SecretServiceProvider {
         if message.expectsReply, let reply { bus.send(reply) }
     }
 
-    /// `NameOwnerChanged(name, old, "")` for a client: it left.
-    private func forgetLeavingClient(_ message: DBusMessage) {
+    /// `NameOwnerChanged(name, "", name)`: a connection joined, whose process and program are
+    /// noted now; `NameOwnerChanged(name, old, "")`: a client left.
+    private func noteClientChange(_ message: DBusMessage) {
         guard message.interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
             message.sender == "org.freedesktop.DBus",
             let arguments = message.arguments(), arguments.count == 3, let name = arguments[0].text,
-            arguments[2].text == ""
+            name.hasPrefix(":")
         else { return }
-        clients[name] = nil
+        if arguments[2].text == "" {
+            clients[name] = nil
+            joined[name] = nil
+        } else if arguments[1].text == "", arguments[2].text == name, name != bus.uniqueName,
+            let (uid, process) = try? bus.credentials(of: name), uid == getuid(),
+            let executable = ProcessFiles.executable(process.pid)
+        {
+            joined[name] = (process, executable)
+        }
+    }
+
+    /// Refuses a call from a connection whose process changed program after it connected: one
+    /// that connected, then forked and ran a trusted program while its child calls on the
+    /// connection it inherited (the bus names the parent).
+    private static func changedProgram(_ sender: String) -> DBusFailure {
+        DBusFailure.accessDenied(
+            "the process behind \(sender) runs another program than when it connected to the bus; a connection "
+                + "serves the program that opened it")
     }
 
     /// The client that sent `message`, identified on its first call.
     func client(of message: DBusMessage) throws(DBusFailure) -> BusClient {
         guard let sender = message.sender else { throw DBusFailure.accessDenied("a call without a sender") }
-        if let client = clients[sender] { return client }
+        if let client = clients[sender] {
+            // As BusClient read it: "pid N" for a process whose program cannot be read (undumpable).
+            guard (ProcessFiles.executable(client.process.pid) ?? "pid \(client.process.pid)") == client.executable else {
+                clients[sender] = nil
+                throw Self.changedProgram(sender)
+            }
+            return client
+        }
         let (uid, process) = try bus.credentials(of: sender)
         guard uid == getuid() else {
             throw DBusFailure.accessDenied("this Secret Service serves uid \(getuid()) only, not uid \(uid)")
+        }
+        if let seen = joined[sender], seen.process != process || seen.executable != ProcessFiles.executable(process.pid)
+        {
+            throw Self.changedProgram(sender)
         }
         let client = BusClient(
             name: sender, process: process, transport: makeTransport(process), sessionContents: sessionContents)

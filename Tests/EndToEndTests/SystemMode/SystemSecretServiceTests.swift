@@ -68,6 +68,47 @@ import Glibc
         result = try run(as: alice, "LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 secret-tool lookup service sess user alice")
         #expect(result.stdout.isEmpty, "an LD_PRELOADed secret-tool read the real one's session item")
 
+        // Issue 52, attack 4b: a process connects, forks, and runs the trusted secret-tool
+        // (which keeps running, waiting for a password) while its child calls on the connection
+        // it inherited: the bus names the parent, which runs secret-tool by then. The bridge
+        // noted the program when the connection joined, and refuses.
+        let script = daemon.base.appendingPathComponent("forked-caller.py")
+        try """
+            import os, sys, time
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.io.blocking import open_dbus_connection
+            from jeepney.low_level import HeaderFields, MessageType
+            connection = open_dbus_connection(bus='SESSION')
+            time.sleep(0.5)
+            if os.fork() != 0:
+                reading, writing = os.pipe()
+                os.dup2(reading, 0)
+                os.set_inheritable(writing, True)  # secret-tool keeps waiting for its password
+                os.execv('/usr/bin/secret-tool', ['secret-tool', 'store', '--label=decoy', 'service', 'decoy'])
+            time.sleep(1.0)
+            service = DBusAddress('/org/freedesktop/secrets', bus_name='org.freedesktop.secrets',
+                                  interface='org.freedesktop.Secret.Service')
+            reply = connection.send_and_get_reply(new_method_call(service, 'SearchItems', 'a{ss}', ({'service': 'imap'},)))
+            if reply.header.message_type == MessageType.error:
+                print('refused', reply.header.fields[HeaderFields.error_name], reply.body, flush=True)
+            else:
+                print('found' if reply.body[0] else 'nothing', flush=True)
+            os._exit(0)
+            """.write(to: script, atomically: true, encoding: .utf8)
+        chmod(script.path, 0o644)
+        result = try run(as: alice, "timeout 6 /usr/bin/python3 '\(script.path)'; true")
+        #expect(
+            result.stdout.hasPrefix("refused org.freedesktop.DBus.Error.AccessDenied")
+                && result.stdout.contains("runs another program than when it connected"),
+            "\(result.stdout)\(result.stderr)")
+
+        // Issue 52, attack 4a: a session bus of alice's own (dbus-run-session, a real
+        // dbus-daemon she started) may name any process as a call's sender: the registered
+        // bridge refuses to serve it.
+        result = try run(as: alice, "timeout 10 dbus-run-session -- '\(bridge.path)' --system-socket '\(daemon.socket)'")
+        #expect(result.status != 0 && result.status != 124, "the bridge served a bus alice started: \(result.status)")
+        #expect(result.stderr.contains("did not start"), "\(result.stderr)")
+
         // In alice's keychain in the system daemon, as secret-tool's item, which she sees as
         // its owner.
         let keychainctl = "'\(CommandRunner.binary.path)' --system-socket '\(daemon.socket)'"

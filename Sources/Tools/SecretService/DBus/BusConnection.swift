@@ -46,6 +46,17 @@ final class BusConnection {
         return BusConnection(connection)
     }
 
+    /// The process listening on the bus (the bus daemon), as the kernel says (`SO_PEERCRED` on
+    /// this connection's socket); nil when it cannot tell.
+    var daemonProcess: (pid: Int32, uid: uid_t)? {
+        var descriptor: Int32 = -1
+        guard dbus_connection_get_socket(pointer, &descriptor) != 0, descriptor >= 0 else { return nil }
+        var pid: Int32 = 0
+        var uid: UInt32 = 0
+        guard kc_peer_credentials(descriptor, &pid, &uid) == 0 else { return nil }
+        return (pid, uid)
+    }
+
     /// This connection's unique name (`:1.42`).
     var uniqueName: String { dbus_bus_get_unique_name(pointer).map { String(cString: $0) } ?? "" }
 
