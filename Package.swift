@@ -137,7 +137,7 @@ let package = Package(
             path: "Sources/Daemon/KeychainStore", swiftSettings: strict),
         // Fingerprint sensors behind one protocol: simulated, and fprintd (loaded at run time).
         .target(
-            name: "Biometrics", dependencies: ["KeychainProtocol"],
+            name: "Biometrics", dependencies: ["KeychainProtocol", "KeychainSupport"],
             path: "Sources/Daemon/Biometrics", swiftSettings: strict),
         // The sheet the keychain draws when an app asks it to authenticate the owner: pinentry's
         // (on the app's terminal or desktop), the keychain's own terminal sheet, or a script in

@@ -1,5 +1,6 @@
 import Foundation
 import KeychainProtocol
+import KeychainSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -14,6 +15,9 @@ import Glibc
 /// (`waiting-PID`) fresh while it waits, a touch with no fresh marker is refused, and a prompt
 /// that ends throws away the touches it did not take. A touch older than ``freshness`` seconds
 /// is stale and thrown away too, so no touch can approve a later prompt.
+///
+/// The directory is a ``KeychainDirectory``: checked as the keychain's own, and every file in it
+/// opened beneath it without following a link.
 public struct SimulatedSensor: BiometricSensor {
     /// Where touches are dropped.
     public let directory: URL
@@ -43,17 +47,13 @@ public struct SimulatedSensor: BiometricSensor {
             }
             usleep(50_000)
         }
-        do {
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let name = String(format: "%020llu-%@", UInt64(Date().timeIntervalSince1970 * 1e6), UUID().uuidString)
-            let temporary = directory.appendingPathComponent(".\(name)")
-            try sample.write(to: temporary)
-            try FileManager.default.moveItem(at: temporary, to: directory.appendingPathComponent("\(name).touch"))
-        } catch {
-            throw KeychainError(
-                .errSecIO, "cannot reach the simulated sensor at \(directory.path): \(error.localizedDescription)")
-        }
+        let name = String(format: "%020llu-%@", UInt64(Date().timeIntervalSince1970 * 1e6), UUID().uuidString)
+        try files().writeAtomically(sample, to: "\(name).touch")
+    }
+
+    /// The directory, made (0700) when absent.
+    private func files() throws(KeychainError) -> KeychainDirectory {
+        try KeychainDirectory(directory, creating: true)
     }
 
     public func awaitTouch(timeout: Double) throws(KeychainError) -> SensorReading {
@@ -68,46 +68,39 @@ public struct SimulatedSensor: BiometricSensor {
 
     /// The prompt closed: its marker goes, and so do touches it did not take.
     public func endWait() {
-        try? FileManager.default.removeItem(at: waitingMarker)
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where name.hasSuffix(".touch") {
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
+        guard let files = try? files() else { return }
+        try? files.remove(waitingMarker)
+        for name in files.names() where name.hasSuffix(".touch") { try? files.remove(name) }
     }
 
-    private var waitingMarker: URL { directory.appendingPathComponent("waiting-\(getpid())") }
+    private var waitingMarker: String { "waiting-\(getpid())" }
 
     /// Says (again) that a prompt of this process waits for a touch now.
     private func markWaiting() {
-        try? FileManager.default.createDirectory(
-            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        _ = FileManager.default.createFile(
-            atPath: waitingMarker.path, contents: Data(), attributes: [.posixPermissions: 0o600])
+        try? files().writeAtomically(Data(), to: waitingMarker)
     }
 
     private func isPromptWaiting() -> Bool {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.contains { name in
-            guard name.hasPrefix("waiting-") else { return false }
-            let modified =
-                (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[
-                    .modificationDate] as? Date) ?? .distantPast
-            return Date().timeIntervalSince(modified) <= Self.freshness
+        guard let files = try? files() else { return false }
+        return files.names().contains { name in
+            guard name.hasPrefix("waiting-"), let stamp = files.stamp(name) else { return false }
+            return Date().timeIntervalSince(Self.date(stamp)) <= Self.freshness
         }
     }
 
     private func takeOldestFreshTouch() -> Data? {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return nil }
-        for name in names.filter({ $0.hasSuffix(".touch") }).sorted() {
-            let url = directory.appendingPathComponent(name)
-            let data = try? Data(contentsOf: url)
-            let modified =
-                (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date)
-                ?? .distantPast
+        guard let files = try? files() else { return nil }
+        for name in files.names().filter({ $0.hasSuffix(".touch") }).sorted() {
+            let data = try? files.read(name)
+            let modified = files.stamp(name).map(Self.date) ?? .distantPast
             // Taking a touch removes it; when another prompt took it first, look further.
-            guard (try? FileManager.default.removeItem(at: url)) != nil else { continue }
+            guard files.take(name) else { continue }
             if let data, Date().timeIntervalSince(modified) <= Self.freshness { return data }
         }
         return nil
+    }
+
+    private static func date(_ stamp: FileStamp) -> Date {
+        Date(timeIntervalSince1970: Double(stamp.modified) + Double(stamp.modifiedNanoseconds) / 1e9)
     }
 }

@@ -289,6 +289,26 @@ public final class KeychainDirectory: Sendable {
         if durable { syncDirectory() }
     }
 
+    /// Removes `name` if it is there: true when this call removed it, false when it was not
+    /// (another process took it first).
+    public func take(_ name: String) -> Bool { unlinkat(descriptor, name, 0) == 0 }
+
+    /// The names of the entries in the directory, read through its descriptor.
+    public func names() -> [String] {
+        let copy = openat(descriptor, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard copy >= 0, let stream = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            return []
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// True when `name` exists (as anything).
     public func exists(_ name: String) -> Bool {
         var info = stat()
