@@ -130,13 +130,7 @@ public final class KeychainDaemon: Service {
             }
             KeychainImport.removeLeftovers(in: configuration.keychainDirectory, uid: configuration.worker?.uid)
         }
-        let source: any ConnectionSource = try configuration.worker.map { worker throws(KeychainError) in
-            do throws(ConnectionListener.Failure) {
-                return try HandedConnections(channel: worker.channel)
-            } catch {
-                throw KeychainError(.errSecIO, error.description)
-            }
-        } ?? listen()
+        let source = try listen()
         if let worker = configuration.worker {
             logger.info("keychaind serving", metadata: ["mode": "system worker", "uid": "\(worker.uid)", "pid": "\(getpid())"])
         } else {
@@ -158,7 +152,7 @@ public final class KeychainDaemon: Service {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.lockWhenIdle() }
                 group.addTask { await self.syncPeriodically() }
-                await source.takeUntilStopped { [self] descriptor in admit(descriptor) }
+                await source.acceptUntilStopped { [self] descriptor in admit(descriptor) }
                 // Stopping: requests under way are answered on their connections' threads; then
                 // every connection and the idle timer end.
                 connections.stop()
@@ -171,9 +165,11 @@ public final class KeychainDaemon: Service {
         logger.info("keychaind stopped")
     }
 
-    /// The listening socket: systemd's, or one bound in the runtime directory.
+    /// Where connections come from: the front (a worker's channel), systemd's listening socket,
+    /// or one bound in the runtime directory.
     private func listen() throws(KeychainError) -> ConnectionListener {
         do throws(ConnectionListener.Failure) {
+            if let worker = configuration.worker { return try ConnectionListener(handedOverOn: worker.channel) }
             if let descriptor = configuration.listeningDescriptor {
                 return try ConnectionListener(descriptor: descriptor)
             }

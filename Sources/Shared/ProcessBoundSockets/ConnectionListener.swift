@@ -5,9 +5,11 @@ import Foundation
 import Glibc
 #endif
 
-/// A server's listening Unix socket and the loop that accepts on it. Accepting never waits on a
-/// client: each connection is handed on at once (to a thread of its own that identifies and
-/// serves it).
+/// Where a server's connections come from, and the loop that takes them: its listening Unix
+/// socket, or, for a system daemon's worker, a channel on which the front that accepted them
+/// hands them over (`SCM_RIGHTS`, ``kc_socketpair_seqpacket``), each untouched, with the
+/// credentials option its listening socket gave it. Taking never waits on a client: each
+/// connection is handed on at once (to a thread of its own that identifies and serves it).
 public final class ConnectionListener: Sendable {
     /// The socket could not be set up.
     public struct Failure: Error, CustomStringConvertible {
@@ -15,6 +17,8 @@ public final class ConnectionListener: Sendable {
     }
 
     private let descriptor: Int32
+    /// True for a channel of handed-over connections; false for a listening socket.
+    private let handedOver: Bool
     /// Written once to stop the accepting thread.
     private let wake: (read: Int32, write: Int32)
 
@@ -33,15 +37,26 @@ public final class ConnectionListener: Sendable {
     /// asked for each writer's credentials on the listening socket itself, which each accepted
     /// socket inherits as it is accepted: a client that writes at once (as ssh does to an agent)
     /// writes with them, before its connection's thread could ask.
-    public init(descriptor: Int32) throws(Failure) {
+    public convenience init(descriptor: Int32) throws(Failure) {
         guard kc_pass_credentials(descriptor) == 0 else {
             throw Failure(description: "cannot ask for the writers' credentials: \(String(cString: strerror(errno)))")
         }
+        try self.init(descriptor, handedOver: false)
+    }
+
+    /// Takes the connections handed over on `channel`, which this object now owns, until the
+    /// other end closes it or ``stop()``.
+    public convenience init(handedOverOn channel: Int32) throws(Failure) {
+        try self.init(channel, handedOver: true)
+    }
+
+    private init(_ descriptor: Int32, handedOver: Bool) throws(Failure) {
         var ends: [Int32] = [-1, -1]
         guard kc_pipe_cloexec(&ends) == 0 else {
             throw Failure(description: "cannot create a pipe: \(String(cString: strerror(errno)))")
         }
         self.descriptor = descriptor
+        self.handedOver = handedOver
         wake = (ends[0], ends[1])
     }
 
@@ -51,8 +66,9 @@ public final class ConnectionListener: Sendable {
         close(wake.write)
     }
 
-    /// Accepts until ``stop()``, on a thread of its own, handing each connected socket to
-    /// `accepted` there (which must not wait); returns once the thread has ended.
+    /// Accepts until ``stop()`` (or, for handed-over connections, until the channel closes), on a
+    /// thread of its own, handing each connected socket to `accepted` there (which must not
+    /// wait); returns once the thread has ended.
     public func acceptUntilStopped(_ accepted: @escaping @Sendable (Int32) -> Void) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let thread = Thread { [self] in
@@ -81,12 +97,15 @@ public final class ConnectionListener: Sendable {
             let ready = poll(&entries, 2, -1)
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0, entries[1].revents == 0 else { return }
-            let connection = kc_accept(descriptor)
+            let connection = handedOver ? kc_receive_descriptor(descriptor) : kc_accept(descriptor)
             if connection >= 0 {
                 accepted(connection)
             } else if errno == EMFILE || errno == ENFILE {
                 // Out of descriptors: the table's caps keep this rare; wait for one to close.
                 usleep(10_000)
+            } else if handedOver && (connection == -2 || (errno != EINTR && errno != EBADMSG)) {
+                // The front closed the channel (it ended): no connection will come.
+                return
             }
         }
     }

@@ -114,11 +114,7 @@ extension SystemModeTests {
         var refused = try daemon.keychainctl(as: alice, ["passcode", "set"], input: "1234\n")
         if refused.status == 0 {
             #expect(try daemon.keychainctl(as: alice, ["owner", "login"], input: "1234\n").status == 0)
-            let file = daemon.base.appendingPathComponent("valid-header.backup")
-            var header: [UInt8] = [0x89, 0x4B, 0x43, 0x42, 0x4B, 0x55, 0x50, 0x0A, 1, 17, 0, 0, 0, 8, 1]
-            header += [UInt8](repeating: 7, count: 16) + [UInt8](repeating: 0xEE, count: 32)
-            try Data(header).write(to: file)
-            chmod(file.path, 0o644)
+            let file = try Self.backupHeader(logN: 17, in: daemon)
             refused = try daemon.keychainctl(as: alice, ["restore", file.path], input: "pw\n")
         }
         // Refused, and not as a wrong password: the derivation never ran to its end.
@@ -127,6 +123,17 @@ extension SystemModeTests {
         #expect(try daemon.keychainctl(as: bob, ["add-generic-password", "-s", "bank", "-a", "c"], input: "more").status == 0)
         #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"]).stdout == "kept\n")
         print("memory limit: \(refused.stderr.split(separator: "\n").first ?? "")")
+    }
+
+    /// A backup file of a header alone (63 bytes, anyone may read it in the daemon's directory):
+    /// scrypt N = 2^`logN`, r = 8, p = 1, and an HMAC that is garbage.
+    static func backupHeader(logN: UInt8, in daemon: SystemDaemonHarness) throws -> URL {
+        let file = daemon.base.appendingPathComponent("header-\(logN).backup")
+        var header: [UInt8] = [0x89, 0x4B, 0x43, 0x42, 0x4B, 0x55, 0x50, 0x0A, 1, logN, 0, 0, 0, 8, 1]
+        header += [UInt8](repeating: 7, count: 16) + [UInt8](repeating: 0xEE, count: 32)
+        try Data(header).write(to: file)
+        chmod(file.path, 0o644)
+        return file
     }
 
     /// Issue 52, attack 3, in the daemon: four restores at once of a 63-byte header asking for
@@ -138,11 +145,7 @@ extension SystemModeTests {
         let alice = try LocalUser.alice()
         #expect(try daemon.keychainctl(as: alice, ["passcode", "set"], input: "1234\n").status == 0)
         #expect(try daemon.keychainctl(as: alice, ["owner", "login"], input: "1234\n").status == 0)
-        let file = daemon.base.appendingPathComponent("hostile.backup")
-        var header: [UInt8] = [0x89, 0x4B, 0x43, 0x42, 0x4B, 0x55, 0x50, 0x0A, 1, 20, 0, 0, 0, 8, 1]
-        header += [UInt8](repeating: 7, count: 16) + [UInt8](repeating: 0xEE, count: 32)
-        try Data(header).write(to: file)
-        chmod(file.path, 0o644)
+        let file = try Self.backupHeader(logN: 20, in: daemon)
         let worker = try #require(daemon.worker(of: alice))
         let line = [CommandRunner.binary.path, "--system-socket", daemon.socket, "restore", file.path]
             .map(SystemDaemonHarness.quoted).joined(separator: " ")
