@@ -3,18 +3,27 @@
 /// title.
 enum PromptText {
     /// `text` without escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL or ST`, and
-    /// two-character ones) and without other control characters (C0, DEL, C1; newlines and tabs
-    /// become spaces), at most `limit` characters, ending in "…" when cut.
+    /// two-character ones), without other control characters (C0, DEL, C1) and without format
+    /// characters (Unicode's Cf: the bidirectional overrides and isolates U+202A–U+202E and
+    /// U+2066–U+2069, which could reorder what follows, and the zero-width ones); newlines, tabs
+    /// and the line and paragraph separators become spaces, and a run of spaces one. At most
+    /// `limit` characters, ending in "…" when cut.
     static func clean(_ text: String, limit: Int) -> String {
         var cleaned = String.UnicodeScalarView()
         var scalars = text.unicodeScalars.makeIterator()
+        func space() { if cleaned.last != " " { cleaned.append(" ") } }
         while let scalar = scalars.next() {
             switch scalar.value {
             case 0x1b:
                 skipEscapeSequence(&scalars)
-            case 0x09, 0x0a, 0x0d: cleaned.append(" ")
+            case 0x09, 0x0a, 0x0d, 0x20: space()
             case 0x00...0x1f, 0x7f...0x9f: continue
-            default: cleaned.append(scalar)
+            default:
+                switch scalar.properties.generalCategory {
+                case .format: continue
+                case .lineSeparator, .paragraphSeparator, .spaceSeparator: space()
+                default: cleaned.append(scalar)
+                }
             }
         }
         let result = String(cleaned)

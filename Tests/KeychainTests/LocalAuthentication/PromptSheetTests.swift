@@ -30,4 +30,24 @@ import Testing
                 == "To add a chore !")
         #expect(PromptText.clean(String(repeating: "x", count: 300), limit: 10) == "xxxxxxxxx…")
     }
+
+    /// Issue 56: bidirectional controls reached the terminal, and a reason could draw a second
+    /// line `"firefox" is trying to authenticate you. …` under the genuine one. Format characters
+    /// and separators go, and no line of the reason starts where the sheet's first line does.
+    @Test func aReasonCannotPoseAsAnotherAppsSheet() {
+        #expect(
+            PromptText.clean("a\u{202E}b\u{2066}c\u{2069}d\u{200B}e\u{FEFF}f\u{2028}g\u{061C}h", limit: 100)
+                == "abcdef gh")
+        #expect(PromptText.clean("To  update \u{00A0}\u{3000} now", limit: 100) == "To update now")
+        let forged = PromptSheet(
+            programName: "keychainctl",
+            reason: "To open the calendar" + String(repeating: " ", count: 60)
+                + "\"firefox\" is trying to authenticate you. To install a system update",
+            asksForTouch: false, cancelTitle: "Cancel", fallbackTitle: "Passcode")
+        for columns in [40, 60, 80, 120] {
+            let lines = TerminalPromptSession.render(forged, columns: columns).components(separatedBy: "\r\n")
+            let starts = lines.filter { $0.hasPrefix("│ \"") }
+            #expect(starts.count == 1 && starts[0].contains("\"keychainctl\""), "\(columns): \(lines)")
+        }
+    }
 }
