@@ -9,6 +9,34 @@ import Glibc
 /// keychaind: the keys in a process of their own, each app seeing its own items, the caller
 /// known from the kernel (issue: "keychaind: the Secure Enclave in its own process").
 @Suite(.serialized) struct DaemonTests {
+    /// Issue 56: a client whose keychaind went away as it connected was told "a keychaind older
+    /// than this program sends none". A listener that closes every connection at once, as a
+    /// daemon killed then does, is said to be that.
+    @Test func aDaemonThatClosesBeforeItsGreetingIsSaidToHaveStopped() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let socket = shell.runtime.appendingPathComponent("keychain/socket").path
+        try FileManager.default.createDirectory(
+            at: shell.runtime.appendingPathComponent("keychain"), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        let listener = try shell.script(
+            """
+            python3 -c '
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
+            print("ready", flush=True)
+            for _ in range(4):
+                s.accept()[0].close()
+            ' '\(socket)' > /dev/null &
+            sleep 0.5
+            "$KEYCHAINCTL" status; echo "status $?"
+            kill %1
+            """)
+        #expect(listener.stdout.contains("status 1"), "\(listener.stdout)")
+        #expect(listener.stderr.contains("keychaind closed the connection before it greeted this process: it stopped"), "\(listener.stderr)")
+        #expect(!listener.stderr.contains("older than this program"))
+    }
+
     @Test func twoExecutablesCannotSeeEachOthersItems() throws {
         let daemon = try DaemonHarness()
         defer { daemon.cleanUp() }

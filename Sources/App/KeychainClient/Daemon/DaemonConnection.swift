@@ -80,6 +80,8 @@ final class DaemonConnection {
     /// Seconds to wait for the greeting: a daemon that sends none (an older version) is not
     /// waited for forever.
     private static let greetingTimeout = 30
+    /// Why no reply came, when the daemon closed the connection.
+    private static let closedByDaemon = "the daemon closed the connection"
 
     /// Reads the daemon's greeting: nothing, or why it refuses this process.
     private func awaitGreeting() throws(KeychainError) {
@@ -98,10 +100,19 @@ final class DaemonConnection {
                 case .noReply(let reason): reason
                 case .notSent(let code): String(cString: strerror(code))
                 }
+            // A timeout is a daemon that never greets (an older one); anything else, a daemon that
+            // went away: stopped, or killed, as the connection was made.
+            guard reason == String(cString: strerror(EAGAIN)) else {
+                let detail = reason == Self.closedByDaemon ? "" : " (\(reason))"
+                throw KeychainError(
+                    .errSecIO,
+                    "keychaind closed the connection before it greeted this process\(detail): it stopped or was "
+                        + "killed (its log says why); try again, and it starts again when asked")
+            }
             throw KeychainError(
                 .errSecIO,
-                "keychaind sent this process no greeting (\(reason)); a keychaind older than this program sends "
-                    + "none: stop it (keychainctl daemon stop) and try again"
+                "keychaind sent this process no greeting within \(Self.greetingTimeout) s; a keychaind older than "
+                    + "this program sends none: stop it (keychainctl daemon stop) and try again"
             )
         }
         _ = try DaemonTransport.decode(body, naming: "greeting").get()
@@ -163,7 +174,7 @@ final class DaemonConnection {
             }
             if read < 0 && errno == EINTR { continue }
             guard read > 0 else {
-                throw .noReply(read == 0 ? "the daemon closed the connection" : String(cString: strerror(errno)))
+                throw .noReply(read == 0 ? Self.closedByDaemon : String(cString: strerror(errno)))
             }
             received += read
         }
