@@ -374,7 +374,8 @@ extension KeychainServer {
             membership: state.list == nil ? .waitingForApproval : .member, remote: GitTransport.shown(state.remote),
             lastSync: state.lastSync, failingSince: state.failingSince,
             lastError: enclave.cutOffSyncRun().map { Self.syncHeld(since: $0).message } ?? state.lastError,
-            published: state.lastPublished, applied: state.lastApplied, refused: state.lastRefused)
+            published: state.lastPublished, applied: state.lastApplied, refused: state.lastRefused,
+            wentBack: state.wentBack)
         if let held = state.list {
             let list = try SyncDeviceList.decode(held)
             report.epoch = list.epoch

@@ -119,6 +119,8 @@ extension KeychainServer {
             }
         }
 
+        let wentBack = republishWhatTheRemoteLost(snapshot, keys, local, &outgoing, &state)
+
         // Sealed before anything is applied: a losing version is the item as it is here.
         var changes: [String: [UInt8]?] = [:]
         var published = state.published
@@ -150,7 +152,7 @@ extension KeychainServer {
         // items for changes of this device's.
         if applied > 0 { try enclave.saveSyncState(state) }
 
-        if !changes.isEmpty || (snapshot.files[SyncPaths.head(keys.deviceID)] == nil && state.sequence == 0) {
+        if !changes.isEmpty || wentBack || (snapshot.files[SyncPaths.head(keys.deviceID)] == nil && state.sequence == 0) {
             let digest = SyncHead.digest(
                 of: published.compactMap { name, clock in
                     guard let name = SyncPaths.bytes(name), let clock = SyncTimestamp(clock) else { return nil }
@@ -174,6 +176,41 @@ extension KeychainServer {
         state.lastRefused = refused
         try enclave.saveSyncState(state)
         return try syncReport(state, snapshot: snapshot, keys: keys)
+    }
+
+    /// When the remote went back (reset, or an older copy put back) to before this device's last
+    /// publish — its own head there is older than the sequence it reached, or gone — every record
+    /// it published whose version is still the item's goes up again as it was (same clock), and
+    /// its head above the sequence it reached, so that the others, which refuse a folder older
+    /// than one they saw, take it again. A record whose item another device has changed since is
+    /// left out: the winning version is in that device's folder. `sync status` says so. True
+    /// when the remote went back.
+    private func republishWhatTheRemoteLost(
+        _ snapshot: SyncSnapshot, _ keys: SyncCircleKeys, _ local: [Data: LocalSyncItem],
+        _ outgoing: inout [(name: Data, clock: SyncTimestamp, here: LocalSyncItem?, wins: Bool, held: SyncTimestamp?)],
+        _ state: inout SyncState
+    ) -> Bool {
+        let own = snapshot.files[SyncPaths.head(keys.deviceID)].flatMap {
+            try? SyncHead.decode(Data($0), writer: keys.publicKey)
+        }
+        guard state.sequence > 0, (own?.sequence ?? 0) < state.sequence else { return false }
+        let pending = Set(outgoing.map(\.name))
+        var republished = 0
+        for (hex, clockBytes) in state.published {
+            guard let name = SyncPaths.bytes(hex), !pending.contains(name), let clock = SyncTimestamp(clockBytes) else {
+                continue
+            }
+            guard state.items[hex]?.clock == clockBytes else {
+                state.published[hex] = nil
+                continue
+            }
+            outgoing.append((name, clock, local[name], false, nil))
+            republished += 1
+        }
+        state.wentBack =
+            "\(ISO8601DateFormatter().string(from: Date())): the remote held this device's folder at sequence "
+            + "\(own?.sequence ?? 0), older than the \(state.sequence) it published; \(republished) records published again"
+        return true
     }
 
     /// The versions this device's next record of `name` carries: the one its folder holds now,

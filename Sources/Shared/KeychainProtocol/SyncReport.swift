@@ -88,14 +88,19 @@ public struct SyncReport: Sendable {
     public var refused: [String]
     /// For ``SyncCommand/history``: the versions that lost a conflict and are still kept.
     public var kept: [KeptVersion]
+    /// When the remote was last found gone back (reset, or an older copy put back) to before
+    /// this device's last publish: what the sync that found it published again.
+    public var wentBack: String?
 
     /// A report.
     public init(
         membership: Membership, remote: String? = nil, members: [Device] = [], requests: [Device] = [],
         epoch: UInt32 = 0, lastSync: Date? = nil, failingSince: Date? = nil, lastError: String? = nil,
-        published: Int = 0, applied: Int = 0, refused: [String] = [], kept: [KeptVersion] = []
+        published: Int = 0, applied: Int = 0, refused: [String] = [], kept: [KeptVersion] = [],
+        wentBack: String? = nil
     ) {
         self.kept = kept
+        self.wentBack = wentBack
         self.membership = membership
         self.remote = remote
         self.members = members

@@ -178,6 +178,7 @@ struct Sync: ParsableCommand {
             lines.append("held: \(error)")
         }
         for refusal in report.refused { lines.append("refused: \(refusal)") }
+        if let wentBack = report.wentBack { lines.append("the remote went back: \(wentBack)") }
         print(lines.joined(separator: "\n"))
     }
 }

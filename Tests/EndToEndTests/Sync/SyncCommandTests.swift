@@ -221,6 +221,27 @@ import Glibc
         #expect(!(try laptop.run(["sync", "status"]).stdout.contains("held:")))
     }
 
+    /// Issue 56: after the whole remote was reset to an older commit, each machine refused the
+    /// others' older folders, rightly, but none published its own records again, so an item the
+    /// desktop added after the reset point never reached the laptop. A machine that finds its own
+    /// folder older than what it published publishes it again, and says so.
+    @Test func aRolledBackRemoteGetsEachMachinesRecordsAgain() throws {
+        let circle = try Circle(["laptop", "desktop"])
+        defer { circle.end() }
+        #expect(try circle["laptop"].addPassword("before", account: "me", ["--synchronizable"], secret: "b"))
+        try circle.syncAll(rounds: 1)
+        let point = try circle.remote.head()
+        #expect(try circle["desktop"].addPassword("after", account: "me", ["--synchronizable"], secret: "a"))
+        #expect(try circle["desktop"].run(["sync", "now"]).status == 0)
+        try circle.remote.reset(to: point)
+        let again = try circle["desktop"].run(["sync", "now"])
+        #expect(again.status == 0 && again.stdout.contains("the remote went back"), "\(again.stdout)\(again.stderr)")
+        #expect(try circle["laptop"].run(["sync", "now"]).status == 0)
+        #expect(try circle.secret("after", on: "laptop") == "a")
+        #expect(try circle.secret("before", on: "desktop") == "b")
+        #expect(try circle["desktop"].run(["sync", "status"]).stdout.contains("records published again"))
+    }
+
     @Test func anUnreachableRemoteLeavesLocalWritesAloneAndStatusSaysSince() throws {
         let circle = try Circle(["laptop"])
         defer { circle.end() }

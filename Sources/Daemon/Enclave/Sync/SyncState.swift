@@ -58,6 +58,10 @@ public struct SyncState: Sendable {
     public var lastPublished: Int
     public var lastApplied: Int
     public var lastRefused: [String]
+    /// When the remote was last found gone back to before this device's last publish, and what
+    /// was published again (``SyncReport/wentBack``). Written last, and absent from the states
+    /// of versions before it.
+    public var wentBack: String?
 
     /// The state of a device that just set up or asked to join.
     public init(remote: String, deviceName: String, identity: Data, list: Data?, offeredList: Data? = nil) {
@@ -117,6 +121,7 @@ extension SyncState {
         writer.int(lastPublished)
         writer.int(lastApplied)
         writer.array(lastRefused) { $0.string($1) }
+        writer.optional(wentBack) { $0.string($1) }
         return Data(writer.finish())
     }
 
@@ -188,6 +193,11 @@ extension SyncState {
         state.lastApplied = try reader.int(in: 0...Int(Int32.max))
         state.lastRefused = try reader.array(max: 1 << 16) { (reader: inout WireReader) throws(WireError) in
             try reader.string(max: text)
+        }
+        if reader.remaining > 0 {
+            state.wentBack = try reader.optional { (reader: inout WireReader) throws(WireError) in
+                try reader.string(max: text)
+            }
         }
         try reader.finish()
         return state

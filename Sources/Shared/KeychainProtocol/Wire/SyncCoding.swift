@@ -65,6 +65,7 @@ enum SyncCoding {
             writer.double(version.changed.timeIntervalSince1970)
             writer.secret(version.secret)
         }
+        writer.optional(report.wentBack) { $0.string($1) }
     }
 
     static func report(_ reader: inout WireReader) throws(WireError) -> SyncReport {
@@ -110,6 +111,9 @@ enum SyncCoding {
                     account: try reader.string(max: KeychainLimits.maximumAttributeSize),
                     device: try reader.string(max: 256), changed: try reader.date(),
                     secret: try reader.secret(max: KeychainLimits.maximumSecretSize))
+            },
+            wentBack: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                try reader.string(max: maximumText)
             })
     }
 }
