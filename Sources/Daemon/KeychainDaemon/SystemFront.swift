@@ -83,6 +83,9 @@ public final class SystemFront: Service {
     private let locks: [DaemonLock]
     private let table = Mutex(Table())
     private let executable: String
+    /// Users whose worker the launching thread is asked to start, each with where its answer goes.
+    private let launches = Mutex<[Launch]>([])
+    private let launchRequested = DispatchSemaphore(value: 0)
 
     /// A front for `settings`: its state and runtime directories checked and locked, so that
     /// exactly one system daemon serves them; it refuses to run as root.
@@ -124,6 +127,12 @@ public final class SystemFront: Service {
                 "mode": "system", "socket": "\(settings.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)",
                 "pid": "\(getpid())",
             ])
+        // Every worker is started from this one thread, which lives as long as the front: a
+        // worker dies with the thread that started it (PR_SET_PDEATHSIG follows the parent
+        // thread), and a thread of Dispatch's pool may end when idle.
+        let launcher = Thread { [self] in launchWorkers() }
+        launcher.name = "keychaind launches"
+        launcher.start()
         let reaper = Thread { [self] in reapWorkers() }
         reaper.name = "keychaind workers"
         reaper.start()
@@ -200,7 +209,7 @@ public final class SystemFront: Service {
     /// The running worker of `uid`, started now when there is none; nil when it cannot start.
     private func worker(of uid: uid_t) -> Worker? {
         if let running = table.withLock({ $0.workers[uid] }) { return running }
-        guard let started = start(uid) else { return nil }
+        guard let started = launch(uid) else { return nil }
         return table.withLock { table in
             if table.stopping {
                 kill(started.pid, SIGKILL)
@@ -253,6 +262,34 @@ public final class SystemFront: Service {
         }
         logger.info("worker started", metadata: ["uid": "\(uid)", "pid": "\(pid)"])
         return Worker(pid: pid, channel: ends[0], started: .now)
+    }
+
+    /// One start asked of the launching thread, and its answer.
+    private final class Launch: Sendable {
+        let uid: uid_t
+        let answer = Mutex<Worker?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        init(uid: uid_t) { self.uid = uid }
+    }
+
+    /// The worker of `uid`, started by the launching thread.
+    private func launch(_ uid: uid_t) -> Worker? {
+        let launch = Launch(uid: uid)
+        launches.withLock { $0.append(launch) }
+        launchRequested.signal()
+        launch.done.wait()
+        return launch.answer.withLock { $0 }
+    }
+
+    /// Starts the workers asked for, one after another, for the front's life.
+    private func launchWorkers() {
+        while true {
+            launchRequested.wait()
+            guard let next = launches.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+            let started = start(next.uid)
+            next.answer.withLock { $0 = started }
+            next.done.signal()
+        }
     }
 
     /// Waits for workers to end, and forgets each that did: its user's next connection starts
