@@ -37,6 +37,31 @@ import Glibc
         #expect(!listener.stderr.contains("older than this program"))
     }
 
+    /// Sync's git runs as `keychaind --confined-exec OWN ROOT git …`: under Landlock it writes in
+    /// sync's directory alone and reads nothing else beneath the keychain's parent (a keybag
+    /// beside it, another user's keychain in the system daemon's state).
+    @Test func gitOnARemotesBytesIsConfinedToSyncsDirectory() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let root = shell.home.appendingPathComponent("state")
+        let own = root.appendingPathComponent("1000/sync-remote")
+        try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)
+        try Data("keybag".utf8).write(to: root.appendingPathComponent("1000/keybag"))
+        try Data("theirs".utf8).write(to: root.appendingPathComponent("other"))
+        let confined = [SystemDaemonHarness.keychaind, "--confined-exec", own.path, root.path, "/bin/sh", "-c"]
+            .map(SystemDaemonHarness.quoted).joined(separator: " ")
+        func run(_ command: String) throws -> Int32 {
+            try shell.script("\(confined) \(SystemDaemonHarness.quoted(command)) 2>/dev/null").status
+        }
+        #expect(try run("echo x > '\(own.path)/written' && cat '\(own.path)/written'") == 0)
+        #expect(try run("cat /etc/os-release") == 0, "reading elsewhere")
+        #expect(try run("cat '\(root.path)/1000/keybag'") != 0, "read the keybag beside sync's directory")
+        #expect(try run("cat '\(root.path)/other'") != 0, "read another keychain's file")
+        #expect(try run("echo x > '\(root.path)/1000/keybag'") != 0, "wrote the keybag")
+        #expect(try run("echo x > '\(shell.home.path)/outside'") != 0, "wrote outside")
+        #expect(try String(contentsOf: root.appendingPathComponent("1000/keybag"), encoding: .utf8) == "keybag")
+    }
+
     @Test func twoExecutablesCannotSeeEachOthersItems() throws {
         let daemon = try DaemonHarness()
         defer { daemon.cleanUp() }
