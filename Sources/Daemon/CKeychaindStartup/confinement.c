@@ -89,7 +89,9 @@ int kc_landlock_confine(const char *own_directory, const char *private_root) {
         return -1;
     }
     long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
-    if (abi < 0) return errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -1;
+    // No Landlock in this kernel, turned off, or refused by a seccomp filter (a service
+    // manager's): nothing is confined, as ``kc_landlock_abi`` reports.
+    if (abi < 0) return errno == ENOSYS || errno == EOPNOTSUPP || errno == EPERM ? 0 : -1;
     handled = LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE | LL_READ_DIR | LL_REMOVE_DIR | LL_REMOVE_FILE | LL_MAKE_CHAR
         | LL_MAKE_DIR | LL_MAKE_REG | LL_MAKE_SOCK | LL_MAKE_FIFO | LL_MAKE_BLOCK | LL_MAKE_SYM;
     if (abi >= 2) handled |= LL_REFER;

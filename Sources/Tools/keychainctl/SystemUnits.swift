@@ -108,7 +108,8 @@ enum SystemUnits {
     /// The capability lets it read its clients' `/proc/PID` files and, with `process_vm_readv`,
     /// the environment they started with. It cannot change a process: `ptrace`,
     /// `process_vm_writev` and `pidfd_getfd` are denied here and again by keychaind itself as it
-    /// starts (it is also started without systemd). `LimitNOFILE=` gives each user's
+    /// starts (it is also started without systemd). Landlock's three calls are allowed besides
+    /// `@system-service` (systemd 252 lists them in no group): sync's git is confined with them. `LimitNOFILE=` gives each user's
     /// connections room (64 each, two descriptors apiece).
     ///
     /// Not set, and why: `PrivateUsers=` (the kernel's uids and `CAP_SYS_PTRACE` must be those
@@ -162,6 +163,7 @@ enum SystemUnits {
         KeyringMode=private
         SystemCallArchitectures=native
         SystemCallFilter=@system-service
+        SystemCallFilter=landlock_create_ruleset landlock_add_rule landlock_restrict_self
         SystemCallFilter=~@obsolete @mount @swap @reboot @module @raw-io @cpu-emulation @debug
         SystemCallFilter=~ptrace process_vm_writev pidfd_getfd
         SystemCallErrorNumber=EPERM

@@ -181,6 +181,7 @@ import Glibc
             "ProtectSystem=strict", "ProtectHome=yes", "NoNewPrivileges=yes", "MemoryDenyWriteExecute=yes",
             "RestrictAddressFamilies=AF_UNIX",
             "SystemCallFilter=~ptrace process_vm_writev pidfd_getfd", "LimitNOFILE=65536", "DevicePolicy=closed",
+            "SystemCallFilter=landlock_create_ruleset landlock_add_rule landlock_restrict_self",
             "DeviceAllow=/dev/tpmrm0 rw",
         ] {
             #expect(service.contains(line + "\n"), "keychaind.service lacks \(line)")
