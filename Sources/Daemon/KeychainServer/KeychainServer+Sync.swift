@@ -26,7 +26,11 @@ extension KeychainServer {
                 try enclave.beginSyncRun()
                 defer { enclave.endSyncRun() }
                 return try syncNow()
-            case .status: return try syncReport(try enclave.loadSyncState())
+            case .status:
+                var report = try syncReport(try enclave.loadSyncState())
+                // Read here, not in every report: while a sync runs its own mark stands.
+                if let began = enclave.cutOffSyncRun() { report.lastError = Self.syncHeld(since: began).message }
+                return report
             case .approve(let code): return try approveDevice(code: code)
             case .removeDevice(let device): return try removeDevice(device)
             case .history: return try syncHistory()
@@ -75,15 +79,16 @@ extension KeychainServer {
             if let value = ProcessInfo.processInfo.environment[name] { environment[name] = value }
         }
         // A path of this machine (per-user mode alone) is written by git itself: not confined.
-        let privateRoot = GitTransport.isLocal(remote) ? nil : directory.deletingLastPathComponent().deletingLastPathComponent()
+        let keychainParent = directory.deletingLastPathComponent().deletingLastPathComponent()
+        let privateRoot = GitTransport.isLocal(remote) ? nil : keychainParent
         return GitTransport(remote: remote, directory: directory, privateRoot: privateRoot, environment: environment)
     }
 
     /// Refuses a remote git would take for an option (a leading `-`), one naming a transport
     /// helper (`ext::`, `fd::`: a command run, a descriptor of keychaind's read) or a scheme but
-    /// `ssh`, `git`, `https` and `file` (plain `http://` among them), and in the system daemon one that is not a network remote (`ssh://`,
-    /// `git://`, `https://`, or `host:path`): a path or `file://` would have keychaind, as its
-    /// own user, read and write there. ``GitTransport`` refuses the same through git's protocol
+    /// `ssh`, `git`, `https` and `file` (plain `http://` among them), and in the system daemon
+    /// one that is not a network remote (`ssh://`, `git://`, `https://`, or `host:path`): a path
+    /// or `file://` would have keychaind, as its own user, read and write there. ``GitTransport`` refuses the same through git's protocol
     /// allow-list.
     func checkRemote(_ remote: String) throws(KeychainError) {
         guard !remote.isEmpty, !remote.hasPrefix("-"), !remote.contains(where: { $0.isNewline || $0 == "\0" }) else {
@@ -372,8 +377,7 @@ extension KeychainServer {
         let keys = if let opened { opened } else { try enclave.openSyncKeys(identity: state.identity) }
         var report = SyncReport(
             membership: state.list == nil ? .waitingForApproval : .member, remote: GitTransport.shown(state.remote),
-            lastSync: state.lastSync, failingSince: state.failingSince,
-            lastError: enclave.cutOffSyncRun().map { Self.syncHeld(since: $0).message } ?? state.lastError,
+            lastSync: state.lastSync, failingSince: state.failingSince, lastError: state.lastError,
             published: state.lastPublished, applied: state.lastApplied, refused: state.lastRefused,
             wentBack: state.wentBack)
         if let held = state.list {
