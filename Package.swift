@@ -305,7 +305,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "keychainctl", "chores", "keychaind", "keychain-secret-service", "KeychainBenchmarks", "KeychainDaemon",
-                "KeychainSupport",
+                "KeychainSupport", "Enclave",
                 "Biometrics",
                 "CKeychainSupport", "KeychainProtocol", "source-compatibility-swift5", "source-compatibility-swift6",
                 crypto,

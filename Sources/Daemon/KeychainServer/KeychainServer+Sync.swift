@@ -21,6 +21,7 @@ extension KeychainServer {
             switch command {
             case .setUp(let remote, let name): return try setUpSync(remote: remote, deviceName: name)
             case .join(let remote, let name): return try askToJoin(remote: remote, deviceName: name)
+            case .showJoinCode: return try showJoinCode()
             case .confirmJoin(let code): return try confirmJoin(code: code)
             case .now:
                 try enclave.beginSyncRun()
@@ -31,6 +32,7 @@ extension KeychainServer {
                 // Read here, not in every report: while a sync runs its own mark stands.
                 if let began = enclave.cutOffSyncRun() { report.lastError = Self.syncHeld(since: began).message }
                 return report
+            case .answer(let device): return try answerRequest(device: device)
             case .approve(let code): return try approveDevice(code: code)
             case .removeDevice(let device): return try removeDevice(device)
             case .history: return try syncHistory()
@@ -113,7 +115,7 @@ extension KeychainServer {
 
     /// Refuses when sync is set up; otherwise removes what an earlier setup or join that failed
     /// left of a clone, which would still name its remote.
-    private func requireNoSync() throws(KeychainError) {
+    func requireNoSync() throws(KeychainError) {
         if let state = try enclave.loadSyncState() {
             throw KeychainError(
                 .errSecDuplicateItem,
@@ -158,100 +160,6 @@ extension KeychainServer {
         return try syncNow()
     }
 
-    private static let requestLabel = "swift-keychain join request v1"
-
-    private func askToJoin(remote: String, deviceName: String) throws(KeychainError) -> SyncReport {
-        try checkRemote(remote)
-        try requireNoSync()
-        try requireUnlocked("sync makes this device's identity key")
-        let identity = try enclave.makeSyncIdentity()
-        let keys = try enclave.openSyncKeys(identity: identity)
-        let transport = transport(remote)
-        for _ in 0..<Self.syncAttempts {
-            let snapshot = try transport.fetch()
-            guard let bytes = snapshot.files[SyncPaths.list] else {
-                throw KeychainError(
-                    .errSecItemNotFound,
-                    "\(GitTransport.shown(remote)) holds no circle: set one up (`keychainctl sync setup`)")
-            }
-            _ = try SyncDeviceList.decode(Data(bytes))
-            var writer = WireWriter()
-            writer.string(Self.requestLabel)
-            writer.string(deviceName)
-            writer.data(keys.publicKey)
-            let changes: [String: [UInt8]?] = [SyncPaths.request(keys.deviceID): writer.finish()]
-            guard case .published = try transport.publish(changes, over: snapshot.token) else { continue }
-            var state = SyncState(
-                remote: remote, deviceName: deviceName, identity: identity, list: nil, offeredList: Data(bytes))
-            state.lastSync = Date()
-            try enclave.saveSyncState(state)
-            return try syncReport(state)
-        }
-        throw KeychainError(.errSecIO, "\(GitTransport.shown(remote)) kept changing: try again")
-    }
-
-    private func confirmJoin(code: String) throws(KeychainError) -> SyncReport {
-        guard var state = try enclave.loadSyncState(), state.list == nil else {
-            throw KeychainError(.errSecParam, "this device is not waiting to join a circle")
-        }
-        let keys = try enclave.openSyncKeys(identity: state.identity)
-        let offered = try state.offeredList.map { (bytes: Data) throws(KeychainError) in
-            try SyncDeviceList.decode(bytes).members.map(\.publicKey)
-        }
-        guard
-            let approver = offered?.first(where: {
-                SyncDeviceList.shortCode(member: $0, joining: keys.publicKey) == code
-            })
-        else {
-            throw KeychainError(
-                .errSecAuthFailed, "no device of the circle shows that code with this one: check it, and try again")
-        }
-        let snapshot = try transport(state.remote).fetch()
-        guard let bytes = snapshot.files[SyncPaths.list] else {
-            throw KeychainError(.errSecItemNotFound, "\(GitTransport.shown(state.remote)) holds no circle any more")
-        }
-        let list = try SyncDeviceList.decode(Data(bytes))
-        try list.accept(after: nil, trusting: approver)
-        guard list.members.contains(where: { $0.id == keys.deviceID }) else {
-            throw KeychainError(
-                .errSecInteractionNotAllowed,
-                "this device is not approved yet: on the device whose code you compared, run "
-                    + "`keychainctl sync approve \(code)`, then run this again")
-        }
-        state.list = list.encoded
-        state.offeredList = nil
-        try enclave.saveSyncState(state)
-        return try syncNow()
-    }
-
-    private func approveDevice(code: String) throws(KeychainError) -> SyncReport {
-        guard var state = try enclave.loadSyncState(), state.list != nil else { throw Self.notAMember }
-        let keys = try openKeys(state)
-        let snapshot = try changeCircle(&state, keys) { (snapshot, list) throws(KeychainError) in
-            var found: (path: String, member: SyncDeviceList.Member)?
-            for (path, bytes) in snapshot.files where path.hasPrefix(SyncPaths.requests) {
-                guard let member = Self.joinRequest(bytes), SyncPaths.request(member.id) == path,
-                    SyncDeviceList.shortCode(member: keys.publicKey, joining: member.publicKey) == code
-                else { continue }
-                found = (path, member)
-            }
-            guard let (path, member) = found else {
-                throw KeychainError(
-                    .errSecItemNotFound,
-                    "no device asks to join with that code: `keychainctl sync devices` lists the devices asking")
-            }
-            let next = try keys.nextList(
-                after: list, members: list.members.filter { $0.id != member.id } + [member], epoch: list.epoch)
-            var changes: [String: [UInt8]?] = [SyncPaths.list: Array(next.encoded), path: nil]
-            for epoch in keys.epochs {
-                changes[SyncPaths.key(epoch: epoch, member.id)] = Array(
-                    try keys.wrapKey(epoch: epoch, to: member.publicKey))
-            }
-            return (next, changes)
-        }
-        return try syncReport(state, snapshot: snapshot, keys: keys)
-    }
-
     private func removeDevice(_ prefix: String) throws(KeychainError) -> SyncReport {
         guard var state = try enclave.loadSyncState(), state.list != nil else { throw Self.notAMember }
         let keys = try openKeys(state)
@@ -278,7 +186,9 @@ extension KeychainServer {
             }
             // Its folder, its key wraps and any request of its go.
             for path in snapshot.files.keys
-            where path.hasPrefix(SyncPaths.folder(removed.id)) || path.hasSuffix("/" + SyncPaths.hex(removed.id)) {
+            where path.hasPrefix(SyncPaths.folder(removed.id)) || path.hasPrefix(SyncPaths.answers(to: removed.id))
+                || path.hasSuffix("/" + SyncPaths.hex(removed.id))
+            {
                 changes[path] = .some(nil)
             }
             return (next, changes)
@@ -289,7 +199,7 @@ extension KeychainServer {
     /// Changes the circle as one of its members: fetches, takes the remote's list, lets `change`
     /// make the next list and what to write with it, and publishes; from the fetch again when the
     /// remote moved on meanwhile. Returns the state it published over.
-    private func changeCircle(
+    func changeCircle(
         _ state: inout SyncState, _ keys: SyncCircleKeys,
         _ change: (SyncSnapshot, SyncDeviceList) throws(KeychainError) -> (
             next: SyncDeviceList, changes: [String: [UInt8]?]
@@ -358,15 +268,6 @@ extension KeychainServer {
         }
     }
 
-    /// A join request's device, or nil for bytes that are not one.
-    private static func joinRequest(_ bytes: [UInt8]) -> SyncDeviceList.Member? {
-        var reader = WireReader(bytes)
-        guard (try? reader.string(max: 64)) == requestLabel, let name = try? reader.string(max: 256),
-            let key = try? reader.data(max: 65), (try? reader.finish()) != nil, key.count == 65
-        else { return nil }
-        return SyncDeviceList.Member(name: name, publicKey: key)
-    }
-
     /// What `sync status` and `sync devices` show: the devices asking to join as `snapshot`
     /// holds them, or as a fetch finds them when none is given; `keys`, when the caller has
     /// them open already. The remote is shown without a password it may carry.
@@ -388,24 +289,21 @@ extension KeychainServer {
                     id: SyncPaths.hex($0.id), name: $0.name, code: nil, isThisDevice: $0.id == keys.deviceID)
             }
             if let snapshot = snapshot ?? (try? transport(state.remote).fetch()) {
-                report.requests = snapshot.files.compactMap { path, bytes in
-                    guard path.hasPrefix(SyncPaths.requests), let member = Self.joinRequest(bytes) else { return nil }
-                    return SyncReport.Device(
-                        id: SyncPaths.hex(member.id), name: member.name,
-                        code: SyncDeviceList.shortCode(member: keys.publicKey, joining: member.publicKey),
-                        isThisDevice: false)
+                report.requests = Self.requestsToJoin(snapshot, list).map {
+                    SyncReport.Device(id: SyncPaths.hex($0.member.id), name: $0.name, code: nil, isThisDevice: false)
                 }
             }
         } else {
-            let offered = try state.offeredList.map { (bytes: Data) throws(KeychainError) in
-                try SyncDeviceList.decode(bytes).members
-            }
-            report.members = (offered ?? []).map { member in
+            let shown = joinCode(state, keys)
+            report.members = try Self.offeredMembers(state).map { member in
                 SyncReport.Device(
-                    id: SyncPaths.hex(member.id), name: member.name,
-                    code: SyncDeviceList.shortCode(member: member.publicKey, joining: keys.publicKey),
+                    id: SyncPaths.hex(member.id), name: member.name, code: shown?.member == member ? shown?.code : nil,
                     isThisDevice: false)
             }
+            report.requests = [
+                SyncReport.Device(
+                    id: SyncPaths.hex(keys.deviceID), name: state.deviceName, code: nil, isThisDevice: true)
+            ]
         }
         return report
     }

@@ -5,9 +5,13 @@ import Foundation
 enum SyncPaths {
     static let list = "circle/list"
     static let requests = "circle/requests/"
+    static let answers = "circle/answers/"
     static let devices = "devices/"
 
     static func request(_ device: Data) -> String { requests + hex(device) }
+    /// The folder of the members' answers to `joining`'s request.
+    static func answers(to joining: Data) -> String { answers + hex(joining) + "/" }
+    static func answer(to joining: Data, from member: Data) -> String { answers(to: joining) + hex(member) }
     static func key(epoch: UInt32, _ device: Data) -> String { "circle/keys/\(epoch)/\(hex(device))" }
     static func folder(_ device: Data) -> String { devices + hex(device) + "/" }
     static func head(_ device: Data) -> String { folder(device) + "head" }

@@ -19,8 +19,8 @@ public struct SyncReport: Sendable {
         public var id: String
         /// The name it was given.
         public var name: String
-        /// The short code to compare: for a device asking to join, the code the new device shows;
-        /// on a device waiting for approval, the code each member shows.
+        /// On a device waiting to join, for the member whose answer it revealed its nonce for: the
+        /// code to type on that member. Nil everywhere else: a member never shows a code.
         public var code: String?
         /// True for the device that answered.
         public var isThisDevice: Bool
@@ -68,7 +68,7 @@ public struct SyncReport: Sendable {
     public var remote: String?
     /// The circle's members (as this device last accepted the list).
     public var members: [Device]
-    /// Devices asking to join.
+    /// Devices asking to join; on a device waiting to join, that device itself.
     public var requests: [Device]
     /// The sync key's epoch: one more each time a device is removed.
     public var epoch: UInt32

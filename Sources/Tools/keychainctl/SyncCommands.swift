@@ -9,9 +9,10 @@ struct Sync: ParsableCommand {
         abstract: "Sync items added with kSecAttrSynchronizable across your machines, over a git remote.",
         discussion:
             "The remote (a private repository on any host, or a bare repository over ssh) holds only ciphertext. "
-            + "Start a circle on one machine with `sync setup`; on each other machine run `sync join`, then, on a "
-            + "machine of the circle, `sync approve` with the code the new machine shows, and on the new machine "
-            + "`sync join --code` with the same code. keychaind then syncs after each change and every few minutes. "
+            + "Start a circle on one machine with `sync setup`. To add a machine: `sync join REMOTE` on it, "
+            + "`sync approve` on a machine of the circle, `sync join` on the new one (it shows a code), "
+            + "`sync approve CODE` on the first, and `sync join --code CODE` on the new one. keychaind then syncs "
+            + "after each change and every few minutes. "
             + "Every subcommand needs an owner session (`keychainctl owner login`).",
         subcommands: [
             SetUp.self, Join.self, Now.self, SyncStatus.self, Devices.self, Approve.self, RemoveDevice.self,
@@ -36,18 +37,20 @@ struct Sync: ParsableCommand {
 
     struct Join: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Ask to join the circle on a git remote; then confirm with the code you approved it with.",
+            abstract: "Ask to join the circle on a git remote; then see the code, and confirm it.",
             discussion:
-                "`sync join REMOTE` asks, and shows one code per device of the circle. On one of them, run "
-                + "`keychainctl sync approve CODE` with the code shown next to it here. Then run "
-                + "`keychainctl sync join --code CODE` here: this machine trusts the device that shows that code.")
-        @Argument(help: ArgumentHelp("The git remote the circle is on.", valueName: "remote")) var remote: String?
+                "`sync join REMOTE` asks. On a machine of the circle, `keychainctl sync approve` answers. Then "
+                + "`sync join` here shows the code: type it on that machine (`keychainctl sync approve CODE`), and "
+                + "once it says approved, run `keychainctl sync join --code CODE` here.")
+        @Argument(help: ArgumentHelp("The git remote the circle is on, to ask.", valueName: "remote")) var remote:
+            String?
         @Option(help: "This machine's name in the circle (default: its host name).") var name: String?
-        @Option(help: "The code you approved this machine with, to finish joining.") var code: String?
+        @Option(help: "The code this machine showed, once the other machine approved it, to finish joining.")
+        var code: String?
 
         func validate() throws {
-            guard (remote == nil) != (code == nil) else {
-                throw ValidationError("give a remote to ask to join, or --code to finish joining")
+            guard remote == nil || code == nil else {
+                throw ValidationError("give a remote to ask to join, nothing to see the code, or --code to finish")
             }
         }
 
@@ -57,19 +60,27 @@ struct Sync: ParsableCommand {
                     let report = try KeychainDevice.sync(.confirmJoin(code: code))
                     print("joined the circle on \(report.remote ?? "")")
                     Sync.show(report)
-                    return
+                } else if let remote {
+                    let report = try KeychainDevice.sync(.join(remote: remote, deviceName: name ?? Sync.hostName))
+                    let id =
+                        report.requests.first(where: \.isThisDevice).map(\.id).map { " (id \($0.prefix(8)))" } ?? ""
+                    print(
+                        """
+                        asked to join the circle on \(remote) as \(name ?? Sync.hostName)\(id). On a machine of the \
+                        circle, run `keychainctl sync approve`; then run `keychainctl sync join` here to see the code.
+                        """)
+                } else {
+                    let report = try KeychainDevice.sync(.showJoinCode)
+                    guard let member = report.members.first(where: { $0.code != nil }), let code = member.code else {
+                        return print("no code yet")
+                    }
+                    print(
+                        """
+                        code \(code)
+                        On \(member.name) (id \(member.id.prefix(8))), type it: `keychainctl sync approve \(code)`. \
+                        Once it says approved, run `keychainctl sync join --code \(code)` here.
+                        """)
                 }
-                let report = try KeychainDevice.sync(.join(remote: remote ?? "", deviceName: name ?? Sync.hostName))
-                print(
-                    "asked to join the circle on \(remote ?? ""). Its devices, and the code each shows with this one:")
-                for device in report.members {
-                    print("  \(device.name)  \(device.id.prefix(8))  code \(device.code ?? "")")
-                }
-                print(
-                    """
-                    On one of them, run `keychainctl sync approve CODE` with the code shown next to it here; \
-                    then run `keychainctl sync join --code CODE` here.
-                    """)
             }
         }
     }
@@ -91,26 +102,47 @@ struct Sync: ParsableCommand {
 
     struct Devices: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "The devices of the circle, and those asking to join with the code each shows.")
+            abstract: "The devices of the circle, and those asking to join.")
         func run() throws {
             try KeychainCommand.run {
                 let report = try KeychainDevice.sync(.status)
                 for device in report.members {
                     print("\(device.id)  \(device.name)\(device.isThisDevice ? "  (this machine)" : "")")
                 }
-                for device in report.requests {
-                    print("\(device.id)  \(device.name)  asks to join: code \(device.code ?? "")")
-                }
+                for device in report.requests { print("\(device.id)  \(device.name)  asks to join") }
             }
         }
     }
 
     struct Approve: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Let a machine join: give the code it shows next to this machine's name.")
-        @Argument(help: ArgumentHelp("The six-digit code the new machine shows.", valueName: "code")) var code: String
+            abstract: "Let a machine join: answer its request, then type the code it shows.",
+            discussion:
+                "`sync approve` answers the request of the machine asking to join (`--device` chooses one when "
+                + "several ask). `keychainctl sync join` on that machine then shows a code; `sync approve CODE` "
+                + "here approves it if the code is that machine's with this one's answer.")
+        @Argument(help: ArgumentHelp("The six-digit code the new machine shows.", valueName: "code")) var code: String?
+        @Option(help: "The first digits of the id of the machine to answer (`sync devices`).") var device: String?
+
+        func validate() throws {
+            guard code == nil || device == nil else {
+                throw ValidationError("--device chooses whom to answer; the code then approves that machine")
+            }
+        }
+
         func run() throws {
             try KeychainCommand.run {
+                guard let code else {
+                    let report = try KeychainDevice.sync(.answer(device: device))
+                    let asking = report.requests.first
+                    let name = asking?.name ?? "the new machine"
+                    print(
+                        """
+                        answered the request of \(name) (id \(asking?.id.prefix(8) ?? "")). On \(name), run \
+                        `keychainctl sync join`: it shows a code; type it here with `keychainctl sync approve CODE`.
+                        """)
+                    return
+                }
                 let report = try KeychainDevice.sync(.approve(code: code))
                 print("approved: finish with `keychainctl sync join --code \(code)` on the new machine")
                 Sync.show(report)

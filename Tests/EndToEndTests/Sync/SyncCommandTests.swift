@@ -35,21 +35,26 @@ import Glibc
 
         subscript(name: String) -> CommandRunner { machines[name]! }
 
-        /// `name` asks to join; `member` approves it with the code `name` shows next to it; `name`
-        /// confirms the code.
-        func join(_ name: String, approvedBy member: String) throws {
-            let asked = try self[name].run(["sync", "join", remote.url, "--name", name])
-            guard asked.status == 0,
-                let line = asked.stdout.split(separator: "\n").first(where: { $0.hasPrefix("  \(member) ") }),
-                let code = line.split(separator: " ").last.map(String.init)
-            else { throw SetUpFailure(command: ["sync", "join"], stderr: asked.stderr + asked.stdout) }
-            let approved = try self[member].run(["sync", "approve", code])
-            guard approved.status == 0 else {
-                throw SetUpFailure(command: ["sync", "approve"], stderr: approved.stderr)
+        /// `name` asks to join; `member` answers; `name` shows the code; `member` approves it with
+        /// that code; `name` confirms it (Docs/Sync.md, "Joining").
+        func join(_ name: String, approvedBy member: String, device: String? = nil) throws {
+            let steps: [(CommandRunner, [String])] = [
+                (self[name], ["sync", "join", remote.url, "--name", name]),
+                (self[member], ["sync", "approve"] + (device.map { ["--device", $0] } ?? [])),
+            ]
+            for (machine, arguments) in steps {
+                let run = try machine.run(arguments)
+                guard run.status == 0 else { throw SetUpFailure(command: arguments, stderr: run.stderr) }
             }
-            let confirmed = try self[name].run(["sync", "join", "--code", code])
-            guard confirmed.status == 0 else {
-                throw SetUpFailure(command: ["sync", "join", "--code"], stderr: confirmed.stderr)
+            let shown = try self[name].run(["sync", "join"])
+            guard let code = SyncJoinCode.shown(shown.stdout) else {
+                throw SetUpFailure(command: ["sync", "join"], stderr: shown.stderr + shown.stdout)
+            }
+            for (machine, arguments) in [
+                (self[member], ["sync", "approve", code]), (self[name], ["sync", "join", "--code", code]),
+            ] {
+                let run = try machine.run(arguments)
+                guard run.status == 0 else { throw SetUpFailure(command: arguments, stderr: run.stderr) }
             }
         }
 
@@ -213,11 +218,14 @@ import Glibc
         #expect(try circle.secret("held", on: "desktop") == nil, "keychaind synced by itself after a cut-off sync")
         #expect(try laptop.run(["owner", "login"], input: "1234\n").status == 0)
         let status = try laptop.run(["sync", "status"])
-        #expect(status.stdout.contains("held: a sync that began at 2026-11-28T10:00:00Z never ended"), "\(status.stdout)")
+        #expect(
+            status.stdout.contains("held: a sync that began at 2026-11-28T10:00:00Z never ended"), "\(status.stdout)")
         // The owner's sync: its own mark, while it runs, is no cut-off sync.
         let owners = try laptop.run(["sync", "now"])
         #expect(owners.status == 0 && !owners.stdout.contains("held:"), "\(owners.stdout)")
-        #expect(!FileManager.default.fileExists(atPath: laptop.keychainDirectory.appendingPathComponent("sync-running").path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: laptop.keychainDirectory.appendingPathComponent("sync-running").path))
         #expect(try circle["desktop"].run(["sync", "now"]).status == 0)
         #expect(try circle.secret("held", on: "desktop") == "s")
         #expect(!(try laptop.run(["sync", "status"]).stdout.contains("held:")))

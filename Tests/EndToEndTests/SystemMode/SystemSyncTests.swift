@@ -35,11 +35,14 @@ extension SystemModeTests {
         defer { laptop.cleanUp() }
         #expect(try laptop.run(["owner", "login"], input: "1234\n").status == 0)
         let asked = try laptop.run(["sync", "join", remote.url, "--name", "laptop"])
-        let code = try #require(
-            asked.stdout.split(separator: "\n").first { $0.hasPrefix("  server ") }?.split(separator: " ").last)
-        let approved = try daemon.keychainctl(as: alice, ["sync", "approve", String(code)])
+        #expect(asked.status == 0, "\(asked.stderr)")
+        let answered = try daemon.keychainctl(as: alice, ["sync", "approve"])
+        #expect(answered.status == 0, "\(answered.stderr)")
+        let shown = try laptop.run(["sync", "join"])
+        let code = try #require(SyncJoinCode.shown(shown.stdout), "\(shown.stdout)\(shown.stderr)")
+        let approved = try daemon.keychainctl(as: alice, ["sync", "approve", code])
         #expect(approved.status == 0, "\(approved.stderr)")
-        let joined = try laptop.run(["sync", "join", "--code", String(code)])
+        let joined = try laptop.run(["sync", "join", "--code", code])
         #expect(joined.status == 0, "\(joined.stderr)")
         #expect(try laptop.run(["find-generic-password", "-s", "mail", "-w"]).stdout == "from the server\n")
 

@@ -9,8 +9,8 @@ import Testing
 @testable import SecretService
 
 /// Every decoder of outside bytes, fuzzed (issue 52, "Decoders are total"): the wire messages, a
-/// backup's header, records and whole file, a sync record, head, device list, key wrap and the
-/// sync state, git's listing and reading of a remote, and a D-Bus call's arguments as the
+/// backup's header, records and whole file, a sync record, head, device list, join request and answer,
+/// key wrap and the sync state, git's listing and reading of a remote, and a D-Bus call's arguments as the
 /// Secret Service bridge reads them (libdbus takes the message apart, and checks it, first). Each starts from a corpus of real
 /// encodings, made by the code that writes them, and takes mutated copies of it — bits flipped,
 /// bytes set to boundary values, lengths and counts made huge, ranges cut, repeated or spliced
@@ -84,6 +84,10 @@ import Testing
         state.published = ["ab": device.encoded]
         state.lastSync = Date(timeIntervalSince1970: 1_700_000_000)
         state.lastRefused = ["a refusal"]
+        state.wentBack = "3 records published again"
+        state.joinNonce = Data(repeating: 4, count: 32)
+        state.fixedAnswer = Data(repeating: 5, count: 210)
+        state.openAnswer = Data(repeating: 6, count: 210)
         return state
     }
 
@@ -158,6 +162,27 @@ import Testing
         } decode: { bytes in
             guard let list = try? SyncDeviceList.decode(Data(bytes)) else { return }
             _ = try? list.accept(after: nil)
+        },
+        Target(name: "sync join request", rounds: rounds) {
+            let nonce = Data(repeating: 9, count: SyncJoin.nonceSize)
+            let key = signer.publicKey.x963Representation
+            var request = SyncJoin.Request(
+                name: "desktop", publicKey: key, commitment: SyncJoin.commitment(publicKey: key, nonce: nonce))
+            let asked = Array(request.encoded)
+            request.nonce = nonce
+            return [asked, Array(request.encoded)]
+        } decode: { bytes in
+            _ = SyncJoin.Request.decode(bytes)
+        },
+        Target(name: "sync join answer", rounds: rounds / 10) {
+            let key = P256.Signing.PrivateKey().publicKey.x963Representation
+            let request = SyncJoin.Request(
+                name: "desktop", publicKey: key,
+                commitment: SyncJoin.commitment(publicKey: key, nonce: Data(repeating: 9, count: 32)))
+            return [Array(try SyncJoin.Answer.make(to: request, nonce: SyncJoin.nonce(), identity: signer).encoded)]
+        } decode: { bytes in
+            _ = SyncJoin.Answer.decode(
+                bytes, signedBy: SyncDeviceList.Member(name: "laptop", publicKey: signer.publicKey.x963Representation))
         },
         Target(name: "sync key wrap", rounds: rounds / 20) {
             [Array(try SyncKeyWrap.wrap(recordKey, epoch: 1, to: agreement.get().publicKey))]

@@ -105,7 +105,8 @@ import Testing
             .restoreChunk(SecretBytes(Data([0x89, 0x4B, 0x43]))), .finishRestore, .keychainProtection,
             .sync(.setUp(remote: "git@host:me/keychain.git", deviceName: "laptop")),
             .sync(.join(remote: "/srv/keychain.git", deviceName: "server")), .sync(.confirmJoin(code: "012345")),
-            .sync(.now), .sync(.status), .sync(.approve(code: "987654")), .sync(.removeDevice("0a1b2c3d")),
+            .sync(.now), .sync(.status), .sync(.approve(code: "987654")), .sync(.answer(device: nil)),
+            .sync(.answer(device: "0a1b")), .sync(.showJoinCode), .sync(.removeDevice("0a1b2c3d")),
         ]
     }
 

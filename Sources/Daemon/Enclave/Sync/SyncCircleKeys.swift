@@ -155,6 +155,11 @@ public final class SyncCircleKeys: Sendable {
         try list.next(members: members, epoch: epoch, signedBy: signing)
     }
 
+    /// This device's signed answer, with `nonce`, to a machine's request to join.
+    public func answer(_ request: SyncJoin.Request, nonce: Data) throws(KeychainError) -> SyncJoin.Answer {
+        try SyncJoin.Answer.make(to: request, nonce: nonce, identity: signing)
+    }
+
     /// This device's head: `sequence` and the digest of its records, signed.
     public func head(sequence: UInt64, digest: Data) throws(KeychainError) -> SyncHead {
         var head = SyncHead(device: deviceID, sequence: sequence, digest: digest, signature: Data())

@@ -127,7 +127,7 @@ public struct SyncDeviceList: Sendable, Equatable {
     /// Checks this list against the last one this device accepted (`previous`): a later
     /// version, signed by one of `previous`'s members. A device that has accepted none yet (it
     /// is joining) takes the first list, signed by its only member, or a list signed by the
-    /// member whose key it compared with a short code (`trusting`).
+    /// member whose answer gave the code the owner compared (`trusting`; ``SyncJoin``).
     ///
     /// - Throws: `errSecDecode` for a list that is not later, not signed by a member, or whose
     ///   signature fails: an older list replayed, or a list written by someone outside the circle.
@@ -159,15 +159,5 @@ public struct SyncDeviceList: Sendable, Equatable {
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
             key.isValidSignature(signature, for: body)
         else { throw refused("its signature fails") }
-    }
-
-    /// The six digits both devices show when one asks to join (`joining`'s public key) and the
-    /// other approves (`member`'s): the owner compares them, so that nobody between the two (the
-    /// remote) can put a key of theirs in place of the new device's.
-    public static func shortCode(member: Data, joining: Data) -> String {
-        let digest = SHA256.hash(data: member + joining)
-        let number = digest.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } % 1_000_000
-        let digits = String(number)
-        return String(repeating: "0", count: 6 - digits.count) + digits
     }
 }

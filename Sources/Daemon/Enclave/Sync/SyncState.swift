@@ -33,8 +33,8 @@ public struct SyncState: Sendable {
     /// The last device list this device accepted (``SyncDeviceList/encoded``); nil while it
     /// waits to be approved.
     public var list: Data?
-    /// While waiting: the list it asked to join, as the remote showed it (not trusted): the
-    /// owner confirms one of its members with a short code.
+    /// While waiting: the list it asked to join, as the remote showed it (not trusted): an
+    /// answer counts only when one of its members signed it, and the owner's code tells which.
     public var offeredList: Data?
     /// The sync keys wrapped to this device, by epoch.
     public var wrappedKeys: [UInt32: Data]
@@ -59,9 +59,18 @@ public struct SyncState: Sendable {
     public var lastApplied: Int
     public var lastRefused: [String]
     /// When the remote was last found gone back to before this device's last publish, and what
-    /// was published again (``SyncReport/wentBack``). Written last, and absent from the states
+    /// was published again (``SyncReport/wentBack``). Absent, as the join's fields after it, from the states
     /// of versions before it.
     public var wentBack: String?
+    /// While waiting to join: the nonce this device committed to in its request
+    /// (``SyncJoin/commitment(publicKey:nonce:)``), secret until it reveals it.
+    public var joinNonce: Data?
+    /// While waiting to join: the member's answer this device revealed its nonce for
+    /// (``SyncJoin/Answer/encoded``); the code is shown for it alone.
+    public var fixedAnswer: Data?
+    /// On a member: its one open answer to a machine asking to join (``SyncJoin/Answer/encoded``),
+    /// the only one `sync approve CODE` compares a code with.
+    public var openAnswer: Data?
 
     /// The state of a device that just set up or asked to join.
     public init(remote: String, deviceName: String, identity: Data, list: Data?, offeredList: Data? = nil) {
@@ -122,6 +131,7 @@ extension SyncState {
         writer.int(lastApplied)
         writer.array(lastRefused) { $0.string($1) }
         writer.optional(wentBack) { $0.string($1) }
+        for join in [joinNonce, fixedAnswer, openAnswer] { writer.optional(join) { $0.data($1) } }
         return Data(writer.finish())
     }
 
@@ -198,6 +208,14 @@ extension SyncState {
             state.wentBack = try reader.optional { (reader: inout WireReader) throws(WireError) in
                 try reader.string(max: text)
             }
+        }
+        if reader.remaining > 0 {
+            let join = { (reader: inout WireReader) throws(WireError) -> Data? in
+                try reader.optional { (reader: inout WireReader) throws(WireError) in try reader.data(max: 1024) }
+            }
+            state.joinNonce = try join(&reader)
+            state.fixedAnswer = try join(&reader)
+            state.openAnswer = try join(&reader)
         }
         try reader.finish()
         return state

@@ -21,6 +21,8 @@ enum SyncCoding {
         case .removeDevice(let device): writer.u8(6); writer.string(device)
         case .confirmJoin(let code): writer.u8(7); writer.string(code)
         case .history: writer.u8(8)
+        case .answer(let device): writer.u8(9); writer.optional(device) { $0.string($1) }
+        case .showJoinCode: writer.u8(10)
         }
     }
 
@@ -34,6 +36,12 @@ enum SyncCoding {
         case 6: return .removeDevice(try reader.string(max: 64))
         case 7: return .confirmJoin(code: try reader.string(max: 64))
         case 8: return .history
+        case 9:
+            return .answer(
+                device: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                    try reader.string(max: 64)
+                })
+        case 10: return .showJoinCode
         default: throw WireError("an unknown sync command")
         }
     }
