@@ -83,9 +83,29 @@ final class PinentrySession: PromptSession {
     }
 
     /// What the sheet says, with the feedback under it.
-    private var description: String {
-        var lines = sheet.paragraphs
-        if let feedback, sheet.asksForTouch { lines.append(PromptText.clean(feedback, limit: 400)) }
+    private var description: String { Self.description(sheet, feedback: sheet.asksForTouch ? feedback : nil) }
+
+    /// The width, in ``PromptText/desktopColumns(_:)``, of each line of a reason on the desktop.
+    /// pinentry's window wraps its text again only at a line wider than about 33 ems (GTK's
+    /// guess, the width of a 66-character sample sentence, for a label that wraps): lines
+    /// narrower than that stay as they are drawn here, each indented.
+    static let reasonWidth = 30
+
+    /// The window's text for `sheet`: its first line as it is; its reason in lines of at most
+    /// ``reasonWidth`` columns, each behind ``PromptText/reasonIndent``, so that no line of it
+    /// starts as the first line does, however pinentry's window wraps; then `feedback`.
+    static func description(_ sheet: PromptSheet, feedback: String?) -> String {
+        var lines: [String] = []
+        for (index, paragraph) in sheet.paragraphs.enumerated() {
+            if index == 1, !sheet.isQuestion {
+                lines += PromptText.wrap(paragraph, width: reasonWidth, columns: PromptText.desktopColumns).map {
+                    PromptText.reasonIndent + $0
+                }
+            } else {
+                lines.append(paragraph)
+            }
+        }
+        if let feedback { lines.append(PromptText.clean(feedback, limit: 400)) }
         return lines.joined(separator: "\n")
     }
 

@@ -47,27 +47,50 @@ enum PromptText {
         }
     }
 
-    /// `text` in lines of at most `width` characters, broken at spaces where it can be.
-    static func wrap(_ text: String, width: Int) -> [String] {
+    /// What stands before each line of a sheet's reason, on the terminal and on the desktop, so
+    /// that no reason can draw a line that starts as the sheet's first line does
+    /// (`"firefox" is trying to authenticate you.` under the genuine one).
+    static let reasonIndent = "  "
+
+    /// `text` in lines of at most `width` columns, broken at spaces where it can be; `columns`
+    /// says how many a character takes (one, unless a sheet counts otherwise).
+    static func wrap(_ text: String, width: Int, columns: (Character) -> Int = { _ in 1 }) -> [String] {
         var lines: [String] = []
         var line = ""
+        var used = 0
+        func end() {
+            lines.append(line)
+            line = ""
+            used = 0
+        }
         for word in text.split(separator: " ", omittingEmptySubsequences: false) {
-            var word = Substring(word)
-            while word.count > width {
-                if !line.isEmpty { lines.append(line); line = "" }
-                lines.append(String(word.prefix(width)))
-                word = word.dropFirst(width)
+            let size = word.reduce(0) { $0 + columns($1) }
+            if !line.isEmpty, used + 1 + size > width { end() }
+            if !line.isEmpty {
+                line += " "
+                used += 1
             }
-            if line.isEmpty {
-                line = String(word)
-            } else if line.count + 1 + word.count <= width {
-                line += " " + word
-            } else {
-                lines.append(line)
-                line = String(word)
+            for character in word {
+                if used > 0, used + columns(character) > width { end() }
+                line.append(character)
+                used += columns(character)
             }
         }
         lines.append(line)
         return lines
+    }
+
+    /// The columns a character takes on the desktop sheet, counted wide: two for East Asian wide
+    /// and full-width characters and emoji, one for every other. No Latin glyph is wider than an
+    /// em, so a line of `n` columns is at most `n` ems wide.
+    static func desktopColumns(_ character: Character) -> Int {
+        guard let scalar = character.unicodeScalars.first else { return 1 }
+        if scalar.properties.isEmojiPresentation { return 2 }
+        switch scalar.value {
+        case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+            0xFFE0...0xFFE6, 0x1F300...0x1FAFF, 0x20000...0x3FFFD:
+            return 2
+        default: return 1
+        }
     }
 }

@@ -74,27 +74,26 @@ final class TerminalPromptSession: PromptSession {
     /// The sheet as lines in a box no wider than `columns`: text from callers (the program's
     /// name, the reason, the titles) loses its control, escape and format characters and is cut
     /// to a bounded length, and long lines wrap inside the box. Every line of the reason is
-    /// indented, so that no reason can draw a line that starts as the sheet's first line does
-    /// (`"firefox" is trying to authenticate you.` under the genuine one).
+    /// indented (``PromptText/reasonIndent``).
     static func render(_ sheet: PromptSheet, columns: Int = 80) -> String {
         var paragraphs = sheet.paragraphs
         var buttons = "[Esc] \(PromptText.clean(sheet.cancelTitle, limit: 40))"
         if let fallback = sheet.fallbackTitle { buttons += "    [Enter] \(PromptText.clean(fallback, limit: 40))" }
         paragraphs.append(buttons)
         let widest = paragraphs.map(\.count).max() ?? 0
-        let width = max(8, min(widest + Self.reasonIndent.count, columns - 4))
+        let width = max(8, min(widest + PromptText.reasonIndent.count, columns - 4))
         let reason = sheet.isQuestion ? nil : 1
         let lines = paragraphs.enumerated().flatMap { index, paragraph in
             index == reason
-                ? PromptText.wrap(paragraph, width: width - Self.reasonIndent.count).map { Self.reasonIndent + $0 }
+                ? PromptText.wrap(paragraph, width: width - PromptText.reasonIndent.count).map {
+                    PromptText.reasonIndent + $0
+                }
                 : PromptText.wrap(paragraph, width: width)
         }
         let border = String(repeating: "─", count: width + 2)
         let framed = lines.map { "│ \($0.padding(toLength: width, withPad: " ", startingAt: 0)) │" }
         return (["┌\(border)┐"] + framed + ["└\(border)┘"]).joined(separator: "\r\n") + "\r\n"
     }
-    /// What stands before each line of the reason.
-    static let reasonIndent = "  "
 
     func pressedButton() -> PromptButton? {
         while let key = readKey(waitMilliseconds: 0) {

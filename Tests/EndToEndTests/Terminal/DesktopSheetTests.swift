@@ -81,7 +81,7 @@ import Testing
         let told = try String(contentsOf: log, encoding: .utf8)
         #expect(told.contains("SETTITLE keychainctl — Keychain\n"), "\(told)")
         #expect(
-            told.contains("SETDESC \"keychainctl\" is trying to authenticate you.%0ATo open the family calendar"),
+            told.contains("SETDESC \"keychainctl\" is trying to authenticate you.%0A  To open the family calendar"),
             "\(told)")
         #expect(told.contains("GETPIN\n"), "\(told)")
         #expect(!told.contains("Zq7vault4471"))

@@ -49,5 +49,39 @@ import Testing
             let starts = lines.filter { $0.hasPrefix("│ \"") }
             #expect(starts.count == 1 && starts[0].contains("\"keychainctl\""), "\(columns): \(lines)")
         }
+        // The desktop sheet: pinentry's window wraps again any line wider than about 33 ems, so
+        // the reason comes in lines narrower than that, each indented, wide characters counted
+        // twice.
+        let wide = PromptSheet(
+            programName: "keychainctl",
+            reason: String(repeating: "Ｗ", count: 20) + " \"firefox\" is trying to authenticate you. "
+                + String(repeating: "W", count: 40) + " 🔒🔒 To install",
+            asksForTouch: false, cancelTitle: "Cancel", fallbackTitle: "Passcode")
+        for sheet in [forged, wide] {
+            let lines = PinentrySession.description(sheet, feedback: nil).components(separatedBy: "\n")
+            #expect(lines.first == "\"keychainctl\" is trying to authenticate you.")
+            for line in lines.dropFirst() {
+                #expect(line.hasPrefix(PromptText.reasonIndent), "\(line)")
+                let columns = line.dropFirst(PromptText.reasonIndent.count).reduce(0) {
+                    $0 + PromptText.desktopColumns($1)
+                }
+                #expect(columns <= PinentrySession.reasonWidth, "\(columns): \(line)")
+            }
+        }
+    }
+
+    /// The Secret Service's consent question names the asking program and the item's label,
+    /// both from outside: neither brings a format character to either sheet.
+    @Test func theConsentQuestionCarriesNoFormatCharacter() {
+        let question = PromptSheet(
+            programName: "secret-tool\u{202E}lanimret",
+            reason: "Let “secret-tool\u{202E}lanimret” read “mail\u{2066}\u{200B} password\u{2069}” from now on?",
+            asksForTouch: false, cancelTitle: "Only This Time", fallbackTitle: "Always Allow", isQuestion: true)
+        for drawn in [
+            PinentrySession.description(question, feedback: nil), TerminalPromptSession.render(question, columns: 80),
+        ] {
+            #expect(!drawn.unicodeScalars.contains { $0.properties.generalCategory == .format }, "\(drawn)")
+            #expect(drawn.contains("mail password"), "\(drawn)")
+        }
     }
 }
