@@ -10,7 +10,7 @@ extension PromptSheet {
     var paragraphs: [String] {
         if isQuestion { return [PromptText.clean(reason, limit: 400)] }
         var paragraphs = [
-            "\"\(shownProgramName)\" is trying to authenticate you.", PromptText.clean(reason, limit: 200),
+            "\"\(shownProgramName)\" is trying to authenticate you.", PromptText.clean(reason, limit: 400),
         ]
         if asksForTouch { paragraphs.append("Touch the fingerprint sensor.") }
         return paragraphs

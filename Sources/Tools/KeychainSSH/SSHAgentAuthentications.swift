@@ -42,6 +42,25 @@ public final class SSHAgentAuthentications: Sendable {
         }
     }
 
+    /// A context for one signature alone, which no window keeps: a signature over a forwarded
+    /// connection is asked for every time, and never served by, nor adds to, a window.
+    func context(once reason: String, client: SSHAgentClient) -> LAContext {
+        Self.make(reason, client.terminal)
+    }
+
+    /// Asks the owner on `context`'s sheet (a touch or the passcode), for a key whose own access
+    /// control would not: true once the owner answered.
+    static func askOwner(_ context: LAContext, reason: String) -> Bool {
+        let answered = Mutex(false)
+        let done = DispatchSemaphore(value: 0)
+        context.evaluatePolicy(.deviceOwnerAuthentication, localizedReason: reason) { success, _ in
+            answered.withLock { $0 = success }
+            done.signal()
+        }
+        done.wait()
+        return answered.withLock { $0 }
+    }
+
     private static func make(_ reason: String, _ terminal: String?) -> LAContext {
         let context = terminal.map { LAContext(promptTerminal: $0) } ?? LAContext()
         context.localizedReason = reason

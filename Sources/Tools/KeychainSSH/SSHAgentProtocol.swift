@@ -10,6 +10,13 @@ import Synchronization
 /// (`session-bind@openssh.com`, once its host key's signature verifies: ``SSHSessionBinding``),
 /// which the sheet names and to which a key that asks the owner signs user authentications
 /// only (``SSHSignedData``). The sheet names the client by its pid and full executable path.
+///
+/// A connection on which the client ever bound a session marked as forwarding (the local ssh
+/// forwarding the agent to a host, `ssh -A`) is forwarded for the rest of its life
+/// (``SSHConnectionBinds``): its requests come from a program on that host. Each key's
+/// ``SSHForwardingPolicy`` decides whether it signs for it; the sheet names the hosts it was
+/// forwarded to and the host the request logs in to; and no reuse window serves it, nor does it
+/// open one.
 public final class SSHAgentConnection: Sendable {
     /// Message numbers.
     enum Message: UInt8 {
@@ -28,8 +35,8 @@ public final class SSHAgentConnection: Sendable {
     private let upstream: SSHAgentUpstream?
     /// Keeps one authentication per key for a while, when the agent was told to.
     private let authentications: SSHAgentAuthentications
-    /// The session the client bound this connection to, once verified.
-    private let binding = Mutex<SSHSessionBinding?>(nil)
+    /// The sessions the client bound this connection to, once verified.
+    private let binds = Mutex(SSHConnectionBinds())
 
     /// A connection from `client`.
     public init(client: SSHAgentClient, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil) {
@@ -88,34 +95,44 @@ public final class SSHAgentConnection: Sendable {
     }
 
     /// Signs `data` with `named` (whose blob is `blob`), found again with the context that may
-    /// prompt for it. A key that asks the owner signs only what the sheet can name.
+    /// prompt for it. A key that asks the owner signs only what the sheet can name; over a
+    /// forwarded connection, a key signs as its forwarding policy says, with a context of its own.
     private func sign(_ data: Data, with named: SSHEnclaveKey, blob: Data) throws -> Data {
-        var reason = "\(client.description) wants to sign with your SSH key \(named.name)"
-        var purpose = "any"
-        if named.requiresAuthentication {
-            guard
-                let (sheet, reuse) = SSHSignedData(Array(data), keyBlob: blob).purpose(boundTo: binding.withLock { $0 })
-            else { return Self.failure }
-            reason += " " + sheet
-            purpose = reuse
+        let binds = binds.withLock { $0 }
+        let policy = binds.isForwarded ? SSHForwardingPolicy.of(named) : .allow
+        guard policy != .refuse else { return Self.failure }
+        var reason = client.description
+        if binds.isForwarded {
+            let hosts = binds.forwardedTo.map { "the host with key \($0.hostFingerprint)" }
+            reason += ", through the agent forwarded to \(hosts.joined(separator: ", then to ")),"
         }
-        let context = authentications.context(for: named.name, client: client, purpose: purpose, reason: reason)
+        reason += " wants to sign with your SSH key \(named.name)"
+        let purpose = SSHSignedData(Array(data), keyBlob: blob).purpose(boundTo: binds.session)
+        if named.requiresAuthentication {
+            guard let purpose else { return Self.failure }
+            reason += " " + purpose.sheet
+        } else if let purpose, policy == .ask {
+            reason += " " + purpose.sheet
+        }
+        let context =
+            binds.isForwarded
+            ? authentications.context(once: reason, client: client)
+            : authentications.context(
+                for: named.name, client: client, purpose: purpose?.reuse ?? "any", reason: reason)
+        if policy == .ask, !named.requiresAuthentication {
+            guard SSHAgentAuthentications.askOwner(context, reason: reason) else { return Self.failure }
+        }
         guard let key = try SSHKeyStore.find(named.name, context: context, reason: reason) else { return Self.failure }
         return Data([Message.signResponse.rawValue]) + SSHEncoding.string(try key.signature(for: data))
     }
 
-    /// `session-bind@openssh.com`: kept once its signature verifies, refused otherwise (and a
-    /// connection already bound is not bound again, as OpenSSH's agent does).
+    /// `session-bind@openssh.com`: kept once its signature verifies, as ``SSHConnectionBinds``
+    /// takes it; refused otherwise.
     private func handleExtension(_ reader: inout SSHReader) throws -> Data {
         guard String(decoding: try reader.string(), as: UTF8.self) == "session-bind@openssh.com" else {
             return Self.failure
         }
         guard let verified = try SSHSessionBinding(&reader) else { return Self.failure }
-        let bound = binding.withLock { binding in
-            guard binding == nil || binding == verified else { return false }
-            binding = verified
-            return true
-        }
-        return bound ? Data([Message.success.rawValue]) : Self.failure
+        return binds.withLock { $0.take(verified) } ? Data([Message.success.rawValue]) : Self.failure
     }
 }

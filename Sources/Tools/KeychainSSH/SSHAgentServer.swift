@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CKeychainSupport
 import Foundation
 import Keychain
 import ProcessBoundSockets
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The agent's Unix socket: each connection on a thread of its own, its messages answered in
 /// order (an answer may wait for the owner's touch).

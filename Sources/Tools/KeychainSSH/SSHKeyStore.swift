@@ -105,6 +105,7 @@ public enum SSHKeyStore {
                 status: status,
                 message: status == errSecItemNotFound ? "no SSH key is named \(name)" : "the key could not be deleted")
         }
+        SSHForwardingPolicy.remove(for: name)
     }
 
     private static func matching(name: String?, context: LAContext?, reason: String?) throws -> [SSHEnclaveKey] {

@@ -15,24 +15,26 @@ struct SSHSessionBinding: Sendable, Equatable {
     let hostKey: Data
     /// The session identifier (the key exchange's hash).
     let sessionIdentifier: Data
+    /// Whether the client forwards the agent over this session: the connection's requests then
+    /// come from a program on that host (``SSHAgentConnection``).
+    let isForwarding: Bool
 
     /// The host key's fingerprint, for the sheet.
     var hostFingerprint: String { SSHFingerprint.of(blob: hostKey) }
 
     /// Reads the extension's body (after its name) and checks the signature; nil when it does not
-    /// verify, names a key type this agent does not know, or the connection is forwarded
-    /// (the session is then another host's, not the one this client talks to).
+    /// verify or names a key type this agent does not know.
     init?(_ reader: inout SSHReader) throws(SSHDecodingError) {
         let hostKey = try reader.string()
         let sessionIdentifier = try reader.string()
         let signature = try reader.string()
-        let forwarded = try reader.boolean()
+        let forwarding = try reader.boolean()
         guard reader.isAtEnd else { throw SSHDecodingError() }
-        guard !forwarded, !sessionIdentifier.isEmpty,
-            Self.verify(signature: signature, of: sessionIdentifier, by: hostKey)
+        guard !sessionIdentifier.isEmpty, Self.verify(signature: signature, of: sessionIdentifier, by: hostKey)
         else { return nil }
         self.hostKey = Data(hostKey)
         self.sessionIdentifier = Data(sessionIdentifier)
+        isForwarding = forwarding
     }
 
     /// Whether `signature` (`string format`, `string blob`) is `hostKey`'s over `data`:

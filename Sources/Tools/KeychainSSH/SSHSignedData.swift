@@ -6,7 +6,8 @@ import Foundation
 /// A key made with an access control signs only what the sheet can name truthfully:
 /// - a user authentication (RFC 4252, section 7; or OpenSSH's `publickey-hostbound-v00`) for the
 ///   very SSH session the client bound with a verified `session-bind@openssh.com`
-///   (``SSHSessionBinding``), with this key: "to log in as USER to the host with key …";
+///   (``SSHSessionBinding``), with this key: "to log in to the host with key … as USER" (the
+///   host first, and the user cut to 64 characters, so that no user name pushes it out of view);
 /// - a file signature (`ssh-keygen -Y sign`, which git uses; OpenSSH's `SSHSIG` format): "to
 ///   make a “NAMESPACE” signature".
 ///
@@ -63,6 +64,11 @@ enum SSHSignedData: Equatable {
         }
     }
 
+    /// A user name as the sheet shows it: at most 64 characters, ending in "…" when cut.
+    private static func shown(_ user: String) -> String {
+        user.count > 64 ? user.prefix(63) + "…" : user
+    }
+
     /// For a key that asks the owner: what the sheet says it is for (after "wants to sign with
     /// your SSH key NAME"), and the purpose a reuse window is kept for; nil when such a key must
     /// not sign it, given the session the connection is bound to.
@@ -73,7 +79,7 @@ enum SSHSignedData: Equatable {
                 return nil
             }
             return (
-                "to log in as \(user) to the host with key \(binding.hostFingerprint)",
+                "to log in to the host with key \(binding.hostFingerprint) as \(Self.shown(user))",
                 "host \(binding.hostFingerprint)"
             )
         case .fileSignature(let namespace):

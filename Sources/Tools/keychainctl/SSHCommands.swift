@@ -5,12 +5,13 @@ import KeychainSSH
 import KeychainSupport
 
 extension SSHKeyStore.Protection: ExpressibleByArgument {}
+extension SSHForwardingPolicy: ExpressibleByArgument {}
 
 /// `keychainctl ssh …`: SSH keys made inside the Enclave, which never leave it.
 struct SSH: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "SSH keys that never leave the Enclave (ecdsa-sha2-nistp256), for `keychainctl ssh-agent`.",
-        subcommands: [Create.self, List.self, PublicKey.self, Delete.self, InstallAgent.self])
+        subcommands: [Create.self, List.self, PublicKey.self, Delete.self, Forwarding.self, InstallAgent.self])
 
     /// What `--access-control` takes, for its help.
     static let protectionNames = SSHKeyStore.Protection.allCases.map(\.rawValue).joined(separator: ", ")
@@ -57,6 +58,30 @@ struct SSH: ParsableCommand {
                     throw KeychainError(.errSecItemNotFound, "no SSH key is named \(name)")
                 }
                 print(key.authorizedKeysLine)
+            }
+        }
+    }
+
+    struct Forwarding: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Say what a key does when the agent is forwarded (ssh -A): allow, ask or refuse.",
+            discussion:
+                "A request that comes through a forwarded agent is made by a program on the host you forwarded it "
+                + "to. `ask` shows the sheet at every such signature, naming the hosts, and no reuse window serves "
+                + "it; `refuse` refuses them; `allow` signs as for a local program. A key with an access control "
+                + "refuses by default and takes ask or refuse; a key without one allows by default, as OpenSSH's "
+                + "agent does. Without a policy, prints the key's.")
+
+        @Argument(help: "The key's name.")
+        var name: String
+
+        @Argument(help: "allow, ask or refuse.")
+        var policy: SSHForwardingPolicy?
+
+        func run() throws {
+            try KeychainCommand.run {
+                if let policy { try SSHForwardingPolicy.set(policy, for: name) }
+                print("\(name): \(try SSHForwardingPolicy.current(for: name).rawValue) when forwarded")
             }
         }
     }

@@ -10,7 +10,7 @@ import Glibc
 /// key with an access control that signs only once the owner answers its prompt.
 @Suite(.serialized) struct SSHAgentTests {
     /// The agent, started for a test and ended by its pid.
-    private final class Agent {
+    final class Agent {
         let socket: String
         private let running: CommandRunner.Running
 
@@ -411,10 +411,83 @@ extension FileHandle {
         ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(
             hostKey.hasPrefix("SHA256:")
-                && client.sheetText.contains("to log in as \(user.name) to the host with key \(hostKey)"),
+                && client.sheetText.contains("to log in to the host with key \(hostKey) as \(user.name)"),
             "\(client.sheetText)")
         #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
         #expect(client.expect("logged in as \(user.name)"), "\(client.screen)")
         #expect(client.wait() == 0)
+    }
+
+    /// Issue 57: with `ssh -A` to host A, the local ssh binds its agent connection as forwarded,
+    /// and the agent refused that bind but kept the connection unbound; the hop's own bind, for
+    /// its session from A to B, then made it look local, and the reuse window granted to a local
+    /// login to B signed the hop's login with no sheet at all (or, without the window, a sheet
+    /// that read as a local login to B). Through two real sshd's: by default the guarded key
+    /// refuses the forwarded request, window or not; with the owner's `ask`, the sheet names
+    /// host A and host B, and a touch signs, never the window.
+    @Test(arguments: [false, true])
+    func aForwardedAgentNeverPassesForTheLocalSSH(ownerAsks: Bool) throws {
+        let user = try LocalUser.sshLogin()
+        let shell = try CommandRunner.withPasscode(simulator: true)
+        defer { shell.cleanUp() }
+        let open = try shell.run(["ssh", "create", "open"]).stdout
+        let guarded = try shell.run(["ssh", "create", "guarded", "--access-control", "biometryAny"]).stdout
+        if ownerAsks {
+            let set = try shell.run(["ssh", "forwarding", "guarded", "ask"])
+            #expect(set.status == 0 && set.stdout == "guarded: ask when forwarded\n", "\(set.stdout)\(set.stderr)")
+        }
+        let agent = try SSHAgentTests.Agent(shell, reuseWindow: 120)
+        var servers: [String: SSHServer] = [:]
+        var hostKeys: [String: String] = [:]
+        // Host A takes the open key (no sheet to reach it); host B only the guarded one.
+        for (name, authorized) in [("a", open), ("b", guarded)] {
+            let directory = shell.home.appendingPathComponent("sshd-\(name)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            servers[name] = try SSHServer(
+                directory: directory, authorizedKeys: authorized,
+                settings: [
+                    "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
+                    "AllowAgentForwarding yes",
+                ], runAs: user)
+            hostKeys[name] = try shell.script(
+                "ssh-keygen -l -f '\(directory.path)/host_key.pub' | cut -d' ' -f2"
+            ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let (a, b) = (try #require(servers["a"]), try #require(servers["b"]))
+        var environment = shell.environment
+        environment["SSH_AUTH_SOCK"] = agent.socket
+        let options = [
+            "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o",
+            "UserKnownHostsFile=/dev/null",
+        ]
+
+        // A local login to B: a touch, which the window keeps for ssh and host B.
+        let local = try PseudoTerminal(
+            URL(fileURLWithPath: "/usr/bin/ssh"),
+            options + ["-p", "\(b.port)", "\(user.name)@127.0.0.1", "echo logged in to B"], environment: environment)
+        #expect(local.expect("Touch the fingerprint sensor."), "\(local.screen)")
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(local.expect("logged in to B"), "\(local.screen)")
+        #expect(local.wait() == 0)
+
+        // On A, ssh to B through the forwarded agent.
+        let hop = (options + ["-p", "\(b.port)", "\(user.name)@127.0.0.1", "echo hop reached B"]).map { "'\($0)'" }
+        let forwarded = try PseudoTerminal(
+            URL(fileURLWithPath: "/usr/bin/ssh"),
+            options + ["-A", "-p", "\(a.port)", "\(user.name)@127.0.0.1", "ssh " + hop.joined(separator: " ")],
+            environment: environment)
+        guard ownerAsks else {
+            #expect(forwarded.wait() != 0, "\(forwarded.screen)")
+            #expect(!forwarded.screen.contains("hop reached B"), "\(forwarded.screen)")
+            #expect(!forwarded.screen.contains("wants to sign"), "no sheet, and no window: \(forwarded.screen)")
+            return
+        }
+        #expect(forwarded.expect("Touch the fingerprint sensor."), "\(forwarded.screen)")
+        let sheet = forwarded.sheetText
+        #expect(sheet.contains("through the agent forwarded to the host with key \(hostKeys["a"] ?? "?")"), "\(sheet)")
+        #expect(sheet.contains("to log in to the host with key \(hostKeys["b"] ?? "?") as \(user.name)"), "\(sheet)")
+        #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
+        #expect(forwarded.expect("hop reached B"), "\(forwarded.screen)")
+        #expect(forwarded.wait() == 0)
     }
 }

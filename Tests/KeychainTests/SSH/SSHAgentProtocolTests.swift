@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Crypto
 import CryptoExtras
 import Foundation
@@ -8,6 +5,10 @@ import Keychain
 import Testing
 
 @testable import KeychainSSH
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension SecItemAPITests {
     /// The agent protocol's answers, message by message: what it lists, what it signs, and a
@@ -76,8 +77,8 @@ extension SecItemAPITests {
         }
 
         /// The host key's signature over the session identifier is checked: another key's
-        /// signature (a program that claims a host's key it does not hold) and a forwarded
-        /// session bind nothing, and a bound connection is not bound again to another session.
+        /// signature (a program that claims a host's key it does not hold) binds nothing, and a
+        /// bound connection is not bound again to another session.
         @Test func aSessionBindCountsOnlyWhenTheHostKeySignedIt() throws {
             let connection = SSHAgentConnection(
                 client: SSHAgentClient(pid: getpid(), executable: "/usr/bin/ssh"),
@@ -87,12 +88,68 @@ extension SecItemAPITests {
             #expect(
                 connection.answer(try sessionBind(host, session: session, signedBy: Curve25519.Signing.PrivateKey()))
                     == Data([5]))
-            #expect(connection.answer(try sessionBind(host, session: session, forwarded: true)) == Data([5]))
             #expect(connection.answer(try sessionBind(host, session: session)) == Data([6]))
             #expect(connection.answer(try sessionBind(host, session: session)) == Data([6]), "the same binding again")
             #expect(
                 connection.answer(try sessionBind(host, session: Array(SHA256.hash(data: Data("other".utf8)))))
                     == Data([5]))
+        }
+
+        /// Issue 57: the agent refused a forwarded bind but left the connection unbound, so the
+        /// remote hop's own bind made it look local, and a reuse window granted to a local login
+        /// served it. A connection that took a forwarding bind stays forwarded, whatever is bound
+        /// after; each key's forwarding policy decides, and the reuse window never serves it.
+        @Test func aForwardedConnectionStaysForwarded() throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            let open = try SSHKeyStore.create(name: "open", protection: .none)
+            let guarded = try SSHKeyStore.create(name: "guarded", protection: .userPresence)
+            let (hopHost, destinationHost) = (Curve25519.Signing.PrivateKey(), Curve25519.Signing.PrivateKey())
+            let (hopSession, destination) = (
+                Array(SHA256.hash(data: Data("to host A".utf8))), Array(SHA256.hash(data: Data("A to B".utf8)))
+            )
+            func login(_ key: SSHEnclaveKey) -> [UInt8] {
+                let request =
+                    string(destination) + [50] + string(Array("me".utf8)) + string(Array("ssh-connection".utf8))
+                    + string(Array("publickey".utf8)) + [1] + string(Array("ecdsa-sha2-nistp256".utf8))
+                    + string(Array(key.blob))
+                return [13] + string(Array(key.blob)) + string(request) + [0, 0, 0, 0]
+            }
+            func connection(forwarded: Bool) throws -> SSHAgentConnection {
+                let connection = SSHAgentConnection(
+                    client: SSHAgentClient(pid: getpid(), executable: "/usr/bin/ssh"),
+                    authentications: SSHAgentAuthentications(reuseWindow: 600))
+                if forwarded {
+                    #expect(
+                        connection.answer(try sessionBind(hopHost, session: hopSession, forwarded: true)) == Data([6]))
+                    #expect(
+                        connection.answer(try sessionBind(hopHost, session: hopSession, forwarded: true)) == Data([6]),
+                        "the same forwarding again")
+                }
+                // The hop's own bind, not marked: it names the destination, and makes nothing local.
+                #expect(connection.answer(try sessionBind(destinationHost, session: destination)) == Data([6]))
+                #expect(
+                    connection.answer(try sessionBind(hopHost, session: hopSession, forwarded: true)) == Data([5]),
+                    "bound: no forwarding bind after")
+                return connection
+            }
+            let local = try connection(forwarded: false)
+            let forwarded = try connection(forwarded: true)
+            // A key without an access control signs for a forwarded request by default, as
+            // OpenSSH's agent does; once the owner says refuse, it refuses forwarded requests only.
+            #expect(forwarded.answer(login(open)).first == 14)
+            #expect(try SSHForwardingPolicy.current(for: "open") == .allow)
+            try SSHForwardingPolicy.set(.refuse, for: "open")
+            #expect(forwarded.answer(login(open)) == Data([5]))
+            #expect(local.answer(login(open)).first == 14)
+            // A key with an access control refuses forwarded use by default, and takes no allow.
+            #expect(try SSHForwardingPolicy.current(for: "guarded") == .refuse)
+            #expect(forwarded.answer(login(guarded)) == Data([5]))
+            #expect(throws: KeychainError.self) { try SSHForwardingPolicy.set(.allow, for: "guarded") }
+            // Deleting a key forgets its policy.
+            try SSHKeyStore.delete("open")
+            _ = try SSHKeyStore.create(name: "open", protection: .none)
+            #expect(try SSHForwardingPolicy.current(for: "open") == .allow)
         }
 
         /// ECDSA and RSA host keys verify as OpenSSH signs with them.
@@ -147,7 +204,7 @@ extension SecItemAPITests {
             #expect(login == .userAuthentication(sessionIdentifier: Data(session), user: "git", hostKey: nil))
             #expect(
                 login.purpose(boundTo: binding)?.sheet
-                    == "to log in as git to the host with key \(binding.hostFingerprint)")
+                    == "to log in to the host with key \(binding.hostFingerprint) as git")
             #expect(login.purpose(boundTo: nil) == nil, "no session bound")
             #expect(
                 SSHSignedData(request(session: session.reversed()), keyBlob: keyBlob).purpose(boundTo: binding) == nil,
