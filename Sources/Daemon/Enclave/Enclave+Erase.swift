@@ -41,6 +41,7 @@ extension Enclave {
         try files.remove(BiometryState.fileName)
         try files.remove(Self.syncStateFileName)
         try files.remove(Self.syncRunningFileName)
+        try files.remove(Self.syncForkFileName)
         files.syncDirectory()
     }
 
@@ -57,7 +58,7 @@ extension Enclave {
         try files.withExclusiveLock(lockName, timeout: lockTimeout) { () throws(KeychainError) in
             for name in [
                 Keybag.fileName, DatabaseRecord.fileName, PasscodeAttempts.fileName, BiometryState.fileName,
-                syncStateFileName, syncRunningFileName,
+                syncStateFileName, syncRunningFileName, syncForkFileName,
             ] + also
             {
                 try files.remove(name)

@@ -23,7 +23,8 @@ extension Enclave {
         }
         return DeviceStatus(
             passcodeSet: keybag.passcode != nil, unlockedClasses: unlocked, failedAttempts: attempts.failed,
-            secondsUntilNextAttempt: remaining, eraseAfterFailedAttempts: keybag.eraseAfterFailedAttempts)
+            secondsUntilNextAttempt: remaining, eraseAfterFailedAttempts: keybag.eraseAfterFailedAttempts,
+            syncStopped: syncFork())
     }
 
     /// Locks the keychain: drops the keys of WhenUnlocked and WhenPasscodeSet. AfterFirstUnlock

@@ -19,6 +19,25 @@ extension Enclave {
     /// crash it at every start).
     public static let syncRunningFileName = "sync-running"
 
+    /// The file that stands while the circle's history is forked (``SyncState/fork``): what was
+    /// found, which `keychainctl status` shows without opening the sync state.
+    public static let syncForkFileName = "sync-fork"
+
+    /// Marks the circle's history as forked, with what was found; nil takes the mark away.
+    public func markSyncFork(_ found: String?) throws(KeychainError) {
+        guard let found else {
+            try files.remove(Self.syncForkFileName)
+            return files.syncDirectory()
+        }
+        try files.writeAtomically(Data(found.prefix(4096).utf8), to: Self.syncForkFileName)
+    }
+
+    /// What was found when the circle's history forked, while it stands.
+    public func syncFork() -> String? {
+        guard let bytes = try? files.read(Self.syncForkFileName, maximumSize: 16_384) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Marks a sync as running, with when it began.
     public func beginSyncRun() throws(KeychainError) {
         try files.writeAtomically(Data(ISO8601DateFormatter().string(from: Date()).utf8), to: Self.syncRunningFileName)

@@ -36,6 +36,7 @@ extension KeychainServer {
             case .approve(let code): return try approveDevice(code: code)
             case .removeDevice(let device): return try removeDevice(device)
             case .history: return try syncHistory()
+            case .pickBranch(let keep): return try pickBranch(keepingThisDevices: keep)
             }
         }
     }
@@ -148,7 +149,8 @@ extension KeychainServer {
         let list = try keys.firstList(name: deviceName)
         let wrapped = try keys.wrapKey(epoch: 1, to: keys.publicKey)
         let changes: [String: [UInt8]?] = [
-            SyncPaths.list: Array(list.encoded), SyncPaths.key(epoch: 1, keys.deviceID): Array(wrapped),
+            SyncPaths.list: Array(list.encoded), SyncPaths.list(version: 1): Array(list.encoded),
+            SyncPaths.key(epoch: 1, keys.deviceID): Array(wrapped),
         ]
         guard case .published = try transport.publish(changes, over: snapshot.token) else {
             throw KeychainError(
@@ -209,9 +211,10 @@ extension KeychainServer {
         for _ in 0..<Self.syncAttempts {
             let snapshot = try transport.fetch()
             var refused: [String] = []
-            let (next, changes) = try change(snapshot, try acceptList(snapshot, &state, keys, &refused))
+            var (next, changes) = try change(snapshot, try acceptList(snapshot, &state, keys, &refused))
+            changes[SyncPaths.list(version: next.version)] = Array(next.encoded)
             guard case .published = try transport.publish(changes, over: snapshot.token) else { continue }
-            state.list = next.encoded
+            state.hold(next.encoded)
             if let wrapped = changes[SyncPaths.key(epoch: next.epoch, keys.deviceID)] ?? nil {
                 state.wrappedKeys[next.epoch] = Data(wrapped)
             }
@@ -247,25 +250,6 @@ extension KeychainServer {
         let keys = try enclave.openSyncKeys(identity: state.identity)
         for (epoch, wrapped) in state.wrappedKeys { try keys.takeWrappedKey(wrapped, epoch: epoch) }
         return keys
-    }
-
-    /// The remote's device list once this device accepts it (a later version signed by a
-    /// member of the one it holds), or the one it holds; what it refused goes in `refused`.
-    func acceptList(
-        _ snapshot: SyncSnapshot, _ state: inout SyncState, _ keys: SyncCircleKeys, _ refused: inout [String]
-    ) throws(KeychainError) -> SyncDeviceList {
-        guard let held = state.list else { throw Self.notAMember }
-        let current = try SyncDeviceList.decode(held)
-        guard let bytes = snapshot.files[SyncPaths.list], Data(bytes) != held else { return current }
-        do throws(KeychainError) {
-            let list = try SyncDeviceList.decode(Data(bytes))
-            try list.accept(after: current)
-            state.list = list.encoded
-            return list
-        } catch {
-            refused.append(error.message)
-            return current
-        }
     }
 
     /// What `sync status` and `sync devices` show: the devices asking to join as `snapshot`

@@ -6,9 +6,13 @@ enum SyncPaths {
     static let list = "circle/list"
     static let requests = "circle/requests/"
     static let answers = "circle/answers/"
+    static let lists = "circle/lists/"
     static let devices = "devices/"
 
     static func request(_ device: Data) -> String { requests + hex(device) }
+    /// Version `version` of the device list, kept so that a device that missed versions checks
+    /// each step, and sees a fork.
+    static func list(version: UInt64) -> String { lists + String(version) }
     /// The folder of the members' answers to `joining`'s request.
     static func answers(to joining: Data) -> String { answers + hex(joining) + "/" }
     static func answer(to joining: Data, from member: Data) -> String { answers(to: joining) + hex(member) }

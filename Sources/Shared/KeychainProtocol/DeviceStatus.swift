@@ -10,12 +10,16 @@ public struct DeviceStatus: Sendable, Hashable {
     public var secondsUntilNextAttempt: Double
     /// True when 10 failed attempts erase every item.
     public var eraseAfterFailedAttempts: Bool
+    /// Why sync publishes nothing until the owner acts, when it does not: the circle's history
+    /// forked (Docs/Sync.md, "The circle of devices").
+    public var syncStopped: String?
 
     /// Creates a status.
     public init(
         passcodeSet: Bool, unlockedClasses: Set<ProtectionClass>, failedAttempts: Int,
-        secondsUntilNextAttempt: Double, eraseAfterFailedAttempts: Bool
+        secondsUntilNextAttempt: Double, eraseAfterFailedAttempts: Bool, syncStopped: String? = nil
     ) {
+        self.syncStopped = syncStopped
         self.passcodeSet = passcodeSet
         self.unlockedClasses = unlockedClasses
         self.failedAttempts = failedAttempts

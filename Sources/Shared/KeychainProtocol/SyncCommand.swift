@@ -30,6 +30,10 @@ public enum SyncCommand: Sendable, Hashable {
     /// Removes the device whose id starts with `device` from the circle, and starts a new sync
     /// key that it never gets.
     case removeDevice(String)
+    /// After the circle's history forked, follows one branch again: this device's lists
+    /// (`keepThisDevices`), put back on the remote, or the remote's, from the last version both
+    /// share.
+    case pickBranch(keepThisDevices: Bool)
 }
 
 extension SyncCommand {
@@ -46,6 +50,7 @@ extension SyncCommand {
         case .approve: "approve"
         case .history: "history"
         case .removeDevice(let device): "remove device \(device)"
+        case .pickBranch(let keep): keep ? "pick branch: keep" : "pick branch: take"
         }
     }
 }

@@ -72,6 +72,7 @@ struct Status: ParsableCommand {
                 device secret: \(secret)
                 sheets: \(sheets)\(biometryLine)
                 """)
+            if let stopped = status.syncStopped { print("sync: STOPPED: \(stopped)") }
         }
     }
 }

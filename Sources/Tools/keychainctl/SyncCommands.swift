@@ -16,7 +16,7 @@ struct Sync: ParsableCommand {
             + "Every subcommand needs an owner session (`keychainctl owner login`).",
         subcommands: [
             SetUp.self, Join.self, Now.self, SyncStatus.self, Devices.self, Approve.self, RemoveDevice.self,
-            History.self,
+            History.self, PickBranch.self,
         ])
 
     struct SetUp: ParsableCommand {
@@ -159,6 +159,32 @@ struct Sync: ParsableCommand {
             try KeychainCommand.run {
                 let report = try KeychainDevice.sync(.removeDevice(id))
                 print("removed \(id); the circle's sync key is now of epoch \(report.epoch)")
+                Sync.show(report)
+            }
+        }
+    }
+
+    struct PickBranch: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "pick-branch",
+            abstract: "After the circle's history forked, follow one branch again.",
+            discussion:
+                "Two device lists followed one version: a device of the circle signed a change the others never "
+                + "saw, or the remote showed machines different histories. This machine publishes nothing until you "
+                + "pick: --keep puts this machine's lists back on the remote (machines that took the other branch "
+                + "then stop in turn, and you pick on them), --take follows the remote's from the last version both "
+                + "share.")
+        @Flag(help: "Keep this machine's branch.") var keep = false
+        @Flag(help: "Take the remote's branch.") var take = false
+
+        func validate() throws {
+            guard keep != take else { throw ValidationError("give --keep or --take") }
+        }
+
+        func run() throws {
+            try KeychainCommand.run {
+                let report = try KeychainDevice.sync(.pickBranch(keepThisDevices: keep))
+                print("following \(keep ? "this machine's" : "the remote's") branch of the circle's history")
                 Sync.show(report)
             }
         }

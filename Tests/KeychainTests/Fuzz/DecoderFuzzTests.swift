@@ -88,6 +88,8 @@ import Testing
         state.joinNonce = Data(repeating: 4, count: 32)
         state.fixedAnswer = Data(repeating: 5, count: 210)
         state.openAnswer = Data(repeating: 6, count: 210)
+        state.earlierLists = [try SyncDeviceList.first(name: "laptop", identity: signer).encoded]
+        state.fork = "the circle's history forked"
         return state
     }
 

@@ -92,6 +92,49 @@ import Testing
         }
     }
 
+    /// Issue 57: two lists signed by members of one version were both valid to whoever saw one
+    /// first. Each list names the digest of the one it follows: a list that follows another
+    /// version N is refused as version N+1, and two different lists following one version are a
+    /// fork (``SyncDeviceList/follows(_:)``).
+    @Test func eachListNamesTheOneItFollows() throws {
+        let (laptop, phone, desktop) = (Device(name: "laptop"), Device(name: "phone"), Device(name: "desktop"))
+        let first = try SyncDeviceList.first(name: "laptop", identity: laptop.signing)
+        #expect(first.previous == Data(count: 32))
+        let shared = try first.next(
+            members: [laptop.member, phone.member, desktop.member], epoch: 1, signedBy: laptop.signing)
+        #expect(shared.previous == first.digest && shared.follows(first))
+        // The laptop removes the phone; on a history that never shows it, the phone removes the
+        // laptop. Both follow the shared version: a fork.
+        let laptops = try shared.next(members: [laptop.member, desktop.member], epoch: 2, signedBy: laptop.signing)
+        let phones = try shared.next(members: [phone.member, desktop.member], epoch: 2, signedBy: phone.signing)
+        #expect(laptops.follows(shared) && phones.follows(shared) && laptops != phones)
+        // What follows the laptop's version is refused after the phone's, and the other way.
+        let onLaptops = try laptops.next(members: laptops.members, epoch: 2, signedBy: desktop.signing)
+        #expect(throws: KeychainError.errSecDecode) { try onLaptops.accept(after: phones) }
+        #expect(!onLaptops.follows(phones) && onLaptops.follows(laptops))
+        // A list of the first format (no digest) is read, and a list follows it.
+        var writer = [UInt8]()
+        func append(_ bytes: some Collection<UInt8>) {
+            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { writer += $0 }
+            writer += bytes
+        }
+        append(Array("swift-keychain device list v1".utf8))
+        withUnsafeBytes(of: UInt64(1).bigEndian) { writer += $0 }
+        withUnsafeBytes(of: UInt32(1).bigEndian) { writer += $0 }
+        withUnsafeBytes(of: UInt32(1).bigEndian) { writer += $0 }
+        append(laptop.member.id)
+        append(Array("laptop".utf8))
+        append(laptop.member.publicKey)
+        append(laptop.member.id)
+        let signature = try laptop.signing.signature(for: Data(writer)).rawRepresentation
+        let old = try SyncDeviceList.decode(Data(writer) + signature)
+        #expect(old.previous == nil && old.encoded == Data(writer) + signature)
+        try old.accept(after: nil)
+        let upgraded = try old.next(members: [laptop.member, phone.member], epoch: 1, signedBy: laptop.signing)
+        try upgraded.accept(after: old)
+        #expect(upgraded.follows(old))
+    }
+
     @Test func theSyncKeyOpensOnlyForItsMemberAndEpoch() throws {
         let (laptop, desktop) = (Device(name: "laptop"), Device(name: "desktop"))
         let key = SymmetricKey(size: .bits256)

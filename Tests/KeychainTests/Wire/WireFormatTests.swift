@@ -106,7 +106,7 @@ import Testing
             .sync(.setUp(remote: "git@host:me/keychain.git", deviceName: "laptop")),
             .sync(.join(remote: "/srv/keychain.git", deviceName: "server")), .sync(.confirmJoin(code: "012345")),
             .sync(.now), .sync(.status), .sync(.approve(code: "987654")), .sync(.answer(device: nil)),
-            .sync(.answer(device: "0a1b")), .sync(.showJoinCode), .sync(.removeDevice("0a1b2c3d")),
+            .sync(.answer(device: "0a1b")), .sync(.showJoinCode), .sync(.pickBranch(keepThisDevices: true)), .sync(.removeDevice("0a1b2c3d")),
         ]
     }
 
@@ -124,7 +124,8 @@ import Testing
                 .status(
                     DeviceStatus(
                         passcodeSet: true, unlockedClasses: [.afterFirstUnlock, .whenUnlocked], failedAttempts: 5,
-                        secondsUntilNextAttempt: 59.5, eraseAfterFailedAttempts: true))),
+                        secondsUntilNextAttempt: 59.5, eraseAfterFailedAttempts: true,
+                        syncStopped: "the circle's history forked at version 6"))),
             .success(
                 .biometry(
                     BiometryStatus(

@@ -71,6 +71,25 @@ public struct SyncState: Sendable {
     /// On a member: its one open answer to a machine asking to join (``SyncJoin/Answer/encoded``),
     /// the only one `sync approve CODE` compares a code with.
     public var openAnswer: Data?
+    /// The lists this device accepted before ``list``, oldest first, at most
+    /// ``maximumEarlierLists``: against them a list that follows one of them, and differs from
+    /// the next one held, is found to be a fork.
+    public var earlierLists: [Data] = []
+    /// What this device found when the circle's history forked (two lists following one
+    /// version); while set, it publishes nothing until the owner picks a branch.
+    public var fork: String?
+
+    /// The most earlier lists kept.
+    public static let maximumEarlierLists = 64
+
+    /// Holds `list` as the current one, keeping the one it replaces among the earlier ones.
+    public mutating func hold(_ next: Data) {
+        if let list, list != next {
+            earlierLists.append(list)
+            if earlierLists.count > Self.maximumEarlierLists { earlierLists.removeFirst() }
+        }
+        list = next
+    }
 
     /// The state of a device that just set up or asked to join.
     public init(remote: String, deviceName: String, identity: Data, list: Data?, offeredList: Data? = nil) {
@@ -132,6 +151,8 @@ extension SyncState {
         writer.array(lastRefused) { $0.string($1) }
         writer.optional(wentBack) { $0.string($1) }
         for join in [joinNonce, fixedAnswer, openAnswer] { writer.optional(join) { $0.data($1) } }
+        writer.array(earlierLists) { $0.data($1) }
+        writer.optional(fork) { $0.string($1) }
         return Data(writer.finish())
     }
 
@@ -216,6 +237,14 @@ extension SyncState {
             state.joinNonce = try join(&reader)
             state.fixedAnswer = try join(&reader)
             state.openAnswer = try join(&reader)
+        }
+        if reader.remaining > 0 {
+            state.earlierLists = try reader.array(max: maximumEarlierLists) {
+                (reader: inout WireReader) throws(WireError) in try reader.data(max: 1 << 20)
+            }
+            state.fork = try reader.optional { (reader: inout WireReader) throws(WireError) in
+                try reader.string(max: text)
+            }
         }
         try reader.finish()
         return state

@@ -175,7 +175,10 @@ public enum ReplyCoder {
         return DeviceStatus(
             passcodeSet: try reader.bool(), unlockedClasses: Set(classes),
             failedAttempts: try reader.int(in: 0...Int(Int32.max)),
-            secondsUntilNextAttempt: try reader.double(), eraseAfterFailedAttempts: try reader.bool())
+            secondsUntilNextAttempt: try reader.double(), eraseAfterFailedAttempts: try reader.bool(),
+            syncStopped: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                try reader.string(max: 16_384)
+            })
     }
 
     private static func write(_ status: DeviceStatus, to writer: inout WireWriter) {
@@ -184,6 +187,7 @@ public enum ReplyCoder {
         writer.int(status.failedAttempts)
         writer.double(status.secondsUntilNextAttempt)
         writer.bool(status.eraseAfterFailedAttempts)
+        writer.optional(status.syncStopped) { $0.string($1) }
     }
 
     private static func item(_ reader: inout WireReader) throws(WireError) -> ItemResult {

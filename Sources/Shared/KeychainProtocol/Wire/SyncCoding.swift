@@ -23,6 +23,7 @@ enum SyncCoding {
         case .history: writer.u8(8)
         case .answer(let device): writer.u8(9); writer.optional(device) { $0.string($1) }
         case .showJoinCode: writer.u8(10)
+        case .pickBranch(let keep): writer.u8(11); writer.bool(keep)
         }
     }
 
@@ -42,6 +43,7 @@ enum SyncCoding {
                     try reader.string(max: 64)
                 })
         case 10: return .showJoinCode
+        case 11: return .pickBranch(keepThisDevices: try reader.bool())
         default: throw WireError("an unknown sync command")
         }
     }
