@@ -42,6 +42,11 @@ public final class SSHAgentAuthentications: Sendable {
         }
     }
 
+    /// Forgets `context` from the window: its client went away while it asked.
+    func forget(_ context: LAContext) {
+        contexts.withLock { contexts in contexts = contexts.filter { $0.value.context !== context } }
+    }
+
     /// A context for one signature alone, which no window keeps: a signature over a forwarded
     /// connection is asked for every time, and never served by, nor adds to, a window.
     func context(once reason: String, client: SSHAgentClient) -> LAContext {

@@ -38,11 +38,20 @@ public final class SSHAgentConnection: Sendable {
     /// The sessions the client bound this connection to, once verified.
     private let binds = Mutex(SSHConnectionBinds())
 
-    /// A connection from `client`.
-    public init(client: SSHAgentClient, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil) {
+    /// Whether the client has gone (exited, or closed the connection): a sheet shown for it is
+    /// then taken down.
+    private let clientHasGone: @Sendable () -> Bool
+
+    /// A connection from `client`; `clientHasGone` says, while a signature waits for the owner,
+    /// whether the client is still there to want it.
+    public init(
+        client: SSHAgentClient, authentications: SSHAgentAuthentications, upstream: SSHAgentUpstream? = nil,
+        clientHasGone: @escaping @Sendable () -> Bool = { false }
+    ) {
         self.client = client
         self.upstream = upstream
         self.authentications = authentications
+        self.clientHasGone = clientHasGone
     }
 
     /// The answer to one message (its body, without the length).
@@ -119,6 +128,8 @@ public final class SSHAgentConnection: Sendable {
             ? authentications.context(once: reason, client: client)
             : authentications.context(
                 for: named.name, client: client, purpose: purpose?.reuse ?? "any", reason: reason)
+        let watch = ClientWatch(context, authentications: authentications, clientHasGone: clientHasGone)
+        defer { watch.end() }
         if policy == .ask, !named.requiresAuthentication {
             guard SSHAgentAuthentications.askOwner(context, reason: reason) else { return Self.failure }
         }

@@ -58,7 +58,10 @@ public enum SSHAgentServer {
         defer { close(pidfd) }
         let client = SSHAgentClient.of(pid: pid, uid: uid)
         guard kc_pidfd_is_alive(pidfd) == 1 else { return }
-        let connection = SSHAgentConnection(client: client, authentications: authentications, upstream: upstream)
+        let descriptor = socket.descriptor
+        let connection = SSHAgentConnection(
+            client: client, authentications: authentications, upstream: upstream,
+            clientHasGone: { kc_pidfd_is_alive(pidfd) != 1 || hungUp(descriptor) })
         while true {
             switch socket.receive(from: pid, idleSeconds: nil) {
             case .frame(let frame):
@@ -83,6 +86,14 @@ public enum SSHAgentServer {
             }
         }
     }
+}
+
+/// Whether the peer of `descriptor` closed its end (or its end broke).
+private func hungUp(_ descriptor: Int32) -> Bool {
+    // POLLRDHUP (Linux's, which Glibc shows only under _GNU_SOURCE): the peer shut its end.
+    let readHangUp: Int16 = 0x2000
+    var entry = pollfd(fd: descriptor, events: readHangUp, revents: 0)
+    return poll(&entry, 1, 0) == 1 && entry.revents & (readHangUp | Int16(POLLHUP | POLLERR)) != 0
 }
 
 /// One line on standard error, written whole.

@@ -242,6 +242,38 @@ extension SSHAgentTests {
         #expect(client.wait() == 0)
     }
 
+    /// Issue 57: when the program that asked died while its sheet showed, the sheet stayed on
+    /// its dead terminal, and the next program's sheet waited behind it. The agent now ends the
+    /// signature's authentication once its client has gone, and the next sheet shows at once.
+    @Test func theSheetOfAClientThatDiedIsTakenDown() throws {
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        let line = try shell.run(["ssh", "create", "guarded", "--access-control", "userPresence"]).stdout
+        try line.write(to: shell.home.appendingPathComponent("guarded.pub"), atomically: true, encoding: .utf8)
+        let agent = try Agent(shell)
+        var environment = shell.environment
+        environment["SSH_AUTH_SOCK"] = agent.socket
+        func signer(_ file: String) throws -> PseudoTerminal {
+            try PseudoTerminal(
+                URL(fileURLWithPath: "/bin/bash"),
+                [
+                    "-c",
+                    "cd '\(shell.home.path)' && echo \(file) > \(file) && ssh-keygen -Y sign -f guarded.pub -n file "
+                        + "\(file) && echo SIGNED-\(file)",
+                ], environment: environment)
+        }
+        let dying = try signer("one")
+        #expect(dying.expect("Passcode:"), "\(dying.screen)")
+        // The whole job goes, as a closed terminal's would.
+        dying.sendToProcessGroup(signal: SIGKILL)
+        _ = dying.wait()
+        let next = try signer("two")
+        #expect(next.expect("Passcode:", timeout: 15), "the next sheet waited: \(next.screen)")
+        next.type("1234\r")
+        #expect(next.expect("SIGNED-two"), "\(next.screen)")
+        #expect(next.wait() == 0)
+    }
+
     /// The agent is undumpable, which a per-user keychaind (no `CAP_SYS_PTRACE`) can identify
     /// only while it connects: after keychaind restarts, the agent connects again and lists its
     /// keys. As a user of the machine: root's daemon could read an undumpable process anyway.

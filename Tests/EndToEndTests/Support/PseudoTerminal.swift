@@ -103,6 +103,12 @@ final class PseudoTerminal {
         kill(pid, signal)
     }
 
+    /// Sends `signal` to the program's whole process group (it leads a session of its own on the
+    /// terminal): the program and the children it waits for, as a closed terminal's hangup does.
+    func sendToProcessGroup(signal: Int32) {
+        kill(-pid, signal)
+    }
+
     /// The terminal's modes now (shared by both sides of the pseudo-terminal).
     var modes: termios {
         var modes = termios()
