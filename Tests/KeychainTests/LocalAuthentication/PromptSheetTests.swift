@@ -1,3 +1,4 @@
+import Foundation
 import KeychainProtocol
 import Testing
 
@@ -82,6 +83,26 @@ import Testing
         ] {
             #expect(!drawn.unicodeScalars.contains { $0.properties.generalCategory == .format }, "\(drawn)")
             #expect(drawn.contains("mail password"), "\(drawn)")
+        }
+    }
+
+    /// Issue 57: a long user name pushed the host key out of the sheet. The agent names the host
+    /// first and cuts the user; every sheet wraps what is left, so the host key stays in view.
+    @Test func aLongLineNeverPushesTheHostKeyOutOfView() {
+        let hostKey = "SHA256:" + String(repeating: "AbCdEfGh", count: 5) + "xyz"
+        let sheet = PromptSheet(
+            programName: "ssh",
+            reason: "“ssh” (pid 4242, /usr/bin/ssh), through the agent forwarded to the host with key \(hostKey), "
+                + "wants to sign with your SSH key laptop to log in to the host with key \(hostKey) as "
+                + String(repeating: "u", count: 63) + "…",
+            asksForTouch: true, cancelTitle: "Cancel", fallbackTitle: "Passcode")
+        let desktop = PinentrySession.description(sheet, feedback: nil).replacingOccurrences(
+            of: "\n" + PromptText.reasonIndent, with: "")
+        #expect(desktop.components(separatedBy: hostKey).count == 3, "\(desktop)")
+        for columns in [40, 80] {
+            let terminal = TerminalPromptSession.render(sheet, columns: columns).components(separatedBy: "\r\n")
+                .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "│ ")) }.joined()
+            #expect(terminal.components(separatedBy: hostKey).count == 3, "\(columns): \(terminal)")
         }
     }
 }
