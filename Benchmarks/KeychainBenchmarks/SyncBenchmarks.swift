@@ -137,10 +137,13 @@ final class SyncCircle: Sendable {
         Self.keychain(directory.appendingPathComponent("device-\(UUID().uuidString)"))
     }
 
-    /// `device` asks to join, the laptop approves it; returns the code it confirms.
+    /// `device` asks to join, the laptop answers, `device` shows the code and the laptop approves
+    /// it with that code (Docs/Sync.md, "Joining"); returns the code it confirms.
     func askToJoin(_ device: EmbeddedTransport) -> String {
-        let asked = sync(device, .join(remote: remote.withLock { $0 }, deviceName: "device"))
-        guard let code = asked.members.first(where: { $0.name == "laptop" })?.code else {
+        _ = sync(device, .join(remote: remote.withLock { $0 }, deviceName: "device"))
+        _ = sync(laptop, .answer(device: nil))
+        let shown = sync(device, .showJoinCode)
+        guard let code = shown.members.first(where: { $0.name == "laptop" })?.code else {
             preconditionFailure("no code")
         }
         _ = sync(laptop, .approve(code: code))

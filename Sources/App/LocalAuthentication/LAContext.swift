@@ -74,7 +74,9 @@ public final class LAContext: Sendable, Hashable {
 
     // MARK: Settings
 
-    /// The fallback button's title: nil shows "Enter Password"; an empty string hides the button.
+    /// The fallback button's title: nil shows "Enter Passcode"; an empty string hides the button.
+    /// (iOS's Touch ID sheet says "Enter Password"; here every sheet names the one secret the
+    /// keychain has, the device passcode.)
     public var localizedFallbackTitle: String? {
         get { state.withLock { $0.settings.fallbackTitle } }
         set { state.withLock { $0.settings.fallbackTitle = newValue } }
@@ -149,7 +151,7 @@ public final class LAContext: Sendable, Hashable {
     /// thread with the outcome.
     ///
     /// After a biometric evaluation of this context ended with `userFallback` (the user chose
-    /// "Enter Password"), `authenticationFailed` or `biometryLockout`, the next
+    /// "Enter Passcode"), `authenticationFailed` or `biometryLockout`, the next
     /// `deviceOwnerAuthentication` on it goes straight to the passcode, once, instead of showing
     /// the fingerprint sheet again: the app's fallback of the guide, reached in one step. (What
     /// iOS shows there is UNCONFIRMED; apps pass the same context to their fallback.)
@@ -262,7 +264,7 @@ public final class LAContext: Sendable, Hashable {
             switch settings.fallbackTitle {
             case .some(""): nil
             case .some(let title): title
-            case .none: biometryOnly ? "Enter Password" : "Enter Passcode"
+            case .none: "Enter Passcode"
             }
         let authentication = OwnerAuthentication(
             factors: passcodeOnly ? .passcode : biometryOnly ? .biometry : .biometryOrPasscode, reason: reason,

@@ -216,6 +216,8 @@ extension Enclave {
         }
         let delay = PasscodeDelay.seconds(afterFailures: attempts.failed)
         let wait = delay > 0 ? "; the next attempt is allowed in \(Int(delay)) seconds" : ""
-        throw KeychainError(.errSecAuthFailed, "wrong passcode (\(attempts.failed) failed attempts)\(wait)")
+        throw KeychainError(
+            .errSecAuthFailed,
+            "wrong passcode (\(attempts.failed) failed attempt\(attempts.failed == 1 ? "" : "s"))\(wait)")
     }
 }

@@ -11,7 +11,7 @@ import Glibc
 /// display). Started by the keychain, never by the app; the window's title names the app.
 ///
 /// While a touch can answer, and for a question, the sheet is pinentry's confirmation
-/// (`CONFIRM`): its OK button is the fallback ("Enter Password", "Allow"), its Cancel button
+/// (`CONFIRM`): its OK button is the fallback ("Enter Passcode", "Allow"), its Cancel button
 /// Cancel; a sheet without a fallback shows Cancel alone. Feedback ("Not recognized. 2 more
 /// tries.") draws the confirmation again with the line under the reason. The passcode is
 /// pinentry's `GETPIN`, with the last feedback as its error line (`SETERROR`); a stop (the app

@@ -174,9 +174,6 @@ extension KeychainServer {
     }
 
     func notFound(_ query: ItemQuery) -> KeychainError {
-        let names = query.attributes.keys.sorted().joined(separator: ", ")
-        let detail = names.isEmpty ? "" : " matching \(names)"
-        return KeychainError(
-            .errSecItemNotFound, "no \(query.itemClass.rawValue) item\(detail) in the caller's access groups")
+        KeychainError(.errSecItemNotFound, "no \(ItemQueryWords.of(query)) that this program can see")
     }
 }

@@ -38,6 +38,10 @@ extension KeychainServer {
             return .done
         case .verifyPasscode:
             throw KeychainError(.errSecNotAvailable, "no device passcode is set")
+        case .authenticateOwner(let authentication)
+        where authentication.factors == .biometry && FprintdSensor.detect(user: fingerprintUser) == nil:
+            // As `canEvaluatePolicy` answers: no sensor comes first (OwnerAuthenticationRun.refusal).
+            return .authenticationFailed(.biometryNotAvailable, message: "no fingerprint sensor is available")
         case .authenticateOwner, .openOwnerSessionBySheet:
             return .authenticationFailed(.passcodeNotSet, message: "no device passcode is set")
         case .removePasscode, .setEraseAfterFailedAttempts:

@@ -64,13 +64,17 @@ struct OwnerAuthenticationRun {
         return try passcodePhase(prompt) ?? .succeeded(status)
     }
 
-    /// Why `factors` cannot be used now, or nil when they can (what `canEvaluatePolicy` checks).
+    /// Why `factors` cannot be used now, or nil when they can: what `canEvaluatePolicy` checks,
+    /// in its order (``PolicyPreflight``), so that the two answer alike. For biometry, no
+    /// sensor comes before no passcode: a machine without the hardware is told so whatever its
+    /// passcode (iOS answers biometryNotAvailable there; which of the two it puts first when
+    /// both hold is UNCONFIRMED, and the hardware first is the one a caller can act on).
     static func refusal(_ factors: OwnerAuthentication.Factors, _ status: BiometryStatus) -> Outcome? {
-        guard status.passcodeSet else { return .failed(.passcodeNotSet, "no device passcode is set") }
-        guard factors == .biometry else { return nil }
-        guard status.sensor != .none else {
+        if factors == .biometry, status.sensor == .none {
             return .failed(.biometryNotAvailable, "no fingerprint sensor is available")
         }
+        guard status.passcodeSet else { return .failed(.passcodeNotSet, "no device passcode is set") }
+        guard factors == .biometry else { return nil }
         guard !status.enrolledFingers.isEmpty else { return .failed(.biometryNotEnrolled, "no finger is enrolled") }
         if status.isLockedOut {
             return .failed(

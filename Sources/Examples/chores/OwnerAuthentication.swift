@@ -4,7 +4,7 @@ import Synchronization
 
 /// The guide's `AuthenticateMe`: biometry first (canEvaluatePolicy, then evaluatePolicy with the
 /// reason), and the app's own fallback — the device passcode through deviceOwnerAuthentication —
-/// when biometry is unavailable, fails, or the user picks "Enter Password".
+/// when biometry is unavailable, fails, or the user picks "Enter Passcode".
 enum OwnerAuthentication {
     /// The outcome, in words for the status line.
     struct Outcome {

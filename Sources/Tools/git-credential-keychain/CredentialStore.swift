@@ -102,7 +102,12 @@ enum CredentialStore {
     /// Throws a keychain status other than success, with its message.
     static func check(_ status: OSStatus) throws {
         guard status != errSecSuccess else { return }
-        let message = SecCopyErrorMessageString(status, nil) as String? ?? "the keychain refused"
+        // What git shows its user: for the status a locked keychain gives, what to do about it.
+        let message =
+            status == errSecInteractionNotAllowed
+            ? "the keychain is locked (or the item needs you to authenticate, and there is no terminal to ask on): "
+                + "run `keychainctl unlock`, then try again"
+            : SecCopyErrorMessageString(status, nil) as String? ?? "the keychain refused"
         throw HelperError(description: "\(message) (OSStatus \(status))")
     }
 }

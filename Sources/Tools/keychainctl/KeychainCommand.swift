@@ -51,7 +51,8 @@ enum KeychainCommand {
     private static func run(hardening: Hardening, _ body: (_ firstReplyCame: () -> Void) throws -> Void) throws {
         do {
             // Through keychaind, keychainctl is an app like any other: its own items only.
-            let transport: any KeychainTransport = ProcessKeychain.usesDaemon
+            let transport: any KeychainTransport =
+                ProcessKeychain.usesDaemon
                 ? systemSocket.map { DaemonTransport(systemSocket: $0) } ?? DaemonTransport()
                 : EmbeddedTransport(accessGroups: [accessGroup], actsForOwner: true)
             ProcessKeychain.transport = transport
@@ -81,19 +82,17 @@ enum KeychainCommand {
             // Not the lock state: the item needs the owner, and there was no terminal to ask on.
             return
                 "the item needs the device owner to authenticate, and the sheet is drawn on the controlling "
-                    + "terminal (/dev/tty); run the command from a terminal (its output may still go to a pipe)"
+                + "terminal (/dev/tty); run the command from a terminal (its output may still go to a pipe)"
         }
         return switch error.status {
         case KeychainError.errSecInteractionNotAllowed.status:
             "run `keychainctl status` to see the lock state and any passcode delay"
         case KeychainError.errSecDuplicateItem.status: "add -U to update the existing item instead"
-        case KeychainError.errSecAuthFailed.status:
-            "failed attempts are counted; after 5 the keychain imposes growing delays"
         case KeychainError.errSecMissingEntitlement.status:
             "through keychaind this needs an owner session: `keychainctl owner login` (the passcode), then run it again"
-        case KeychainError.errSecDecode.status:
-            "the keychain's files were altered, damaged or mixed up; restore them as they were together, or start "
-                + "over with `keychainctl erase`"
+        // A wrong passcode says itself how many attempts count and what delay follows; a bad
+        // file, code or password counts none, and erasing the keychain mends no file of them:
+        // no hint is better than a false one.
         default: nil
         }
     }

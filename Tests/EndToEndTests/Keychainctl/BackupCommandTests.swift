@@ -38,7 +38,19 @@ import Glibc
         #expect(try target.run(["owner", "login"], input: "1234\n").status == 0)
         let wrong = try target.run(["restore", file.path], input: "not the password\n")
         #expect(wrong.status != 0 && wrong.stderr.contains("OSStatus -25293"), "\(wrong.stderr)")
-        #expect(try target.run(["find-generic-password", "-s", "mail", "-w"]).status == 44)
+        // Issue 53: no attempt is counted for a backup's password, and erasing the keychain mends
+        // no file: neither hint is given for a wrong password or a cut-off file.
+        #expect(!wrong.stderr.contains("failed attempts") && !wrong.stderr.contains("erase"), "\(wrong.stderr)")
+        let cut = file.deletingLastPathComponent().appendingPathComponent("cut-off.kcbackup")
+        try bytes.prefix(bytes.count / 2).write(to: cut)
+        let cutOff = try target.run(["restore", cut.path], input: "backup password\n")
+        #expect(cutOff.status != 0 && !cutOff.stderr.contains("erase"), "\(cutOff.stderr)")
+        // A missing item, in plain words.
+        let missing = try target.run(["find-generic-password", "-s", "mail", "-w"])
+        #expect(missing.status == 44, "\(missing.stderr)")
+        #expect(
+            missing.stderr.contains("no generic password with that service that this program can see"),
+            "\(missing.stderr)")
 
         let restored = try target.run(["restore", file.path], input: "backup password\n")
         #expect(restored.status == 0, "\(restored.stderr)")
@@ -46,6 +58,13 @@ import Glibc
         #expect(restored.stdout.contains("1 items were sealed to the device that made the backup"))
         #expect(try target.run(["find-generic-password", "-s", "mail", "-w"]).stdout == "mail secret\n")
         #expect(try target.run(["find-generic-password", "-s", "vpn", "-w"]).status == 44)
+
+        // A wrong passcode says its count, in the right number, and no hint repeats it.
+        #expect(try target.run(["lock"]).status == 0)
+        let wrongPasscode = try target.run(["unlock"], input: "9999\n")
+        #expect(
+            wrongPasscode.status != 0 && wrongPasscode.stderr.contains("(1 failed attempt)")
+                && !wrongPasscode.stderr.contains("hint"), "\(wrongPasscode.stderr)")
     }
 
     @Test func aTerminalShowsACountAndABar() throws {

@@ -55,6 +55,21 @@ import Testing
         #expect(filled.stdout.contains("password=b\n"), "bob's stays: \(filled.stdout)")
     }
 
+    /// Issue 53: on a locked keychain git showed "User interaction is not allowed. (OSStatus
+    /// -25308)". The helper says the keychain is locked, and how to unlock it.
+    @Test func aLockedKeychainIsSaidToBeLocked() throws {
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        let alice = ["protocol=https", "host=git.example.com", "username=alice", "password=token-one"]
+        #expect(try git(shell, "approve", alice).status == 0)
+        #expect(try shell.run(["lock"]).status == 0)
+        let filled = try git(shell, "fill", ["protocol=https", "host=git.example.com"])
+        #expect(filled.status != 0 && !filled.stdout.contains("token-one"), "\(filled.stdout)")
+        #expect(
+            filled.stderr.contains("the keychain is locked") && filled.stderr.contains("keychainctl unlock"),
+            "\(filled.stderr)")
+    }
+
     /// The helper's items are its own: keychainctl, another app, does not find them.
     @Test func anotherAppDoesNotSeeGitsCredentials() throws {
         let shell = try CommandRunner()

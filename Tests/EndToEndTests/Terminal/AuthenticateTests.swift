@@ -118,7 +118,7 @@ import Testing
         #expect(terminal.expect("Touch the fingerprint sensor."))
         #expect(terminal.screen.contains("\"keychainctl\" is trying to authenticate you."))
         #expect(terminal.screen.contains("[Esc] Cancel"))
-        #expect(terminal.screen.contains("[Enter] Enter Password"))
+        #expect(terminal.screen.contains("[Enter] Enter Passcode"))
         #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
         #expect(terminal.wait() == 0)
     }

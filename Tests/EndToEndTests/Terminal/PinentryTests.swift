@@ -80,7 +80,7 @@ import Testing
         app.send("a")
         #expect(app.waitFor("Touch the fingerprint sensor."), "\(app.screen)")
         #expect(app.screen.contains("\"chores\" is trying to authenticate you."))
-        #expect(app.screen.contains("<Enter Password>"), "\(app.screen)")
+        #expect(app.screen.contains("<Enter Passcode>"), "\(app.screen)")
         #expect(try shell.run(["biometry", "touch", "--matching"]).status == 0)
         #expect(app.waitFor("Title:"), "\(app.screen)")
     }

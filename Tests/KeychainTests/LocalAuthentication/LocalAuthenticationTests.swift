@@ -142,7 +142,7 @@ extension SecItemAPITests {
             let sheet = try #require(prompt.sheets.withLock { $0.first })
             #expect(sheet.reason == "To add a new chore")
             #expect(sheet.asksForTouch)
-            #expect(sheet.fallbackTitle == "Enter Password")
+            #expect(sheet.fallbackTitle == "Enter Passcode")
             #expect(sheet.cancelTitle == "Cancel")
         }
 
@@ -253,6 +253,31 @@ extension SecItemAPITests {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
             #expect(await evaluate(.deviceOwnerAuthentication, ScriptedPrompt([])) == .passcodeNotSet)
+        }
+
+        /// Issue 53: with no sensor and no passcode, `canEvaluatePolicy` answered
+        /// biometryNotAvailable and `evaluatePolicy` passcodeNotSet. They answer alike, for every
+        /// state a preflight can find.
+        @Test func evaluateAnswersAsCanEvaluateDoes() async throws {
+            let keychain = try TestKeychain.make().install()
+            defer { keychain.remove() }
+            func agree(_ state: String) async {
+                for policy in [LAPolicy.deviceOwnerAuthenticationWithBiometrics, .deviceOwnerAuthentication] {
+                    var error: NSError?
+                    let context = LAContext.scripted(ScriptedPrompt([]))
+                    guard !context.canEvaluatePolicy(policy, error: &error) else { continue }
+                    let evaluated = await evaluate(policy, ScriptedPrompt([]))
+                    #expect(evaluated?.rawValue == error?.code, "\(state), policy \(policy.rawValue)")
+                }
+            }
+            await agree("no sensor, no passcode")
+            try keychain.setPasscode("1234")
+            await agree("no sensor")
+            _ = try keychain.perform(.setSimulatedSensor(true, passcode: SecretBytes(utf8: "1234")))
+            await agree("no finger")
+            _ = try keychain.perform(.enrollFinger(name: "thumb", passcode: SecretBytes(utf8: "1234")))
+            _ = try keychain.perform(.removePasscode(current: SecretBytes(utf8: "1234")))
+            await agree("a sensor and a finger, no passcode")
         }
     }
 

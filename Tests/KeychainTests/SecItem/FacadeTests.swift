@@ -116,7 +116,7 @@ extension SecItemAPITests {
                     == "errSecDuplicateItem (-25299): an item with the same primary key already exists")
             #expect(
                 errors[1].description
-                    == "errSecItemNotFound (-25300): no genp item matching acct in the caller's access groups")
+                    == "errSecItemNotFound (-25300): no generic password with that account that this program can see")
         }
 
         @Test func everyCodeHasApplesName() {

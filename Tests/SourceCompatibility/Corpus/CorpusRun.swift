@@ -217,6 +217,7 @@ enum CorpusRun {
 
         check("LAError codes mapped through kLAError constants", LAErrorMapping.mapsTheContextsErrors())
         check("OSStatus text from SecBase.h's constants and sentences", StatusMessages.describesEveryKind())
+        check("a CFError made with CFErrorCreate reads back as Security's", KeyStoreErrors.readBackAsSecuritysOwn())
 
         check("a CryptoKit key stored through CFDataCreateWithBytesNoCopy", CryptoKitKeyStore.storeAndReadBack())
         check("the bundle identifier through kCFBundleIdentifierKey", !CryptoKitKeyStore.bundleIdentifier().isEmpty)

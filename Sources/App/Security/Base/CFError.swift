@@ -50,6 +50,19 @@ public func CFErrorCopyFailureReason(_ error: CFError!) -> CFString! {
     error.localizedFailureReason.map { $0 as NSString }
 }
 
+/// A new error of `domain` with `code` and `userInfo`, as code that reports its own failures as
+/// a `CFError` makes one (`CFErrorCreate(nil, kCFErrorDomainOSStatus, CFIndex(errSecParam), nil)`).
+/// The allocator is ignored.
+///
+/// Apple documentation: <https://developer.apple.com/documentation/corefoundation/cferrorcreate(_:_:_:_:)>
+public func CFErrorCreate(
+    _ allocator: CFAllocator?, _ domain: CFErrorDomain!, _ code: CFIndex, _ userInfo: CFDictionary!
+) -> CFError! {
+    NSError(
+        domain: domain as String, code: code,
+        userInfo: (userInfo as? [String: Any]) ?? [:])
+}
+
 /// The `CFError` for `error`: domain `NSOSStatusErrorDomain`, its status as the code and its
 /// message as the description, as the Security functions with an error out-parameter give.
 func osStatusError(_ error: KeychainError) -> CFError {
