@@ -250,7 +250,10 @@ let package = Package(
             ]),
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(
-            name: "chores", dependencies: ["Keychain", "CKeychainSupport"], path: "Sources/Examples/chores",
+            name: "chores",
+            dependencies: [
+                "Keychain", "CKeychainSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ], path: "Sources/Examples/chores",
             swiftSettings: strict),
         // git's credential helper on the keychain (`credential.helper keychain`), written against
         // the Apple API as git-credential-osxkeychain is.

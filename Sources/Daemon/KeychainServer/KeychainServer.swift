@@ -219,7 +219,8 @@ public final class KeychainServer: Sendable {
             throw Self.onlySystemDaemonImports
         case .openOwnerSession(let passcode):
             // In this process the program states its own powers; only keychaind keeps sessions.
-            try afterPasscodeCheck { () throws(KeychainError) in try enclave.verifyPasscode(passcode) }
+            // The owner's passcode unlocks as well, as `unlock` does.
+            try unlock(passcode: passcode)
             return .done
         case .openOwnerSessionByBiometry(let timeout):
             return .match(try ownerMatch(timeout: timeout, caller: caller))

@@ -165,10 +165,13 @@ struct OwnerAuthenticationRun {
                     : .failed(.userCancel, "the user cancelled")
             }
             do {
-                if purpose == .unlock {
-                    try server.unlock(passcode: passcode)
-                } else {
+                // The passcode typed to unlock, or to prove the owner (`owner login`), unlocks: the
+                // owner who gave it meant to use the keychain (issue 53: a session opened on a
+                // locked keychain served nothing).
+                if purpose == .authorizeContext {
                     try server.verifyPasscode(passcode, context: context, caller: caller)
+                } else {
+                    try server.unlock(passcode: passcode)
                 }
                 return nil
             } catch KeychainError.errSecAuthFailed {

@@ -1,11 +1,20 @@
+import ArgumentParser
 import Foundation
 import Keychain
 
 /// The guide's walkthrough app, in the terminal: a chore list anyone can read, where adding,
 /// editing, marking and deleting a chore needs the device owner.
 @main
-struct ChoresApp {
-    static func main() {
+struct ChoresApp: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chores",
+        abstract: "A chore list that anyone can read and only the device owner can change.",
+        discussion:
+            "The guide's walkthrough app. In a terminal: a to add a chore, Enter to edit, x to mark done, d to "
+            + "delete, q to quit; each change asks for your finger or the device passcode, on the keychain's "
+            + "sheet. Without a terminal it prints the list. The list is kept in $XDG_DATA_HOME/chores/chores.json.")
+
+    func run() {
         var list = ChoreList.load()
         guard Terminal.isInteractive else {
             // Reading needs no authentication; changing needs a person at a terminal.

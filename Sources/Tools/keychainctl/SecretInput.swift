@@ -57,14 +57,15 @@ enum SecretInput {
         return first
     }
 
-    /// An item's secret: all of standard input less one trailing newline, or a hidden line.
+    /// An item's secret: all of standard input less one trailing newline, or a hidden line asked
+    /// twice on a terminal (a typo would be stored, and nothing shows it).
     ///
     /// - Parameter allowEmpty: accept an empty secret; otherwise an empty one (a closed or empty
     ///   standard input) is refused, as it is nearly always a mistake.
     static func itemSecret(allowEmpty: Bool) throws -> SecretBytes {
         var secret: SecretBytes
         if isTerminal {
-            secret = try hiddenLine(prompt: "Secret: ")
+            secret = try newSecret(prompt: "Secret: ", confirm: "Secret again: ", named: "secrets")
         } else {
             let limit = KeychainLimits.maximumSecretSize
             // One byte more than the limit, plus a trailing newline, tells an oversized secret.

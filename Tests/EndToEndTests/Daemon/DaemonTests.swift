@@ -515,6 +515,13 @@ import Glibc
         #expect(try daemon.shell.run(["lock"]).status == 0)
         #expect(try daemon.shell.run(["unlock"], input: "1234\n").status == 0)
         #expect(try daemon.shell.run(["find-generic-password", "-s", "app-secret", "-w"]).status == 44)
+        // Issue 53: `owner login` on a locked keychain took the passcode and left it locked. The
+        // passcode that proves the owner unlocks too.
+        #expect(try daemon.shell.run(["lock"]).status == 0)
+        #expect(try daemon.shell.run(["owner", "login"], input: "1234\n").status == 0)
+        let status = try daemon.shell.run(["status"]).stdout
+        #expect(status.contains("state: unlocked\n"), "\(status)")
+        #expect(try daemon.shell.run(["find-generic-password", "-s", "app-secret", "-w"]).stdout == "APP SECRET\n")
     }
 
     /// A session id is its leader's pid, and pids come back: once the owner's login session has

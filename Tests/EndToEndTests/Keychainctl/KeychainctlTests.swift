@@ -162,9 +162,21 @@ import Testing
             CommandRunner.binary, ["add-generic-password", "-s", "svc", "-a", "me"], environment: shell.environment)
         #expect(add.expect("Secret: "))
         add.type("typed-secret\r")
+        // Asked twice, as a new passcode is: a typo would be stored unseen (issue 53).
+        #expect(add.expect("Secret again: "))
+        add.type("typed-secret\r")
         #expect(add.wait() == 0)
         #expect(!add.screen.contains("typed-secret"))
         #expect(try shell.run(["find-generic-password", "-a", "me", "-w"]).stdout == "typed-secret\n")
+
+        let typo = try PseudoTerminal(
+            CommandRunner.binary, ["add-generic-password", "-s", "svc", "-a", "typo"], environment: shell.environment)
+        #expect(typo.expect("Secret: "))
+        typo.type("typed-secret\r")
+        #expect(typo.expect("Secret again: "))
+        typo.type("typed-secrte\r")
+        #expect(typo.wait() != 0 && typo.screen.contains("the two secrets differ"), "\(typo.screen)")
+        #expect(try shell.run(["find-generic-password", "-a", "typo", "-w"]).status == 44)
 
         let mismatch = try PseudoTerminal(CommandRunner.binary, ["passcode", "change"], environment: shell.environment)
         #expect(mismatch.expect("Current passcode: "))

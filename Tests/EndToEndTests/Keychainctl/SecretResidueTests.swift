@@ -58,6 +58,8 @@ import Glibc
             environment: shell.environment)
         #expect(terminal.expect("Secret:", timeout: 60), "\(terminal.screen)")
         terminal.type(secret + "\r")
+        #expect(terminal.expect("Secret again:", timeout: 60), "\(terminal.screen)")
+        terminal.type(secret + "\r")
         #expect(terminal.expect("MAPPINGS", timeout: 60), "\(terminal.screen)")
         _ = terminal.wait()
         #expect(!terminal.screen.contains("FOUND-IN"), "\(terminal.screen)")

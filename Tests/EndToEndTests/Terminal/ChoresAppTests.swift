@@ -79,7 +79,9 @@ import Testing
         // same context, straight to the passcode field (no second fingerprint sheet).
         #expect(app.waitFor("Not recognized. 1 more try"))
         #expect(app.waitFor("Passcode:"))
-        #expect(!app.screen.contains("[Enter] Enter Passcode"))
+        #expect(
+            app.screen.components(separatedBy: "[Enter] Enter Passcode").count - 1 == 1,
+            "the fingerprint sheet's fallback button, and no second fingerprint sheet: \(app.screen)")
         app.send("1234", "Enter")
         #expect(app.waitFor("Title:"))
         app.send("Dishes", "Enter")
@@ -101,7 +103,9 @@ import Testing
         #expect(
             app.screen.components(separatedBy: "is trying to authenticate you").count - 1 == 2,
             "the fingerprint sheet, then one passcode sheet")
-        #expect(!app.screen.contains("[Enter] Enter Passcode"))
+        #expect(
+            app.screen.components(separatedBy: "[Enter] Enter Passcode").count - 1 == 1,
+            "the fingerprint sheet's fallback button, and no second fingerprint sheet: \(app.screen)")
         print("----- chores: fallback chosen\n\(app.screen)")
         app.send("1234", "Enter")
         #expect(app.waitFor("Title:"))
@@ -133,5 +137,18 @@ import Testing
         #expect(process.terminationStatus == 0)
         #expect(text.contains("[ ] Groceries"))
         #expect(text.contains("Run chores in a terminal"))
+    }
+
+    /// Issue 53: `chores --help` printed the list. It prints help; an unknown option is a usage
+    /// error.
+    @Test func helpIsHelp() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let help = try SpawnedProgram(
+            Self.chores.path, ["--help"], environment: shell.environment, capturingOutput: true)
+        let text = String(decoding: help.readOutputToEnd(), as: UTF8.self)
+        #expect(help.terminationStatus == 0 && text.contains("USAGE: chores") && !text.contains("Groceries"), "\(text)")
+        let unknown = try SpawnedProgram(Self.chores.path, ["--list"], environment: shell.environment)
+        #expect(unknown.terminationStatus == 64)
     }
 }

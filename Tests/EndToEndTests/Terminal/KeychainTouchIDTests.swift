@@ -44,6 +44,8 @@ import Testing
             environment: shell.environment)
         #expect(terminal.expect("Secret: "))
         terminal.type("UPDATED_SECRET_PASSWORD_TEXT\r")
+        #expect(terminal.expect("Secret again: "))
+        terminal.type("UPDATED_SECRET_PASSWORD_TEXT\r")
         #expect(terminal.expect("Authenticate to update your password"))
         terminal.type("\r")
         #expect(terminal.expect("Passcode: "))
