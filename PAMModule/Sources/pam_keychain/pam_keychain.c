@@ -198,9 +198,16 @@ static void exec_helper(const struct passwd *pw, const gid_t *groups, int group_
 /* Writes each line keychainctl said to the system log, without its "keychainctl: " prefix. */
 static void log_output(pam_handle_t *pamh, char *text) {
     char *rest = NULL;
+    int told = 0;
     for (char *line = strtok_r(text, "\n", &rest); line; line = strtok_r(NULL, "\n", &rest)) {
         if (strncmp(line, "keychainctl: ", 13) == 0) line += 13;
         pam_syslog(pamh, LOG_NOTICE, "%s", line);
+        /* A line keychainctl means for the person logging in (why the keychain stays locked):
+         * said through the login's conversation too, one at most. */
+        if (!told && strncmp(line, "tell: ", 6) == 0) {
+            pam_info(pamh, "%s", line + 6);
+            told = 1;
+        }
     }
 }
 

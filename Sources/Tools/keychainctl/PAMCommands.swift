@@ -169,6 +169,9 @@ struct PAM: ParsableCommand {
     ) throws {
         guard status.failedAttempts == 0, status.secondsUntilNextAttempt == 0 else {
             KeychainCommand.note("\(status.failedAttempts) failed passcode attempt(s) are on record: \(skipped)")
+            tell(
+                "Your keychain stays locked: a failed passcode attempt is on record, so your login password was "
+                    + "not tried. Unlock it with `keychainctl unlock`.")
             return
         }
         do throws(KeychainError) {
@@ -178,6 +181,16 @@ struct PAM: ParsableCommand {
             guard error.status == KeychainError.errSecAuthFailed.status else { throw error }
             KeychainCommand.note(
                 "\(wrong) (one failed attempt counted; it is not tried again until the passcode unlocks the keychain)")
+            tell(
+                "Your keychain stays locked: your login password is not its passcode. Unlock it with "
+                    + "`keychainctl unlock`.")
         }
+    }
+
+    /// One line for the person logging in, which the PAM module says through the login's
+    /// conversation (`pam_info`) as well as logging it: the module passes on the lines that
+    /// start with `keychainctl: tell: `.
+    static func tell(_ line: String) {
+        KeychainCommand.note("tell: \(line)")
     }
 }

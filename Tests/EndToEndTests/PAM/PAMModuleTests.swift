@@ -76,13 +76,20 @@ extension PAMTests {
             try #require(pam.keychainctl(["lock"]).status == 0)
             let service = try writeLoginService(pam)
 
-            #expect(try pam.pamtester(service, ["authenticate", "open_session"]).status == 0)
+            let first = try pam.pamtester(service, ["authenticate", "open_session"])
+            #expect(first.status == 0)
             #expect(try !pam.keychainIsUnlocked)
             #expect(try pam.failedAttempts == 1)
             #expect(pam.log.waitFor("the login password is not the keychain's passcode: left locked"))
+            // Issue 53: the person was told nothing. The login's conversation says one line.
+            #expect(
+                first.output.contains("Your keychain stays locked: your login password is not its passcode"),
+                "\(first.output)")
             // The next login does not try again: the count stays at one, however often one logs in.
-            #expect(try pam.pamtester(service, ["authenticate", "open_session"]).status == 0)
+            let next = try pam.pamtester(service, ["authenticate", "open_session"])
+            #expect(next.status == 0)
             #expect(pam.log.waitFor("failed passcode attempt(s) are on record"))
+            #expect(next.output.contains("Your keychain stays locked: a failed passcode attempt"), "\(next.output)")
             #expect(try pam.failedAttempts == 1)
             // The passcode unlocks, and the next login tries the password again.
             #expect(try pam.keychainctl(["unlock"], input: "Other-code-9753\n").status == 0)
