@@ -14,7 +14,7 @@ import Foundation
 /// keychain["sync-token"] = nil                   // removes it
 /// ```
 ///
-/// Values are limited to 16 KiB (`KeychainLimits.maximumSecretSize`); larger ones fail with
+/// Values are limited to 1 MiB (`KeychainLimits.maximumSecretSize`); larger ones fail with
 /// `errSecDataTooLarge` (-25302).
 ///
 /// Throwing methods throw ``KeychainError``; the subscripts swallow errors (a failed read is
@@ -129,7 +129,7 @@ public struct Keychain: Sendable {
 
     /// Stores data under `key`, replacing any value.
     ///
-    /// - Throws: `errSecDataTooLarge` over 16 KiB, `errSecInteractionNotAllowed` when locked.
+    /// - Throws: `errSecDataTooLarge` over 1 MiB, `errSecInteractionNotAllowed` when locked.
     public func set(_ value: Data, key: String) throws(KeychainError) {
         let secret = SecretBytes(value)
         var attributes: [String: AttributeValue] = [

@@ -8,7 +8,7 @@ extension KeychainServer {
     /// `SecItemAdd`: seals and stores one item.
     ///
     /// - Throws: `errSecDuplicateItem` when an item with the same composite primary key exists
-    ///   in the same access group, `errSecDataTooLarge` over 16 KiB, `errSecNotAvailable` for
+    ///   in the same access group, `errSecDataTooLarge` over 1 MiB, `errSecNotAvailable` for
     ///   WhenPasscodeSetThisDeviceOnly without a passcode (UNCONFIRMED by Apple; reported by
     ///   developers), `errSecInteractionNotAllowed` when the class is locked,
     ///   `errSecMissingEntitlement` for a group the caller is not in.

@@ -25,7 +25,12 @@ enum RequestValidation {
                 .errSecParam,
                 "too many attributes (\(attributes.count)); at most \(KeychainLimits.maximumAttributeCount)")
         }
+        var total = 0
         for (name, value) in attributes {
+            guard name.utf8.count <= KeychainLimits.maximumAttributeName else {
+                throw KeychainError(
+                    .errSecParam, "an attribute's name is longer than \(KeychainLimits.maximumAttributeName) bytes")
+            }
             if writing && readOnlyAttributes.contains(name) {
                 // UNCONFIRMED which code Apple returns; errSecParam, as for other malformed input.
                 throw KeychainError(
@@ -54,9 +59,16 @@ enum RequestValidation {
                 }
             guard size <= KeychainLimits.maximumAttributeSize else {
                 throw KeychainError(
-                    .errSecDataTooLarge, "attribute \(name) is larger than \(KeychainLimits.maximumAttributeSize) bytes"
-                )
+                    .errSecDataTooLarge,
+                    "attribute \(name.prefix(64)) is larger than 64 KiB (\(KeychainLimits.maximumAttributeSize) bytes)")
             }
+            total += size + name.utf8.count
+        }
+        guard total <= KeychainLimits.maximumAttributesTotal else {
+            throw KeychainError(
+                .errSecDataTooLarge,
+                "the item's attributes take \(total) bytes together; at most 1 MiB "
+                    + "(\(KeychainLimits.maximumAttributesTotal) bytes)")
         }
     }
 
@@ -65,8 +77,8 @@ enum RequestValidation {
             throw KeychainError(
                 .errSecDataTooLarge,
                 "the item's data is \(secret.count) bytes; the keychain stores at most "
-                    + "\(KeychainLimits.maximumSecretSize) bytes (16 KiB) per item: keep larger data in a file "
-                    + "encrypted with a key stored here"
+                    + "\(KeychainLimits.maximumSecretSize) bytes (\(KeychainLimits.secretSizeInWords)) per item: keep "
+                    + "larger data in a file encrypted with a key stored here"
             )
         }
     }

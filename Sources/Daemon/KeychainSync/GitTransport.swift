@@ -39,7 +39,7 @@ public final class GitTransport: SyncTransport {
     /// embedded keychain) runs git unconfined.
     public static let confiningLauncher = Mutex<[String]?>(nil)
     /// The largest file read: a record's largest bucket, and room.
-    static let maximumFile = 1 << 20
+    static let maximumFile = (4 << 20) + 4096
     /// The most a snapshot reads in all: the sync state's bound (64 MiB) many times over.
     static let maximumSnapshot = 512 << 20
 

@@ -53,6 +53,7 @@ extension SecretServiceProvider {
                 throw DBusFailure.invalidArguments("\(Self.itemInterface).Attributes takes a{ss}")
             }
             let label = properties["\(Self.itemInterface).Label"]?.text ?? ""
+            try SecretItemLimits.check(label: label, attributes: attributes, secret: secret)
             let before = replacing ? try search(client, in: name, attributes).unlocked : []
             let item = try keychain(client) { () throws(KeychainError) in
                 try client.store(for: name).create(
@@ -94,8 +95,16 @@ extension SecretServiceProvider {
         case "GetSecret":
             let session = try call.arguments("o")[0].text ?? ""
             let transfer = try transferSession(client, session)
-            let secret = try keychain(client) { () throws(KeychainError) in
-                try readableSecret(client, id, in: collection)
+            let secret: SecretValue
+            do throws(KeychainError) {
+                secret = try readableSecret(client, id, in: collection)
+            } catch  where error.status == KeychainError.errSecInteractionNotAllowed.status {
+                // The keychain is locked, or the item is another app's this program may not read
+                // yet: either way the item is locked to it, as its Locked property says.
+                throw DBusFailure.isLocked(
+                    "the item is locked to this program: Unlock it first (the owner is asked for another app's item)")
+            } catch {
+                throw failure(error, client)
             }
             return [transfer.wireSecret(secret, session: session)]
         case "SetSecret":
@@ -106,20 +115,47 @@ extension SecretServiceProvider {
             else { throw DBusFailure.invalidArguments("SetSecret takes ((oayays))") }
             let secret = try transferSession(client, session).secret(
                 parameters: parameters, value: value, contentType: contentType)
-            try keychain(client) { () throws(KeychainError) in
+            try SecretItemLimits.check(label: nil, attributes: nil, secret: secret)
+            try itemWrite(client, id, in: collection) { () throws(KeychainError) in
                 try store.update(id, in: collection, label: nil, attributes: nil, secret: secret)
             }
             itemChanged(client, collection, path)
             return []
         case "Delete":
             _ = try call.arguments("")
-            try keychain(client) { () throws(KeychainError) in try store.delete(id, in: collection) }
+            try itemWrite(client, id, in: collection) { () throws(KeychainError) in
+                try store.delete(id, in: collection)
+            }
             signal(
                 client, path: SecretObjectPath.collection(collection).path, interface: Self.collectionInterface,
                 member: "ItemDeleted", [.objectPath(path)])
             return [.objectPath(SecretObjectPath.none)]
         default:
             throw call.unknown
+        }
+    }
+
+    /// A change to item `id` (its secret, label or attributes, or its deletion): for an item
+    /// that is not the client's, `IsLocked` while it may not read it (as its `Locked` property
+    /// says, and as `GetSecret` answers), `AccessDenied` once the owner let it read it (reading
+    /// is all the owner allowed); `NoSuchObject` only for an item that does not exist.
+    func itemWrite(
+        _ client: BusClient, _ id: String, in collection: String, _ body: () throws(KeychainError) -> Void
+    ) throws(DBusFailure) {
+        do throws(KeychainError) {
+            try body()
+        } catch  where error.status == KeychainError.errSecItemNotFound.status && collection != SessionSecretItems.name
+        {
+            do throws(KeychainError) {
+                _ = try client.keychainItems.otherAppItem(id, in: collection)
+            } catch  where error.status == KeychainError.errSecInteractionNotAllowed.status {
+                throw DBusFailure.isLocked("the item is another app's, locked to this program")
+            } catch {
+                throw failure(error, client)
+            }
+            throw DBusFailure.accessDenied("the item is another app's: this program may read it, not change it")
+        } catch {
+            throw failure(error, client)
         }
     }
 

@@ -122,7 +122,8 @@ extension SecretServiceProvider {
                 [.objectPath(call.path.path)])
         case (.item(let collection, let id), "Label"):
             guard let label = value.text else { throw DBusFailure.invalidArguments("Label takes a string") }
-            try keychain(client) { () throws(KeychainError) in
+            try SecretItemLimits.check(label: label, attributes: nil, secret: nil)
+            try itemWrite(client, id, in: collection) { () throws(KeychainError) in
                 try client.store(for: collection).update(id, in: collection, label: label, attributes: nil, secret: nil)
             }
             itemChanged(client, collection, call.path.path)
@@ -130,7 +131,8 @@ extension SecretServiceProvider {
             guard let attributes = value.stringDictionary else {
                 throw DBusFailure.invalidArguments("Attributes takes a{ss}")
             }
-            try keychain(client) { () throws(KeychainError) in
+            try SecretItemLimits.check(label: nil, attributes: attributes, secret: nil)
+            try itemWrite(client, id, in: collection) { () throws(KeychainError) in
                 try client.store(for: collection).update(
                     id, in: collection, label: nil, attributes: attributes, secret: nil)
             }

@@ -77,7 +77,8 @@ enum SecretInput {
                 guard bytes.count <= limit else {
                     throw KeychainError(
                         .errSecDataTooLarge,
-                        "the secret on standard input is larger than \(limit / 1024) KiB, the most an item holds; "
+                        "the secret on standard input is larger than \(KeychainLimits.secretSizeInWords), the most an item "
+                            + "holds; "
                             + "keep large data in a file encrypted with a key stored here"
                     )
                 }

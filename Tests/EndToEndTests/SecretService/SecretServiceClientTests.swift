@@ -168,6 +168,55 @@ import Testing
                 """, "\(result.stdout)")
     }
 
+    /// Issue 53: a secret over 16 KiB, a label or value over 4 KiB, a name over 61 bytes or more
+    /// than 55 attributes failed with "malformed message" (and at 1 MiB, a broken pipe), where
+    /// gnome-keyring stores them. Through SecretStorage: a 1 MiB secret with a 64 KiB label, and
+    /// 256 attributes with a 1 KiB name and a 64 KiB value, stored and read back; one byte over a
+    /// limit is InvalidArgs, saying the limit.
+    @Test func theSizesRealClientsStoreFit() throws {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        let result = try service.script(
+            """
+            /usr/bin/python3 - <<'PY'
+            import secretstorage
+            from jeepney.wrappers import DBusErrorResponse
+            c = secretstorage.dbus_init()
+            collection = secretstorage.get_default_collection(c)
+            big = bytes(range(256)) * 4096
+            label = "L" * 65536
+            collection.create_item(label, {"kind": "big"}, big)
+            found = list(collection.search_items({"kind": "big"}))[0]
+            print(found.get_secret() == big, len(found.get_label()))
+            many = {"attribute-%03d" % n: "value %d" % n for n in range(254)}
+            many["n" * 1024] = "long name"
+            many["long value"] = "v" * 65536
+            collection.create_item("many", many, b"many attributes")
+            found = list(collection.search_items(many))[0]
+            print(len(found.get_attributes()), found.get_attributes() == many, found.get_secret())
+            def refused(label, attributes, secret):
+                try:
+                    collection.create_item(label, attributes, secret)
+                    return "stored"
+                except DBusErrorResponse as error:
+                    return error.name + " " + str(error.data[0] if error.data else "")
+            print(refused("x", {"kind": "over"}, big + b"!"))
+            print(refused("x", {"kind": "over", "v": "v" * 65537}, b"s"))
+            PY
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(result.stdout)")
+        #expect(lines.first == "True 65536", "\(result.stdout)")
+        #expect(lines.dropFirst().first == "256 True b'many attributes'", "\(result.stdout)")
+        #expect(
+            lines.dropFirst(2).first?.hasPrefix("org.freedesktop.DBus.Error.InvalidArgs") == true
+                && lines.dropFirst(2).first?.contains("1 MiB") == true, "\(result.stdout)")
+        #expect(
+            lines.dropFirst(3).first?.hasPrefix("org.freedesktop.DBus.Error.InvalidArgs") == true
+                && lines.dropFirst(3).first?.contains("64 KiB") == true, "\(result.stdout)")
+    }
+
     /// Where .ci/run unpacks SecretStorage's release (PyPI's sdist holds the tests).
     static let secretStorageRelease = "/opt/SecretStorage-3.3.3"
 

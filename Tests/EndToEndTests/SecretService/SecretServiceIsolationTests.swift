@@ -38,6 +38,40 @@ import Testing
                 print('refused')"
             """)
         #expect(result.stdout == "1 True '' {}\nrefused\n", "\(result.stdout) \(result.stderr)")
+        // Issue 53: the item said Locked, GetSecret answered AccessDenied and writes NoSuchObject.
+        // Called directly, past secretstorage's own check: every one answers IsLocked.
+        result = try service.script(
+            """
+            /usr/bin/python3 - <<'PY'
+            import secretstorage
+            from jeepney import DBusAddress, new_method_call
+            from jeepney.wrappers import unwrap_msg, DBusErrorResponse
+            c = secretstorage.dbus_init()
+            item = list(secretstorage.search_items(c, {'service': 'imap'}))[0]
+            service = DBusAddress("/org/freedesktop/secrets", bus_name="org.freedesktop.secrets",
+                                  interface="org.freedesktop.Secret.Service")
+            session = unwrap_msg(c.send_and_get_reply(
+                new_method_call(service, "OpenSession", "sv", ("plain", ("s", "")))))[1]
+            def call(interface, member, signature, body):
+                address = DBusAddress(item.item_path, bus_name="org.freedesktop.secrets", interface=interface)
+                try:
+                    unwrap_msg(c.send_and_get_reply(new_method_call(address, member, signature, body)))
+                    return "answered"
+                except DBusErrorResponse as error:
+                    return error.name
+            print(call("org.freedesktop.Secret.Item", "GetSecret", "o", (session,)))
+            print(call("org.freedesktop.DBus.Properties", "Set", "ssv",
+                       ("org.freedesktop.Secret.Item", "Label", ("s", "mine now"))))
+            print(call("org.freedesktop.Secret.Item", "SetSecret", "(oayays)",
+                       ((session, b"", b"mine", "text/plain"),)))
+            print(call("org.freedesktop.Secret.Item", "Delete", "", ()))
+            PY
+            secret-tool lookup service imap user alice
+            """)
+        #expect(
+            result.stdout == String(repeating: "org.freedesktop.Secret.Error.IsLocked\n", count: 4)
+                + "first-app-secret",
+            "\(result.stdout) \(result.stderr)")
 
         // The other program stores its own under the same attributes; each reads its own, and
         // clearing one leaves the other's.

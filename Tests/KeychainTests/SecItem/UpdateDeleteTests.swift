@@ -240,7 +240,7 @@ extension SecItemAPITests {
                     == errSecUnimplemented)
         }
 
-        @Test func valuesOver16KiBAreErrSecDataTooLarge() throws {
+        @Test func valuesOverTheLimitsAreErrSecDataTooLarge() throws {
             let keychain = try TestKeychain.make().install()
             defer { keychain.remove() }
             let limit = KeychainLimits.maximumSecretSize
@@ -260,7 +260,8 @@ extension SecItemAPITests {
                 SecItemAdd(
                     [
                         kSecClass as String: kSecClassGenericPassword,
-                        kSecAttrAccount as String: String(repeating: "x", count: 5000),
+                        kSecAttrAccount as String: String(
+                            repeating: "x", count: KeychainLimits.maximumAttributeSize + 1),
                     ] as CFDictionary, nil) == errSecDataTooLarge)
         }
 

@@ -41,7 +41,7 @@ import Testing
         // Kept versions that would pass the largest bucket are left out, the oldest first.
         let keys = try SyncCircleKeys(raw: P256.Signing.PrivateKey().rawRepresentation)
         keys.startEpoch(1)
-        let big = Data(repeating: 1, count: 200 << 10)
+        let big = Data(repeating: 1, count: 1600 << 10)
         let versions = (0..<4).map { index in
             SyncRecord.Kept(
                 clock: SyncTimestamp(milliseconds: 1_000 + UInt64(index), counter: 0, device: keys.deviceID),
@@ -50,7 +50,7 @@ import Testing
         let clock = SyncTimestamp(milliseconds: 3_000, counter: 0, device: keys.deviceID)
         let sealed = try keys.seal(.tombstone, kept: versions, name: Self.name, clock: clock, epoch: 1)
         let carried = try keys.open(sealed, name: Self.name, writer: keys.publicKey).kept
-        #expect(carried.map { $0.clock.milliseconds } == [1_003, 1_002], "the two latest fit 512 KiB")
+        #expect(carried.map { $0.clock.milliseconds } == [1_003, 1_002], "the two latest fit 4 MiB")
     }
 
     @Test func aRecordOpensAsWrittenAndSaysNothingInTheClear() throws {
@@ -88,12 +88,13 @@ import Testing
         #expect(next == SyncRecord.headerSize + 4 + 2048 + SyncRecord.signatureSize)
         // An item at the keychain's limits still fits the largest bucket.
         var many: [String: AttributeValue] = [:]
+        let perAttribute = KeychainLimits.maximumAttributesTotal / KeychainLimits.maximumAttributeCount - 16
         for index in 0..<KeychainLimits.maximumAttributeCount {
-            many["attribute\(index)"] = .data(Data(repeating: 1, count: KeychainLimits.maximumAttributeSize))
+            many["attribute\(index)"] = .data(Data(repeating: 1, count: perAttribute))
         }
         #expect(
             try Self.record(secret: String(repeating: "a", count: KeychainLimits.maximumSecretSize), attributes: many)
-                .encoded.count == SyncRecord.headerSize + 4 + (512 << 10) + SyncRecord.signatureSize)
+                .encoded.count == SyncRecord.headerSize + 4 + (4 << 20) + SyncRecord.signatureSize)
     }
 
     @Test func everyAlteredByteAnotherSignerOrAnotherKeyIsRefused() throws {

@@ -15,7 +15,7 @@ import KeychainProtocol
 ///
 /// - Returns: `errSecSuccess`, `errSecDuplicateItem` (-25299) when an item with the same
 ///   primary key exists, `errSecParam` (-50) for a malformed dictionary, `errSecDataTooLarge`
-///   (-25302) over 16 KiB, `errSecInteractionNotAllowed` (-25308) when the keychain is locked.
+///   (-25302) over 1 MiB, `errSecInteractionNotAllowed` (-25308) when the keychain is locked.
 ///
 /// Apple documentation: <https://developer.apple.com/documentation/security/1401659-secitemadd>
 @discardableResult

@@ -25,8 +25,8 @@ public enum BackupFile {
     /// The most record-stream bytes one chunk seals.
     static let chunkSize = 64 << 10
     static let tagSize = 16
-    /// The largest record: an item's 16 KiB secret and 64 attributes of 4 KiB fit with room.
-    static let maximumRecord = 1 << 20
+    /// The largest record: an item's 1 MiB secret and 1 MiB of attributes fit with room.
+    static let maximumRecord = 4 << 20
 
     /// What a backup's password derivation may ask for: exactly what the writer uses. A backup
     /// leaves the device, so nothing but the password protects it: the floor is four times the

@@ -22,7 +22,7 @@ public struct SyncRecord: Sendable {
     static let signatureSize = 64
     /// The sizes a sealed content takes: the smallest that holds it. The remote learns which
     /// bucket, not the size within it.
-    static let buckets = [512, 2 << 10, 8 << 10, 32 << 10, 128 << 10, 512 << 10]
+    static let buckets = [512, 2 << 10, 8 << 10, 32 << 10, 128 << 10, 512 << 10, 2 << 20, 4 << 20]
     /// AES-GCM's nonce and tag.
     private static let sealingOverhead = 12 + 16
 

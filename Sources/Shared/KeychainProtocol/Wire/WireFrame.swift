@@ -7,9 +7,9 @@ public enum WireFrame {
     /// The protocol version this build speaks. A message of another version gets
     /// `errSecDecode`; a later version that changes the format changes this number.
     public static let version: UInt8 = 1
-    /// The largest request: far above the largest valid one (16 KiB of secret and 64
-    /// attributes of 4 KiB).
-    public static let maximumRequest = 1 << 20
+    /// The largest request: above the largest valid one (a 1 MiB secret and 1 MiB of
+    /// attributes, ``KeychainLimits``).
+    public static let maximumRequest = 4 << 20
     /// The largest reply (many items with their attributes).
     public static let maximumReply = 64 << 20
     /// Bytes of the length prefix.

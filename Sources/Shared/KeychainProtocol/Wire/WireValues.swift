@@ -56,7 +56,7 @@ enum WireValues {
         let count = try reader.count(max: KeychainLimits.maximumAttributeCount)
         var attributes = [String: AttributeValue](minimumCapacity: count)
         for _ in 0..<count {
-            let name = try reader.string(max: maximumToken)
+            let name = try reader.string(max: KeychainLimits.maximumAttributeName)
             guard attributes.updateValue(try attributeValue(&reader), forKey: name) == nil else {
                 throw WireError("an attribute named twice")
             }
