@@ -217,6 +217,25 @@ import Testing
                 && lines.dropFirst(3).first?.contains("64 KiB") == true, "\(result.stdout)")
     }
 
+    /// Issue 53: on a locked keychain (after the idle lock, say) `secret-tool lookup` printed
+    /// nothing and exited 1, as for an item that is not there. With no terminal to draw the
+    /// unlock sheet on, the client is told the keychain is locked and how to unlock it.
+    @Test func aLockedKeychainIsSaidToBeLocked() throws {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        let result = try service.script(
+            """
+            printf '1234\\n' | "$KEYCHAINCTL" passcode set
+            printf 'kept' | secret-tool store --label='Mail' service imap user alice
+            "$KEYCHAINCTL" lock
+            secret-tool lookup service imap user alice; echo "exit $?"
+            """)
+        #expect(result.stdout.hasSuffix("exit 1\n") && !result.stdout.contains("kept"), "\(result.stdout)")
+        #expect(
+            result.stderr.contains("locked") && result.stderr.contains("keychainctl unlock"),
+            "\(result.stdout) \(result.stderr)")
+    }
+
     /// Where .ci/run unpacks SecretStorage's release (PyPI's sdist holds the tests).
     static let secretStorageRelease = "/opt/SecretStorage-3.3.3"
 
