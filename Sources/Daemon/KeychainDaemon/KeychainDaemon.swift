@@ -132,7 +132,8 @@ public final class KeychainDaemon: Service {
         }
         let source = try listen()
         if let worker = configuration.worker {
-            logger.info("keychaind serving", metadata: ["mode": "system worker", "uid": "\(worker.uid)", "pid": "\(getpid())"])
+            logger.info(
+                "keychaind serving", metadata: ["mode": "system worker", "uid": "\(worker.uid)", "pid": "\(getpid())"])
         } else {
             logger.info(
                 "keychaind listening",
@@ -150,7 +151,9 @@ public final class KeychainDaemon: Service {
         defer { sessionLocks.stop() }
         await withGracefulShutdownHandler {
             await withDiscardingTaskGroup { group in
-                group.addTask { await self.lockWhenIdle() }
+                group.addTask {
+                    await self.lockWhenIdle(screenLockFollowed: { sessionLocks.usersWhoseScreenLockIsFollowed() })
+                }
                 group.addTask { await self.syncPeriodically() }
                 await source.acceptUntilStopped { [self] descriptor in admit(descriptor) }
                 // Stopping: requests under way are answered on their connections' threads; then

@@ -31,6 +31,8 @@ final class SessionLockWatcher: Sendable {
     private let logger: Logger
     private let onLock: @Sendable (_ session: String, _ user: uid_t) -> Void
     private let stopping = Atomic<Bool>(false)
+    /// True while logind's lock signals reach this watcher.
+    private let following = Atomic<Bool>(false)
     /// A pipe ``stop()`` writes to, ending the thread's wait for the bus: the thread sleeps
     /// until the bus or this pipe has something, with no periodic wake-up.
     private let stopPipe: (read: Int32, write: Int32)
@@ -105,6 +107,8 @@ final class SessionLockWatcher: Sendable {
             logger.warning("cannot wait on the system bus, so session locks are not followed")
             return
         }
+        following.store(true, ordering: .relaxed)
+        defer { following.store(false, ordering: .relaxed) }
         while !stopping.load(ordering: .relaxed) {
             // What has come (without blocking), every message it completes, then a wait.
             guard dbus_connection_read_write(bus, 0) != 0 else {
@@ -128,6 +132,13 @@ final class SessionLockWatcher: Sendable {
                 return
             }
         }
+    }
+
+    /// The users whose screen lock this watcher follows now: those with a graphical login
+    /// session (``GraphicalSessions``) while logind's signals reach it; none otherwise.
+    func usersWhoseScreenLockIsFollowed() -> Set<uid_t> {
+        guard following.load(ordering: .relaxed) else { return [] }
+        return GraphicalSessions.users() ?? []
     }
 
     /// The object path and user of the session `message` reports locked, when logind itself
@@ -214,7 +225,7 @@ final class SessionLockWatcher: Sendable {
 
     /// A method call with string arguments and its reply (which the caller unrefs); nil on an
     /// error reply or after a second without one.
-    private static func call(
+    static func call(
         _ bus: OpaquePointer, destination: String, path: String, interface: String, method: String, arguments: [String]
     ) -> OpaquePointer? {
         guard let call = dbus_message_new_method_call(destination, path, interface, method) else { return nil }
@@ -235,20 +246,20 @@ final class SessionLockWatcher: Sendable {
     }
 
     /// The string at `iterator`, or nil when it holds something else.
-    private static func string(at iterator: inout DBusMessageIter) -> String? {
+    static func string(at iterator: inout DBusMessageIter) -> String? {
         guard dbus_message_iter_get_arg_type(&iterator) == DBusType.string else { return nil }
         var text: UnsafePointer<CChar>?
         dbus_message_iter_get_basic(&iterator, &text)
         return text.map { String(cString: $0) }
     }
 
-    private static func message(_ error: DBusError) -> String {
+    static func message(_ error: DBusError) -> String {
         error.message.map { String(cString: $0) } ?? "unknown"
     }
 }
 
 /// D-Bus type codes (libdbus defines them as cast macros, which Swift does not import).
-private enum DBusType {
+enum DBusType {
     static let string = Int32(UInt8(ascii: "s"))
     static let boolean = Int32(UInt8(ascii: "b"))
     static let uint32 = Int32(UInt8(ascii: "u"))
@@ -256,4 +267,5 @@ private enum DBusType {
     static let variant = Int32(UInt8(ascii: "v"))
     static let structure = Int32(UInt8(ascii: "r"))
     static let dictEntry = Int32(UInt8(ascii: "e"))
+    static let objectPath = Int32(UInt8(ascii: "o"))
 }

@@ -69,6 +69,29 @@ import Glibc
         #expect(try eventuallyLocked(daemon), "the keychain stayed unlocked after logind's Lock")
     }
 
+    /// Issue 53: after 5 idle minutes the keychain locked under a person working at a desktop
+    /// whose apps asked nothing, and `secret-tool lookup` found nothing. Where the screen lock is
+    /// followed (a graphical login session), the keychain locks with the screen, not for
+    /// idleness; in a text session, the idle lock stands.
+    @Test func aGraphicalSessionLocksWithTheScreenNotForIdleness() throws {
+        let logind = try LogindMock()
+        defer { logind.stop() }
+        let mine = try logind.addSession("c1", uid: getuid())
+        try logind.setType(of: mine, "wayland")
+        let daemon = try DaemonHarness(idleLock: 1, extra: ["DBUS_SYSTEM_BUS_ADDRESS": logind.bus.address])
+        defer { daemon.cleanUp() }
+        #expect(try daemon.shell.run(["passcode", "set"], input: "1234\n").status == 0)
+        sleep(3)
+        #expect(try daemon.shell.run(["status"]).stdout.contains("state: unlocked"), "locked for idleness")
+        try logind.lock(mine)
+        #expect(try eventuallyLocked(daemon), "the keychain stayed unlocked after logind's Lock")
+
+        try logind.setType(of: mine, "tty")
+        #expect(try daemon.shell.run(["unlock"], input: "1234\n").status == 0)
+        sleep(3)
+        #expect(try eventuallyLocked(daemon), "a text session's keychain was not locked for idleness")
+    }
+
     /// The context switches of each thread of `pid` so far, by thread id.
     private static func contextSwitches(of pid: Int32) throws -> [String: Int] {
         var switches: [String: Int] = [:]
@@ -120,6 +143,14 @@ final class LogindMock {
             "string:\(id)", "string:seat0", "uint32:\(uid)", "string:user\(uid)", "boolean:true",
         ])
         return "/org/freedesktop/login1/session/\(id)"
+    }
+
+    /// Sets the session's `Type` (`x11`, `wayland`, `tty`…; dbusmock's sessions are `test`).
+    func setType(of session: String, _ type: String) throws {
+        try bus.send([
+            "--dest=org.freedesktop.login1", session, "org.freedesktop.DBus.Properties.Set",
+            "string:org.freedesktop.login1.Session", "string:Type", "variant:string:\(type)",
+        ])
     }
 
     /// logind's `Lock` signal for the session (what `loginctl lock-session` makes it send).
