@@ -60,9 +60,11 @@ public struct PinentryPrompt: AuthenticationPrompt {
         case .desktop(let display):
             environment.merge(display.variables) { _, desktop in desktop }
         }
-        return PinentrySession(sheet, start: { [program, arguments, environment] in
-            Pinentry(program: program, arguments: arguments, environment: environment)
-        })
+        return PinentrySession(
+            sheet,
+            start: { [program, arguments, environment] in
+                Pinentry(program: program, arguments: arguments, environment: environment)
+            })
     }
 }
 
@@ -75,6 +77,11 @@ final class PinentrySession: PromptSession {
     /// The last line of feedback, shown on the next drawing.
     private var feedback: String?
     private var failed = false
+    /// When the countdown of a passcode delay was last drawn, while it shows: pinentry draws a
+    /// still dialog, so it is drawn again every ``countdownRedraw`` with the time left.
+    private var countdownDrawn: ContinuousClock.Instant?
+    /// How often a countdown is drawn again.
+    static let countdownRedraw = Duration.seconds(5)
 
     init(_ sheet: PromptSheet, start: @escaping () -> Pinentry?) {
         self.sheet = sheet
@@ -142,7 +149,8 @@ final class PinentrySession: PromptSession {
         case .ok:
             self.confirmation = nil
             confirmation.end()
-            return sheet.fallbackTitle == nil ? .cancel : .fallback
+            // A countdown's one button is Cancel.
+            return sheet.fallbackTitle == nil || countdownDrawn != nil ? .cancel : .fallback
         case .error, .gone:
             self.confirmation = nil
             confirmation.end()
@@ -152,7 +160,29 @@ final class PinentrySession: PromptSession {
 
     func show(_ message: String) {
         feedback = message
+        if countdownDrawn != nil {
+            // The delay is over: the countdown goes, and the passcode entry says so.
+            countdownDrawn = nil
+            confirmation?.end()
+            confirmation = nil
+            return
+        }
         if sheet.asksForTouch, confirmation != nil { confirm() }
+    }
+
+    /// A passcode delay's countdown (issue 53: pinentry showed nothing for the delay's length):
+    /// the sheet with the time left and a Cancel button, drawn again every ``countdownRedraw``.
+    func update(_ message: String) {
+        feedback = message
+        let now = ContinuousClock.now
+        if let drawn = countdownDrawn, drawn.duration(to: now) < Self.countdownRedraw { return }
+        countdownDrawn = now
+        confirmation?.end()
+        confirmation = prepared()
+        guard let confirmation else { return }
+        confirmation.send("SETDESC", Self.description(sheet, feedback: PromptText.clean(message, limit: 400)))
+        confirmation.send("SETOK", PromptText.clean(sheet.cancelTitle, limit: 40))
+        _ = confirmation.start("CONFIRM --one-button")
     }
 
     func readPasscode(shouldStop: () -> Bool) -> SecretBytes? {

@@ -85,6 +85,24 @@ import Testing
         #expect(app.waitFor("Title:"), "\(app.screen)")
     }
 
+    /// Issue 53: during a passcode delay pinentry showed nothing for the delay's length (35 s of
+    /// blank terminal, then "You can enter the passcode now"). The sheet counts down, and its
+    /// one button cancels.
+    @Test func aPasscodeDelayCountsDownOnThePinentry() throws {
+        let shell = try CommandRunner.withPasscode(simulator: false, pinentry: Self.pinentry)
+        defer { shell.cleanUp() }
+        #expect(try shell.run(["lock"]).status == 0)
+        // Five different wrong passcodes (the same one twice counts once).
+        for wrong in 0..<5 { _ = try shell.run(["unlock"], input: "000\(wrong)\n") }
+        #expect(try shell.run(["status"]).stdout.contains("failed passcode attempts: 5"))
+        let app = try authenticate(shell)
+        defer { app.close() }
+        #expect(app.waitFor("5 wrong passcodes. Try again in"), "\(app.screen)")
+        app.send("Enter")
+        #expect(app.waitFor("EXIT=1"), "\(app.screen)")
+        #expect(app.screen.contains("LAError.userCancel"), "\(app.screen)")
+    }
+
     @Test func aMatchingTouchClosesThePinentry() throws {
         let shell = try CommandRunner.withPasscode(pinentry: Self.pinentry)
         defer { shell.cleanUp() }
