@@ -4,32 +4,30 @@ import Foundation
 import Glibc
 #endif
 
-/// Which program draws the keychain's sheets, chosen as gpg-agent chooses its pinentry: the one
-/// configured; else, for an app on a desktop, a desktop pinentry; else the terminal pinentries
-/// Linux users already have; else the keychain's own terminal sheet.
+/// Which program draws the keychain's sheets: the one configured; else, for an app on a
+/// desktop, a desktop pinentry, as gpg-agent chooses one; else, on a terminal, the keychain's own
+/// sheet.
 ///
 /// The configuration is `KEYCHAIN_PINENTRY` in the environment of the program that draws
 /// (keychaind, the prompt agent, an embedded app): a pinentry's path, or `none` for the
 /// keychain's own sheet. Unset, a desktop app gets `pinentry-gtk-2`, `pinentry-qt` or
-/// `pinentry-gnome3`, and a terminal `pinentry-curses` or `pinentry-tty`, the first installed in
-/// `/usr/bin`.
+/// `pinentry-gnome3`, the first installed in `/usr/bin`, and a terminal the keychain's own
+/// sheet: `pinentry-curses` ignores Escape (only Tab, Tab, Enter cancel) and cannot count a
+/// passcode delay down, where the keychain's sheet takes Esc as Cancel and counts down live
+/// (issue 53). A terminal pinentry is used when configured.
 public enum SheetProgram: Sendable, Equatable {
     /// A pinentry program, at this path.
     case pinentry(String)
     /// The keychain's own sheet (``TerminalPrompt``).
     case keychain
 
-    /// The terminal pinentries looked for, in order.
+    /// The terminal pinentries: configured, they draw on the app's terminal, never a desktop.
     public static let installedPinentries = ["/usr/bin/pinentry-curses", "/usr/bin/pinentry-tty"]
 
     /// The choice for `configured` (`KEYCHAIN_PINENTRY`'s value), given which files are programs.
-    public static func forTerminal(
-        configured: String?, isProgram: (String) -> Bool = { access($0, X_OK) == 0 }
-    ) -> SheetProgram {
-        if let configured, !configured.isEmpty {
-            return configured == "none" ? .keychain : .pinentry(configured)
-        }
-        return installedPinentries.first(where: isProgram).map { .pinentry($0) } ?? .keychain
+    public static func forTerminal(configured: String?) -> SheetProgram {
+        if let configured, !configured.isEmpty, configured != "none" { return .pinentry(configured) }
+        return .keychain
     }
 
     /// The choice for this process's environment.

@@ -47,6 +47,20 @@ import Testing
         #expect(app.screen.contains("LAError.userCancel"), "\(app.screen)")
     }
 
+    /// Issue 53: Escape did not cancel the terminal's sheet (pinentry-curses takes Tab, Tab,
+    /// Enter). With nothing configured, a terminal gets the keychain's own sheet: Esc cancels.
+    @Test func escapeCancelsTheDefaultTerminalSheet() throws {
+        let shell = try CommandRunner.withPasscode(pinentry: "")
+        defer { shell.cleanUp() }
+        #expect(try shell.run(["status"]).stdout.contains("sheets: the keychain's own terminal sheet"))
+        let app = try authenticate(shell)
+        defer { app.close() }
+        #expect(app.waitFor("Touch the fingerprint sensor."), "\(app.screen)")
+        app.send("Escape")
+        #expect(app.waitFor("EXIT=1", timeout: 8), "\(app.screen)")
+        #expect(app.screen.contains("LAError.userCancel"), "\(app.screen)")
+    }
+
     /// A `userPresence` item read at a terminal: pinentry's sheet, the fallback, the passcode.
     @Test func aGuardedItemReadByKeychainctlAsksThroughPinentry() throws {
         let shell = try CommandRunner.withPasscode(pinentry: Self.pinentry)

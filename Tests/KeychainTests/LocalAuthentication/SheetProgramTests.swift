@@ -4,16 +4,15 @@ import Testing
 
 /// Which program draws the keychain's sheets, and what it is told.
 @Suite struct SheetProgramTests {
-    @Test func theConfiguredProgramComesFirstThenCursesThenTTYThenTheKeychainsOwn() {
-        let all: (String) -> Bool = { _ in true }
-        let none: (String) -> Bool = { _ in false }
-        #expect(SheetProgram.forTerminal(configured: "/opt/pinentry", isProgram: none) == .pinentry("/opt/pinentry"))
-        #expect(SheetProgram.forTerminal(configured: "none", isProgram: all) == .keychain)
-        #expect(SheetProgram.forTerminal(configured: nil, isProgram: all) == .pinentry("/usr/bin/pinentry-curses"))
+    /// Issue 53: pinentry-curses, the terminal's default, ignored Escape. A terminal gets the
+    /// keychain's own sheet unless a pinentry is configured.
+    @Test func aTerminalGetsTheConfiguredPinentryElseTheKeychainsOwnSheet() {
+        #expect(SheetProgram.forTerminal(configured: "/opt/pinentry") == .pinentry("/opt/pinentry"))
         #expect(
-            SheetProgram.forTerminal(configured: "", isProgram: { $0.hasSuffix("-tty") })
-                == .pinentry("/usr/bin/pinentry-tty"))
-        #expect(SheetProgram.forTerminal(configured: nil, isProgram: none) == .keychain)
+            SheetProgram.forTerminal(configured: "/usr/bin/pinentry-curses") == .pinentry("/usr/bin/pinentry-curses"))
+        #expect(SheetProgram.forTerminal(configured: "none") == .keychain)
+        #expect(SheetProgram.forTerminal(configured: nil) == .keychain)
+        #expect(SheetProgram.forTerminal(configured: "") == .keychain)
     }
 
     @Test func aDesktopAppGetsTheConfiguredOrTheFirstDesktopPinentry() {
@@ -46,8 +45,10 @@ import Testing
         #expect(Pinentry.unescaped(Array("a%25b%0Ac%zz%4".utf8)) == Array("a%b\nc%zz%4".utf8))
     }
 
-    @Test(arguments: [("xterm-256color", true), ("screen.xterm", true), ("", false), ("x y", false),
-        ("xterm\u{1b}", false), (String(repeating: "a", count: 65), false)])
+    @Test(arguments: [
+        ("xterm-256color", true), ("screen.xterm", true), ("", false), ("x y", false),
+        ("xterm\u{1b}", false), (String(repeating: "a", count: 65), false),
+    ])
     func aTerminalTypeFromTheAppIsChecked(_ type: String, _ accepted: Bool) {
         #expect(PinentryPrompt.isTerminalType(type) == accepted)
     }
