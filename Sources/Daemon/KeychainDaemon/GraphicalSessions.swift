@@ -69,18 +69,6 @@ enum GraphicalSessions {
 
     /// The `Type` logind records for the session at `path`.
     private static func type(ofSession path: String, _ bus: OpaquePointer) -> String? {
-        guard
-            let reply = SessionLockWatcher.call(
-                bus, destination: "org.freedesktop.login1", path: path, interface: "org.freedesktop.DBus.Properties",
-                method: "Get", arguments: ["org.freedesktop.login1.Session", "Type"])
-        else { return nil }
-        defer { dbus_message_unref(reply) }
-        var iterator = DBusMessageIter()
-        guard dbus_message_iter_init(reply, &iterator) != 0,
-            dbus_message_iter_get_arg_type(&iterator) == DBusType.variant
-        else { return nil }
-        var variant = DBusMessageIter()
-        dbus_message_iter_recurse(&iterator, &variant)
-        return SessionLockWatcher.string(at: &variant)
+        SessionLockWatcher.sessionProperty("Type", ofSession: path, bus) { SessionLockWatcher.string(at: &$0) }
     }
 }

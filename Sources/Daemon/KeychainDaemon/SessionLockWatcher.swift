@@ -202,10 +202,26 @@ final class SessionLockWatcher: Sendable {
 
     /// The uid logind records for the session at `path` (its `User` property, a `(uo)`).
     private static func user(ofSession path: String, _ bus: OpaquePointer) -> uid_t? {
+        sessionProperty("User", ofSession: path, bus) { variant -> uid_t? in
+            guard dbus_message_iter_get_arg_type(&variant) == DBusType.structure else { return nil }
+            var fields = DBusMessageIter()
+            dbus_message_iter_recurse(&variant, &fields)
+            guard dbus_message_iter_get_arg_type(&fields) == DBusType.uint32 else { return nil }
+            var uid: UInt32 = 0
+            dbus_message_iter_get_basic(&fields, &uid)
+            return uid
+        }
+    }
+
+    /// The session property `name` of the session at `path`, as `read` takes it from inside the
+    /// variant logind answers; nil when logind answers none, or another type.
+    static func sessionProperty<Value>(
+        _ name: String, ofSession path: String, _ bus: OpaquePointer, read: (inout DBusMessageIter) -> Value?
+    ) -> Value? {
         guard
             let reply = call(
                 bus, destination: logind, path: path, interface: propertiesInterface, method: "Get",
-                arguments: [sessionInterface, "User"])
+                arguments: [sessionInterface, name])
         else { return nil }
         defer { dbus_message_unref(reply) }
         var iterator = DBusMessageIter()
@@ -214,13 +230,7 @@ final class SessionLockWatcher: Sendable {
         else { return nil }
         var variant = DBusMessageIter()
         dbus_message_iter_recurse(&iterator, &variant)
-        guard dbus_message_iter_get_arg_type(&variant) == DBusType.structure else { return nil }
-        var fields = DBusMessageIter()
-        dbus_message_iter_recurse(&variant, &fields)
-        guard dbus_message_iter_get_arg_type(&fields) == DBusType.uint32 else { return nil }
-        var uid: UInt32 = 0
-        dbus_message_iter_get_basic(&fields, &uid)
-        return uid
+        return read(&variant)
     }
 
     /// A method call with string arguments and its reply (which the caller unrefs); nil on an
