@@ -52,6 +52,12 @@ extension KeychainDaemon {
         let mark = owners.mark
         keychain.beginRequest()
         var result = Result { () throws(KeychainError) in try reply(to: request, caller, client) }
+        if case .copyMatching(let query) = request, case .failure(let error) = result,
+            error.status == KeychainError.errSecItemNotFound.status, !caller.actsForOwner,
+            let hint = AnotherCopyHint.hint(for: query, client)
+        {
+            result = .failure(KeychainError(status: error.status, message: "\(error.message); \(hint)"))
+        }
         // Idle time counts from the end of the last request: a long passcode check is not idleness.
         keychain.endRequest()
         defer { record(request, result, caller, client.peer.uid) }

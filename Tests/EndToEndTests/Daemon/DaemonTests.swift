@@ -33,7 +33,9 @@ import Glibc
             kill %1
             """)
         #expect(listener.stdout.contains("status 1"), "\(listener.stdout)")
-        #expect(listener.stderr.contains("keychaind closed the connection before it greeted this process: it stopped"), "\(listener.stderr)")
+        #expect(
+            listener.stderr.contains("keychaind closed the connection before it greeted this process: it stopped"),
+            "\(listener.stderr)")
         #expect(!listener.stderr.contains("older than this program"))
     }
 
@@ -486,6 +488,41 @@ import Glibc
         let app = try daemon.copyOfKeychainctl(named: "some-app")
         let added = try daemon.run(app, ["add-generic-password", "-s", "app-secret", "-a", "a"], input: "APP SECRET")
         #expect(added.status == 0, "\(added.stderr)")
+    }
+
+    /// Issue 53: an app is known by its path, so items added with one copy of keychainctl were
+    /// "not found" by another, and nothing said why. A search that finds nothing names a copy of
+    /// the same program (same name, same bytes) whose items match; a program of other bytes is
+    /// told nothing.
+    @Test func aCopyOfTheSameProgramWithMatchingItemsIsNamed() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.cleanUp() }
+        var copies: [URL] = []
+        for directory in ["one", "two", "three"] {
+            let folder = daemon.shell.home.appendingPathComponent(directory)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let copy = folder.appendingPathComponent("keychainctl")
+            try FileManager.default.copyItem(at: CommandRunner.binary, to: copy)
+            copies.append(copy)
+        }
+        // The third has other bytes: one more at its end (an ELF file runs the same).
+        let other = try FileHandle(forWritingTo: copies[2])
+        try other.seekToEnd()
+        try other.write(contentsOf: Data([0]))
+        try other.close()
+        let added = try daemon.run(copies[0], ["add-generic-password", "-s", "mail", "-a", "me"], input: "s")
+        #expect(added.status == 0, "\(added.stderr)")
+        let path = "PATH='\(copies[0].deletingLastPathComponent().path)':\"$PATH\""
+        let second = try daemon.shell.script("\(path) '\(copies[1].path)' find-generic-password -s mail -w")
+        #expect(second.status == 44, "\(second.stdout)")
+        #expect(
+            second.stderr.contains("a copy of this program at \(copies[0].path) has matching items"), "\(second.stderr)"
+        )
+        let third = try daemon.shell.script("\(path) '\(copies[2].path)' find-generic-password -s mail -w")
+        #expect(third.status == 44 && !third.stderr.contains("copy of this program"), "\(third.stderr)")
+        // Nothing matching anywhere: no hint.
+        let none = try daemon.shell.script("\(path) '\(copies[1].path)' find-generic-password -s other -w")
+        #expect(none.status == 44 && !none.stderr.contains("copy of this program"), "\(none.stderr)")
     }
 
     @Test func anOwnerSessionSeesEveryGroupInItsLoginSessionUntilLogout() throws {
