@@ -59,4 +59,34 @@ import Testing
             #expect(result.status == 0, "\(example)\n\(result.stderr)")
         }
     }
+
+    /// Issue 53: the simulated sensor's block failed as written (`biometry touch` needs an owner
+    /// session the block never opened). Its lines, in a keychain with a passcode: the first
+    /// three with the passcode typed, `authenticate` on a terminal, and the touch from another
+    /// process while its sheet shows.
+    @Test func theSimulatedSensorBlockRunsAsWritten() throws {
+        let block = try #require(try Self.blocks("text").first { $0.contains("biometry simulate on") })
+        let lines = block.split(separator: "\n").map {
+            String($0.components(separatedBy: "#").first ?? "").trimmingCharacters(in: .whitespaces)
+        }
+        try #require(lines.count == 5, "\(lines)")
+        let shell = try CommandRunner.withPasscode(simulator: false)
+        defer { shell.cleanUp() }
+        let bin = shell.home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            at: bin.appendingPathComponent("keychainctl"), withDestinationURL: CommandRunner.binary)
+        let path = "export PATH='\(bin.path)':\"$PATH\"; "
+        for line in lines.prefix(3) {
+            let run = try shell.script(path + "printf '1234\\n' | " + line)
+            #expect(run.status == 0, "\(line): \(run.stderr)")
+        }
+        var environment = shell.environment
+        environment["PATH"] = bin.path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        let sheet = try PseudoTerminal(URL(fileURLWithPath: "/bin/sh"), ["-c", lines[3]], environment: environment)
+        #expect(sheet.expect("Touch the fingerprint sensor."), "\(sheet.screen)")
+        let touch = try shell.script(path + lines[4])
+        #expect(touch.status == 0, "\(touch.stderr)")
+        #expect(sheet.wait() == 0, "\(sheet.screen)")
+    }
 }
