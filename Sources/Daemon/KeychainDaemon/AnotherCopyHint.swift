@@ -3,6 +3,7 @@ import Foundation
 import KeychainProtocol
 import KeychainServer
 import KeychainSupport
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -15,11 +16,26 @@ import Glibc
 /// usual one, whose own items match, and says where it is.
 ///
 /// It tells a program only of a copy of itself: the same code, which the person can run from
-/// that path to read those items anyway. A program of another name, or other bytes, learns
-/// nothing of anyone's items.
+/// that path to read those items anyway (per-user mode alone). A program of another name, or
+/// other bytes, learns nothing of anyone's items.
 enum AnotherCopyHint {
     /// The most directories looked in.
     static let maximumDirectories = 32
+    /// The most file digests kept.
+    static let maximumDigests = 64
+
+    /// A file as the kernel names its contents: a file of the same key has the same bytes.
+    private struct FileKey: Hashable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int
+        var modifiedNanoseconds: Int
+    }
+
+    /// The digests of the executables compared so far: a program whose lookups keep missing is
+    /// not read whole again at each miss.
+    private static let digests = Mutex<[FileKey: Data]>([:])
 
     /// The hint for `client`, whose search `query` found nothing; nil when no copy of it has
     /// matching items.
@@ -29,16 +45,16 @@ enum AnotherCopyHint {
         }
         let mine = client.app.identifier
         let name = (mine as NSString).lastPathComponent
-        guard mine.hasPrefix("/"), !name.isEmpty, let size = fileSize(mine) else { return nil }
-        var ownHash: Data?
+        guard client.app.untrustedBecause == nil, mine.hasPrefix("/"), !name.isEmpty, let own = fileKey(mine) else {
+            return nil
+        }
         for directory in directories(client) {
             let copy = directory + "/" + name
-            guard copy != mine, fileSize(copy) == size else { continue }
+            guard copy != mine, let other = fileKey(copy), other.size == own.size else { continue }
             let asCopy = CallerIdentity(accessGroups: [copy], app: copy)
-            guard case .items(let found)? = try? server.handle(.copyMatching(query), caller: asCopy), !found.isEmpty
+            guard case .items(let found)? = try? server.handle(.copyMatching(query), caller: asCopy), !found.isEmpty,
+                let ownDigest = digest(mine, own), digest(copy, other) == ownDigest
             else { continue }
-            if ownHash == nil { ownHash = digest(mine) }
-            guard let ownHash, digest(copy) == ownHash else { continue }
             return "a copy of this program at \(copy) has matching items: an app is known by its path, so each copy "
                 + "sees its own (Docs/Apps.md); use that one, or keep one copy"
         }
@@ -62,18 +78,26 @@ enum AnotherCopyHint {
         return found.filter { $0.hasPrefix("/") && seen.insert($0).inserted }.prefix(maximumDirectories).map { $0 }
     }
 
-    private static func fileSize(_ path: String) -> Int64? {
+    private static func fileKey(_ path: String) -> FileKey? {
         var status = stat()
         guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
-        return Int64(status.st_size)
+        return FileKey(
+            device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
+            modified: status.st_mtim.tv_sec, modifiedNanoseconds: status.st_mtim.tv_nsec)
     }
 
-    /// SHA-256 of the file at `path`, read in blocks.
-    private static func digest(_ path: String) -> Data? {
+    /// SHA-256 of the file at `path` (whose key is `key`), read in blocks, or as kept.
+    private static func digest(_ path: String, _ key: FileKey) -> Data? {
+        if let kept = digests.withLock({ $0[key] }) { return kept }
         guard let file = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? file.close() }
         var hash = SHA256()
         while let block = try? file.read(upToCount: 1 << 20), !block.isEmpty { hash.update(data: block) }
-        return Data(hash.finalize())
+        let digest = Data(hash.finalize())
+        digests.withLock { digests in
+            if digests.count >= maximumDigests { digests.removeAll() }
+            digests[key] = digest
+        }
+        return digest
     }
 }

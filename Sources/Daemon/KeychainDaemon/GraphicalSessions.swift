@@ -32,7 +32,9 @@ enum GraphicalSessions {
         else { return nil }
         defer { dbus_message_unref(reply) }
         var users = Set<uid_t>()
-        for (uid, path) in sessions(reply) where type(ofSession: path, bus).map(types.contains) == true {
+        // One graphical session is enough: a user's other sessions are not asked about.
+        for (uid, path) in sessions(reply)
+        where !users.contains(uid) && type(ofSession: path, bus).map(types.contains) == true {
             users.insert(uid)
         }
         return users

@@ -52,7 +52,9 @@ extension KeychainDaemon {
         let mark = owners.mark
         keychain.beginRequest()
         var result = Result { () throws(KeychainError) in try reply(to: request, caller, client) }
-        if case .copyMatching(let query) = request, case .failure(let error) = result,
+        // Per-user mode alone: there a program of the user's can run any copy anyway; the system
+        // daemon's trust in a path is what keeps a copy from another's items.
+        if configuration.mode == .perUser, case .copyMatching(let query) = request, case .failure(let error) = result,
             error.status == KeychainError.errSecItemNotFound.status, !caller.actsForOwner,
             let hint = AnotherCopyHint.hint(for: query, client)
         {

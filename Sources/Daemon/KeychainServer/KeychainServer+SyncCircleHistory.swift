@@ -32,6 +32,13 @@ extension KeychainServer {
             var last = current
             // A list of the first format named no digest: what follows it is taken as before.
             if current.previous != nil, remote.version > current.version + 1 {
+                // The remote's version is its word: a walk as long as it asks is bounded.
+                guard remote.version - current.version <= Self.maximumListSteps else {
+                    throw KeychainError(
+                        .errSecDecode,
+                        "the circle's device list on the remote is refused: version \(remote.version) is more than "
+                            + "\(Self.maximumListSteps) versions after this device's \(current.version)")
+                }
                 for version in (current.version + 1)..<remote.version {
                     guard let stored = snapshot.files[SyncPaths.list(version: version)] else {
                         throw KeychainError(
@@ -59,6 +66,10 @@ extension KeychainServer {
         }
     }
 
+    /// The most versions one sync walks from the list it holds to the remote's: far more than a
+    /// circle changes between two syncs of one of its devices.
+    static let maximumListSteps: UInt64 = 1024
+
     /// The lists `state` holds: the earlier ones and the current one, by version.
     static func acceptedLists(_ state: SyncState) -> [UInt64: SyncDeviceList] {
         var lists: [UInt64: SyncDeviceList] = [:]
@@ -69,15 +80,19 @@ extension KeychainServer {
         return lists
     }
 
-    /// What shows a fork in `snapshot`: a list on the remote (the current one, or one of the
-    /// versions kept) that follows a version this device accepted, and differs from the next
-    /// version it accepted. Nil when there is none.
+    /// What shows a fork in `snapshot`: a list on the remote (the current one, or the version
+    /// kept at `circle/lists/<V>`) that follows a version this device accepted, and differs from
+    /// the next version it accepted. Nil when there is none. Only the versions this device holds
+    /// are looked at (at most ``SyncState/maximumEarlierLists`` and one, each with one signature
+    /// checked), whatever else the remote holds.
     static func fork(in snapshot: SyncSnapshot, accepted: [UInt64: SyncDeviceList]) -> String? {
-        for (path, bytes) in snapshot.files.sorted(by: { $0.key < $1.key })
-        where path == SyncPaths.list || path.hasPrefix(SyncPaths.lists) {
-            guard let list = try? SyncDeviceList.decode(Data(bytes)), list.version > 1,
-                let ours = accepted[list.version], ours.encoded != list.encoded,
-                let before = accepted[list.version - 1], list.follows(before)
+        let current = snapshot.files[SyncPaths.list].flatMap { try? SyncDeviceList.decode(Data($0)) }
+        for (version, ours) in accepted.sorted(by: { $0.key < $1.key }) where version > 1 {
+            let kept = snapshot.files[SyncPaths.list(version: version)].flatMap { try? SyncDeviceList.decode(Data($0)) }
+            guard let before = accepted[version - 1],
+                let list = [kept, current].compactMap({ $0 }).first(where: {
+                    $0.version == version && $0.encoded != ours.encoded && $0.follows(before)
+                })
             else { continue }
             func signer(_ list: SyncDeviceList) -> String {
                 let member = before.members.first { $0.id == list.signer }

@@ -272,18 +272,21 @@ extension KeychainServer {
         return try SyncDeviceList.decode(offered).members
     }
 
-    /// The one answer to `request` in `snapshot` signed by a member of `offered`.
+    /// The one answer to `request` in `snapshot` signed by a member of `offered`, each looked for
+    /// at the path its member writes (`circle/answers/<J>/<M>`): one signature checked per member
+    /// at most, whatever else the remote puts in the folder.
     ///
     /// - Throws: `errSecInteractionNotAllowed` while none answered; `errSecParam` when more
     ///   than one did: the code is shown for one answer only.
     private static func theAnswer(
         to request: SyncJoin.Request, in snapshot: SyncSnapshot, from offered: [SyncDeviceList.Member]
     ) throws(KeychainError) -> SyncJoin.Answer {
-        let answers = snapshot.files.compactMap { path, bytes -> SyncJoin.Answer? in
-            guard path.hasPrefix(SyncPaths.answers(to: request.member.id)) else { return nil }
-            return offered.lazy.compactMap { SyncJoin.Answer.decode(bytes, signedBy: $0) }.first.flatMap {
-                $0.joining == request.member.id && $0.commitment == request.commitment ? $0 : nil
-            }
+        let answers = offered.compactMap { member -> SyncJoin.Answer? in
+            guard let bytes = snapshot.files[SyncPaths.answer(to: request.member.id, from: member.id)],
+                let answer = SyncJoin.Answer.decode(bytes, signedBy: member),
+                answer.joining == request.member.id, answer.commitment == request.commitment
+            else { return nil }
+            return answer
         }
         guard let answer = answers.first else {
             throw KeychainError(

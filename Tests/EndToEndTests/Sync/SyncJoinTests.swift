@@ -38,16 +38,16 @@ import Testing
         let answered = try circle["laptop"].run(["sync", "approve"])
         #expect(answered.status == 0, "\(answered.stderr)")
         let answerPath = try #require(
-            try circle.remote.files().keys.first { $0.hasPrefix("circle/answers/\(Self.hex(swapped.member.id))/") })
+            try circle.remote.files().keys.first { $0.hasPrefix("circle/answers/\(Hex.encode(swapped.member.id))/") })
         let answer = try #require(
             SyncJoin.Answer.decode(Array(try circle.remote.files()[answerPath]!), signedBy: laptop))
 
         // The desktop is served the laptop's answer, and the real request back: the answer is for
         // another commitment, so the desktop shows no code.
         try circle.remote.tamper { clone in
-            let folder = clone.appendingPathComponent("circle/answers/\(Self.hex(real.member.id))")
+            let folder = clone.appendingPathComponent("circle/answers/\(Hex.encode(real.member.id))")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try answer.encoded.write(to: folder.appendingPathComponent(Self.hex(laptop.id)))
+            try answer.encoded.write(to: folder.appendingPathComponent(Hex.encode(laptop.id)))
             try real.encoded.write(to: clone.appendingPathComponent(requestPath))
         }
         let shown = try desktop.run(["sync", "join"])
@@ -91,7 +91,7 @@ import Testing
         #expect(list.members.map(\.id) == [laptop.id])
 
         // The real desktop asks again, is chosen by its id among the two "desktop"s, and joins.
-        try circle.join("desktop", approvedBy: "laptop", device: String(Self.hex(real.member.id).prefix(8)))
+        try circle.join("desktop", approvedBy: "laptop", device: String(Hex.encode(real.member.id).prefix(8)))
         #expect(try circle["desktop"].run(["sync", "status"]).stdout.contains("2 devices"))
         let joined = try SyncDeviceList.decode(try circle.remote.files()["circle/list"]!)
         #expect(Set(joined.members.map(\.id)) == [laptop.id, real.member.id])
@@ -138,6 +138,7 @@ import Testing
         }
     }
 
-    static func hex(_ bytes: Data) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
-    static func requestPath(_ request: SyncJoin.Request) -> String { "circle/requests/" + hex(request.member.id) }
+    static func requestPath(_ request: SyncJoin.Request) -> String {
+        "circle/requests/" + Hex.encode(request.member.id)
+    }
 }
