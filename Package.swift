@@ -160,10 +160,10 @@ let package = Package(
             name: "KeychainEmbedded",
             dependencies: ["KeychainClient", "KeychainPrompt", "KeychainServer", "KeychainSupport", "Enclave"],
             path: "Sources/Daemon/KeychainEmbedded", swiftSettings: strict),
-        // keychaind's first steps, before any thread: its capabilities and its seccomp filter
-        // (libseccomp, libseccomp-dev to build).
+        // keychaind's first steps, before any thread: its capabilities, its seccomp filter
+        // (libseccomp, libseccomp-dev to build), and a worker's inspector and Landlock domain.
         .target(
-            name: "CKeychaindStartup", path: "Sources/Daemon/CKeychaindStartup",
+            name: "CKeychaindStartup", dependencies: ["CKeychainSupport"], path: "Sources/Daemon/CKeychaindStartup",
             linkerSettings: [.linkedLibrary("seccomp")]),
         // keychaind's server side: the socket, the caller's identity from the kernel, one
         // KeychainServer for every app. Holds the keys; apps never link it.

@@ -97,6 +97,7 @@ __attribute__((constructor)) static void keychaind_system_startup(int argc, char
                 fprintf(stderr, "keychaind: error: cannot drop capabilities: %s\n", strerror(errno));
                 _exit(1);
             }
+            if (worker) kc_worker_startup(argc, argv);
             return;
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainSupport
 
 /// Who an app is, as the daemon decides it once per connection: its identifier (the key of its
 /// owner sessions and of the audit log) and its access groups, the default first.
@@ -58,8 +59,12 @@ struct AppIdentity: Sendable {
                 peer, "\(app.registryKey) runs \(peer.executable), which is not its own program in \(app.sandboxPrefix)"
             )
         }
+        guard let root = ProcessFiles.open(peer.pid, .root) else {
+            return untrusted(peer, "\(app.registryKey): its root cannot be inspected")
+        }
+        defer { close(root) }
         let file: ExecutableTrust.FileIdentity
-        switch ExecutableTrust.verdict(pid: peer.pid, executable: peer.executable, root: "/proc/\(peer.pid)/root") {
+        switch ExecutableTrust.verdict(pid: peer.pid, executable: peer.executable, root: "/proc/self/fd/\(root)") {
         case .untrusted(let reason): return untrusted(peer, "\(app.registryKey): \(reason)")
         case .trusted(let running): file = running
         }

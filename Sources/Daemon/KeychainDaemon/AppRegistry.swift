@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KeychainProtocol
+import KeychainSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -127,8 +128,7 @@ struct AppRegistry: Sendable {
 
     /// The SHA-256 of the file process `pid` runs, in lowercase hex.
     static func sha256(ofRunningFile pid: Int32) -> String? {
-        let descriptor = open("/proc/\(pid)/exe", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+        guard let descriptor = ProcessFiles.open(pid, .executableContents) else { return nil }
         defer { close(descriptor) }
         var hasher = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)

@@ -67,8 +67,9 @@ enum ExecutableTrust {
 
     /// Whether process `pid`, running `executable`, is trusted. `root` is where the paths the
     /// process sees are found from the daemon: empty for a process of the host's file system,
-    /// `/proc/PID/root` for one in a sandbox's mount namespace (its files are then checked as it
-    /// sees them, and the walk up its directories stops at its root).
+    /// `/proc/self/fd/N` of its root directory (``ProcessFiles/GuardedEntry/root``) for one in a
+    /// sandbox's mount namespace (its files are then checked as it sees them, and the walk up its
+    /// directories stops at its root).
     static func verdict(pid: Int32, executable: String, root: String = "") -> Verdict {
         guard !executable.hasSuffix(" (deleted)") else {
             return .untrusted("its executable was deleted or replaced after it started")
@@ -80,7 +81,7 @@ enum ExecutableTrust {
             return .untrusted("\(executable) names another file than the one it runs")
         }
         var checked: Set<String> = root.isEmpty ? [] : [root]
-        if let reason = reasonToDistrust(file: root + executable, info: running, checked: &checked) {
+        if let reason = reasonToDistrust(file: root + executable, root: root, info: running, checked: &checked) {
             return .untrusted(reason)
         }
         if let tracer = tracer(of: pid), tracer != 0 { return .untrusted("it is being traced (by pid \(tracer))") }
@@ -88,7 +89,7 @@ enum ExecutableTrust {
         if let variable = variable {
             return .untrusted("its environment sets \(variable), which loads code of the caller's choice")
         }
-        guard let maps = ProcessFiles.read(pid, "maps").map({ String(decoding: $0, as: UTF8.self) }) else {
+        guard let maps = ProcessFiles.read(pid, .memoryMap).map({ String(decoding: $0, as: UTF8.self) }) else {
             return .untrusted("its memory map cannot be read")
         }
         // The files approved, by the path the process names them with: each mapping must be the
@@ -112,7 +113,7 @@ enum ExecutableTrust {
                 else {
                     return .untrusted("it runs code from \(path), which is not a file in place")
                 }
-                if let reason = reasonToDistrust(file: root + path, info: info, checked: &checked) {
+                if let reason = reasonToDistrust(file: root + path, root: root, info: info, checked: &checked) {
                     return .untrusted(reason)
                 }
                 approved[path] = FileIdentity(info)
@@ -124,28 +125,31 @@ enum ExecutableTrust {
         // In a user namespace of its own, the process is root there and can mount whatever it
         // likes over what the daemon checks; a sandbox's (checked through its root) is judged by
         // its sandbox.
-        if root.isEmpty, namespace(of: pid, "user").map({ $0 != ownUserNamespace }) ?? true {
+        if root.isEmpty, userNamespace(of: pid).map({ $0 != ownUserNamespace }) ?? true {
             return .untrusted("it runs in a user namespace of its own")
         }
         return .trusted(FileIdentity(running))
     }
 
     /// The daemon's own user namespace, which never changes.
-    private static let ownUserNamespace = namespace(of: getpid(), "user")
-
-    /// The identity of process `pid`'s namespace of `kind` (`user:[4026531837]`); nil when it
-    /// cannot be read.
-    private static func namespace(of pid: Int32, _ kind: String) -> String? {
+    private static let ownUserNamespace: String? = {
         var buffer = [CChar](repeating: 0, count: 64)
-        let count = readlink("/proc/\(pid)/ns/\(kind)", &buffer, buffer.count - 1)
+        let count = readlink("/proc/self/ns/user", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
+
+    /// The identity of process `pid`'s user namespace (`user:[4026531837]`); nil when it cannot
+    /// be read.
+    private static func userNamespace(of pid: Int32) -> String? {
+        guard let descriptor = ProcessFiles.open(pid, .userNamespace) else { return nil }
+        defer { close(descriptor) }
+        return ProcessFiles.linkTarget(ofDescriptor: descriptor)
     }
 
     /// The file process `pid` runs, as the kernel holds it.
     static func runningFile(_ pid: Int32) -> stat? {
-        let descriptor = open("/proc/\(pid)/exe", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
+        guard let descriptor = ProcessFiles.open(pid, .executable) else { return nil }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
@@ -164,7 +168,7 @@ enum ExecutableTrust {
         var info = stat()
         guard stat(path, &info) == 0, FileIdentity(info) == file else { return "it does not run \(path)" }
         var checked = Set<String>()
-        return reasonToDistrust(file: path, info: info, checked: &checked)
+        return reasonToDistrust(file: path, root: "", info: info, checked: &checked)
     }
 
     /// `TracerPid` of process `pid`; nil when its status cannot be read.
@@ -192,25 +196,31 @@ enum ExecutableTrust {
     }
 
     /// Nil when `file` (whose `info` was taken) and every directory above it belong to root
-    /// and nobody else can write them; directories already passed are in `checked`.
-    private static func reasonToDistrust(file: String, info: stat, checked: inout Set<String>) -> String? {
+    /// and nobody else can write them; directories already passed are in `checked`. A reason
+    /// names paths as the process sees them (without `root`).
+    private static func reasonToDistrust(file: String, root: String, info: stat, checked: inout Set<String>) -> String?
+    {
+        func shown(_ path: String) -> String {
+            let inside = path.dropFirst(root.count)
+            return inside.isEmpty ? "/" : String(inside)
+        }
         guard info.st_uid == 0, info.st_mode & (S_IWGRP | S_IWOTH) == 0 else {
             return
-                "\(file) could be changed by someone other than root (owner uid \(info.st_uid), mode "
-                    + "\(String(info.st_mode & 0o7777, radix: 8)))"
+                "\(shown(file)) could be changed by someone other than root (owner uid \(info.st_uid), mode "
+                + "\(String(info.st_mode & 0o7777, radix: 8)))"
         }
         checked.insert(file)
         var directory = URL(fileURLWithPath: file).deletingLastPathComponent().path
         while !checked.contains(directory) {
             var parent = stat()
             guard lstat(directory, &parent) == 0, parent.st_mode & S_IFMT == S_IFDIR else {
-                return "\(directory) is not a directory in place"
+                return "\(shown(directory)) is not a directory in place"
             }
             let othersWrite = parent.st_mode & (S_IWGRP | S_IWOTH) != 0
             guard parent.st_uid == 0, !othersWrite || parent.st_mode & S_ISVTX != 0 else {
                 return
-                    "\(directory), above \(file), could be changed by someone other than root (owner uid "
-                        + "\(parent.st_uid), mode \(String(parent.st_mode & 0o7777, radix: 8)))"
+                    "\(shown(directory)), above \(shown(file)), could be changed by someone other than root (owner uid "
+                    + "\(parent.st_uid), mode \(String(parent.st_mode & 0o7777, radix: 8)))"
             }
             checked.insert(directory)
             guard directory != "/" else { break }

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -61,11 +62,14 @@ struct SandboxedApp: Equatable, Sendable {
     /// The text of process `pid`'s `/.flatpak-info` (nil when it has none): a regular file of at
     /// most 64 KiB, never a link, a pipe or a device the daemon could hang on.
     private static func flatpakInfo(_ pid: Int32) -> Result<String?, Refusal> {
-        let descriptor = open("/proc/\(pid)/root/.flatpak-info", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            return errno == ENOENT
-                ? .success(nil)
-                : .failure(Refusal(reason: "its /.flatpak-info cannot be read (\(String(cString: strerror(errno))))"))
+        guard let descriptor = ProcessFiles.open(pid, .flatpakInfo) else {
+            switch errno {
+            case ENOENT: return .success(nil)
+            case EINVAL: return .failure(Refusal(reason: "its /.flatpak-info is not a regular file"))
+            default:
+                return .failure(
+                    Refusal(reason: "its /.flatpak-info cannot be read (\(String(cString: strerror(errno))))"))
+            }
         }
         defer { close(descriptor) }
         var info = stat()

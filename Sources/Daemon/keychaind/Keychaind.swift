@@ -45,12 +45,15 @@ struct Keychaind: AsyncParsableCommand {
 
     @Option(
         name: .customLong("system-worker"),
-        help: ArgumentHelp("Serve this user's connections, which the system daemon's front hands over.", visibility: .private))
+        help: ArgumentHelp(
+            "Serve this user's connections, which the system daemon's front hands over.", visibility: .private))
     var workerUID: UInt32?
 
     @Option(
         name: .customLong("memory-limit"),
-        help: "With --system: the most memory (MiB of data) one user's worker may hold; past it, that worker alone fails.")
+        help:
+            "With --system: the most memory (MiB of data) one user's worker may hold; past it, that worker alone fails."
+    )
     var memoryLimitMiB: UInt64 = 1024
 
     @Option(name: .customLong("state-directory"), help: "With --system: where each user's keychain is kept, in <uid>/.")
@@ -82,7 +85,9 @@ struct Keychaind: AsyncParsableCommand {
         ProcessHardening.apply()
         // git, on what a sync remote sent, runs confined to sync's directory (kc_landlock_confine).
         GitTransport.confiningLauncher.withLock {
-            $0 = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map { [$0, "--confined-exec"] }
+            $0 = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map {
+                [$0, "--confined-exec"]
+            }
         }
         // A client that goes away mid-reply is a closed connection, not the daemon's end.
         signal(SIGPIPE, SIG_IGN)
@@ -93,10 +98,11 @@ struct Keychaind: AsyncParsableCommand {
             try await runFront(logger)
             return
         }
-        if let workerUID { logger[metadataKey: "uid"] = "\(workerUID)" }
-        let landlock = kc_landlock_abi()
-        if landlock > 0 {
-            logger.info("sync's git runs confined by Landlock (ABI \(landlock)) to sync's directory")
+        if let workerUID {
+            logger[metadataKey: "uid"] = "\(workerUID)"
+            try reportConfinement(of: workerUID, logger)
+        } else if kc_landlock_abi() > 0 {
+            logger.info("sync's git runs confined by Landlock (ABI \(kc_landlock_abi())) to sync's directory")
         } else {
             logger.warning("this kernel has no Landlock: sync's git runs unconfined, as keychaind's user")
         }
@@ -172,6 +178,27 @@ struct Keychaind: AsyncParsableCommand {
         dup2(null, 0)
         close(null)
         return channel
+    }
+
+    /// Says how the worker of `uid` confined itself before its first thread
+    /// (``kc_worker_startup``), after checking it was to this user's directory.
+    private func reportConfinement(of uid: UInt32, _ logger: Logger) throws {
+        let directory = URL(fileURLWithPath: stateDirectory).appendingPathComponent(String(uid)).path
+        let confined = String(cString: kc_worker_directory())
+        guard confined == directory else {
+            throw KeychainError(.errSecParam, "the worker confined itself to \(confined), not to \(directory)")
+        }
+        let abi = kc_worker_confinement()
+        if abi > 0 {
+            let inspector = kc_worker_inspector_pid()
+            logger.info(
+                "confined by Landlock (ABI \(abi)) to \(directory); its process inspector (pid \(inspector)) opens its clients' /proc entries"
+            )
+        } else {
+            logger.warning(
+                "this kernel has no Landlock: the worker, and sync's git, are not confined to \(directory) (the process boundary still holds)"
+            )
+        }
     }
 
     /// The TPM `--tpm` names, and a line saying which protection is in force. `auto` without a

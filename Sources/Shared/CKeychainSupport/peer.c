@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "CKeychainSupport.h"
@@ -24,12 +23,6 @@ int kc_peer_credentials(int socket, int32_t *pid, uint32_t *uid) {
     *pid = credentials.pid;
     *uid = credentials.uid;
     return 0;
-}
-
-long kc_read_process_memory(int pid, uintptr_t address, void *buffer, size_t length) {
-    struct iovec local = { .iov_base = buffer, .iov_len = length };
-    struct iovec remote = { .iov_base = (void *)address, .iov_len = length };
-    return (long)process_vm_readv(pid, &local, 1, &remote, 1, 0);
 }
 
 int kc_pidfd_open(int pid) {

@@ -8,11 +8,53 @@ import Glibc
 /// Reading another process's `/proc/PID` entries, as the daemon does to know its callers and the
 /// Secret Service bridge to name its D-Bus clients.
 public enum ProcessFiles {
-    /// The whole of `/proc/PID/NAME`, read to its end (`/proc` files show a size of 0).
+    /// An entry of `/proc/PID` that only a process allowed to inspect PID may open (C's
+    /// `KC_PROCESS_` values), or files in its root, which a Landlock domain does not reach in a
+    /// sandbox's mount namespace: a system worker, confined by Landlock, has its process
+    /// inspector open them (``open(_:_:)``).
+    public enum GuardedEntry: Int32, Sendable {
+        /// The file the process runs, opened `O_PATH`.
+        case executable = 1
+        /// `/proc/PID/maps`.
+        case memoryMap = 2
+        /// Its root directory, opened `O_PATH`.
+        case root = 3
+        /// Its user namespace.
+        case userNamespace = 4
+        /// The environment block it started with.
+        case environment = 5
+        /// The file it runs, opened for reading.
+        case executableContents = 6
+        /// `/.flatpak-info` in its root, when that is a regular file.
+        case flatpakInfo = 7
+    }
+
+    /// The whole of `/proc/PID/NAME` (an entry anyone may read: `stat`, `status`, `cmdline`),
+    /// read to its end (`/proc` files show a size of 0).
     public static func read(_ pid: Int32, _ name: String) -> [UInt8]? {
-        let descriptor = open("/proc/\(pid)/\(name)", O_RDONLY | O_CLOEXEC)
+        let descriptor = Glibc.open("/proc/\(pid)/\(name)", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
+        return readToEnd(descriptor)
+    }
+
+    /// `entry` of process `pid`, opened close-on-exec (through the process inspector in a system
+    /// worker: ``kc_process_open``); nil when it is not running or may not be inspected. The
+    /// caller closes it.
+    public static func open(_ pid: Int32, _ entry: GuardedEntry) -> Int32? {
+        let descriptor = kc_process_open(pid, entry.rawValue)
+        return descriptor >= 0 ? descriptor : nil
+    }
+
+    /// The whole of `entry` of process `pid`, read to its end.
+    public static func read(_ pid: Int32, _ entry: GuardedEntry) -> [UInt8]? {
+        guard let descriptor = open(pid, entry) else { return nil }
+        defer { close(descriptor) }
+        return readToEnd(descriptor)
+    }
+
+    /// What `descriptor` holds from where it stands to its end.
+    private static func readToEnd(_ descriptor: Int32) -> [UInt8]? {
         var contents: [UInt8] = []
         // Not zeroed first: only what the kernel wrote is kept (zeroing 16 KiB was a third of
         // reading a process's `stat`).
@@ -30,23 +72,12 @@ public enum ProcessFiles {
     /// The environment process `pid` started with: its `NAME=value` entries, each ended by a
     /// zero byte. `/proc/PID/environ` is readable by the process's owner alone (by root alone
     /// once the process made itself undumpable), so the system daemon, which has no
-    /// `CAP_DAC_READ_SEARCH`, reads the same block from the process's memory (between
+    /// `CAP_DAC_READ_SEARCH`, has the same block copied from the process's memory (between
     /// `env_start` and `env_end` of `/proc/PID/stat`, with `process_vm_readv` and its
-    /// `CAP_SYS_PTRACE`). The block may hold the caller's secrets (tokens in variables): callers
-    /// take what they need as bytes and wipe it. Nil when it cannot be read.
+    /// inspector's `CAP_SYS_PTRACE`). The block may hold the caller's secrets (tokens in
+    /// variables): callers take what they need as bytes and wipe it. Nil when it cannot be read.
     public static func environmentBlock(_ pid: Int32) -> [UInt8]? {
-        if let block = read(pid, "environ") { return block }
-        // env_start and env_end are fields 50 and 51.
-        guard let fields = statFields(pid), fields.count >= 49,
-            let start = UInt(fields[47]), let stop = UInt(fields[48]), stop >= start, stop - start <= 1 << 20
-        else { return nil }
-        var block = [UInt8](repeating: 0, count: Int(stop - start))
-        let read = block.withUnsafeMutableBytes { kc_read_process_memory(pid, start, $0.baseAddress, $0.count) }
-        guard block.isEmpty || read == block.count else {
-            wipe(&block)
-            return nil
-        }
-        return block
+        read(pid, .environment)
     }
 
     /// Zeroes `bytes` (a block that may hold a secret) where they lie.
@@ -55,10 +86,18 @@ public enum ProcessFiles {
     }
 
     /// The path of the program process `pid` runs (`/proc/PID/exe`); nil when it is not running
-    /// or may not be read (an undumpable process of another user).
+    /// or may not be inspected (an undumpable process of another user).
     public static func executable(_ pid: Int32) -> String? {
+        guard let descriptor = open(pid, .executable) else { return nil }
+        defer { close(descriptor) }
+        return linkTarget(ofDescriptor: descriptor)
+    }
+
+    /// What the kernel names the file `descriptor` refers to (`/proc/self/fd/N`): a path, with
+    /// " (deleted)" after it once the file is gone, or a namespace's `user:[4026531837]`.
+    public static func linkTarget(ofDescriptor descriptor: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        let count = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

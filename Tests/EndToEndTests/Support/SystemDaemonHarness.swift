@@ -171,27 +171,32 @@ final class SystemDaemonHarness {
         }
     }
 
+    /// The processes whose parent is `pid`.
+    static func children(of pid: pid_t) -> [pid_t] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return names.compactMap { name in
+            guard let candidate = pid_t(name),
+                let status = try? String(contentsOfFile: "/proc/\(name)/status", encoding: .utf8),
+                status.contains("\nPPid:\t\(pid)\n")
+            else { return nil }
+            return candidate
+        }
+    }
+
     /// The worker that serves `user` (`keychaind --system-worker UID`, a child of the front),
     /// if one runs.
     func worker(of user: LocalUser) -> pid_t? { Self.worker(of: user.uid, front: pid) }
 
     /// The worker of `uid` among the children of `front`.
     static func worker(of uid: uid_t, front pid: pid_t) -> pid_t? {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        for name in names {
-            guard let candidate = pid_t(name),
-                let line = FileManager.default.contents(atPath: "/proc/\(name)/cmdline"),
-                let status = try? String(contentsOfFile: "/proc/\(name)/status", encoding: .utf8),
-                status.contains("\nPPid:\t\(pid)\n")
-            else { continue }
+        children(of: pid).first { candidate in
+            guard let line = FileManager.default.contents(atPath: "/proc/\(candidate)/cmdline") else { return false }
             let arguments = line.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            if let flag = arguments.firstIndex(of: "--system-worker"), arguments.count > flag + 1,
-                arguments[flag + 1] == String(uid)
-            {
-                return candidate
+            guard let flag = arguments.firstIndex(of: "--system-worker"), arguments.count > flag + 1 else {
+                return false
             }
+            return arguments[flag + 1] == String(uid)
         }
-        return nil
     }
 
     /// Starts the daemon again on the same files, after killing it (SIGKILL) if it runs: a

@@ -89,10 +89,6 @@ int kc_pidfd_is_alive(int pidfd);
 /// A pidfd for process `pid` (`pidfd_open`, closing on exec), or -1 with errno.
 int kc_pidfd_open(int pid);
 
-/// Reads `length` bytes at `address` in process `pid` (`process_vm_readv`, which needs the right
-/// to trace it: `CAP_SYS_PTRACE` for another user's process). The count read, or -1 with errno.
-long kc_read_process_memory(int pid, uintptr_t address, void *buffer, size_t length);
-
 /// A Unix stream socket bound to `path` (a file left there is replaced) and listening; its
 /// descriptor closes on exec. The descriptor, or -1 with errno.
 int kc_listen_unix(const char *path, int backlog);
@@ -121,5 +117,49 @@ long kc_pending_bytes(int socket);
 /// kernel recorded it at the send (`SCM_CREDENTIALS`; 0 when none came). The count read, 0 at
 /// the end of the stream, -1 with errno, or -2 when the time ran out.
 long kc_receive_from_process(int socket, void *buffer, size_t length, int timeout_ms, int32_t *sender);
+
+/// Entries of `/proc/PID` that only a process allowed to inspect PID (ptrace's read mode:
+/// `CAP_SYS_PTRACE` for another user's process, and never from inside a Landlock domain for a
+/// process outside it) may open; and files in its root, which a Landlock domain does not reach
+/// when the process runs in a mount namespace of its own (a sandbox's).
+enum {
+    /// `/proc/PID/exe`, opened `O_PATH`: the very file the process runs.
+    KC_PROCESS_EXECUTABLE = 1,
+    /// `/proc/PID/maps`.
+    KC_PROCESS_MEMORY_MAP = 2,
+    /// `/proc/PID/root`, opened `O_PATH | O_DIRECTORY`: its root directory.
+    KC_PROCESS_ROOT = 3,
+    /// `/proc/PID/ns/user`: its user namespace.
+    KC_PROCESS_USER_NAMESPACE = 4,
+    /// The environment block it started with: `/proc/PID/environ`, or, where that is its
+    /// owner's alone, a copy of that memory (at most 1 MiB) in a sealed memfd.
+    KC_PROCESS_ENVIRONMENT = 5,
+    /// The file it runs, opened for reading (to hash it).
+    KC_PROCESS_EXECUTABLE_CONTENTS = 6,
+    /// `/.flatpak-info` in its root, opened for reading when it is a regular file (never
+    /// following a link, never waiting on a pipe).
+    KC_PROCESS_FLATPAK_INFO = 7,
+};
+
+/// Opens `entry` (a `KC_PROCESS_` value) of process `pid`: through the process inspector when
+/// one is set (``kc_process_use_inspector``), else directly. Close-on-exec; the descriptor, or
+/// -1 with errno set. A worker whose inspector is gone exits (70) with a line on standard error.
+int kc_process_open(int pid, int entry);
+
+/// Opens `entry` of process `pid` itself, every entry through the one `/proc/PID` directory (so
+/// never another process that took the pid meanwhile); with `owner` ≥ 0, only when the
+/// process's real or effective uid is `owner` (else -1 with errno EPERM).
+int kc_process_open_directly(int pid, int entry, long long owner);
+
+/// Makes ``kc_process_open`` ask the inspector at the other end of `channel` (a
+/// `SOCK_SEQPACKET` socket), which answers with ``kc_process_serve_inspections``.
+void kc_process_use_inspector(int channel);
+
+/// The channel to the process inspector, or -1 when there is none.
+int kc_process_inspector(void);
+
+/// Answers ``kc_process_open``'s questions on `channel`, one at a time, for processes of
+/// `owner` alone, until the other end closes it.
+void kc_process_serve_inspections(int channel, long long owner);
 
 #endif
