@@ -88,9 +88,11 @@ struct KeychainSecretService: ParsableCommand {
         func run() throws {
             do throws(SecretServiceImport.Failure) {
                 let outcome = try SecretServiceImport().run()
+                let items = outcome.imported == 1 ? "item" : "items"
+                let before = outcome.alreadyThere == 1 ? "was" : "were"
                 print(
-                    "imported \(outcome.imported) items from \(outcome.provider)"
-                        + (outcome.alreadyThere > 0 ? "; \(outcome.alreadyThere) were imported before" : ""))
+                    "imported \(outcome.imported) \(items) from \(outcome.provider)"
+                        + (outcome.alreadyThere > 0 ? "; \(outcome.alreadyThere) \(before) imported before" : ""))
             } catch {
                 fail(error.description)
             }

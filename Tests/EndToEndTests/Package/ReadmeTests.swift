@@ -14,6 +14,26 @@ import Testing
         }
     }
 
+    /// The commands of the first `text` block holding `marker`, one a line, comments left out.
+    static func commands(ofBlockWith marker: String) throws -> [String] {
+        let block = try #require(try blocks("text").first { $0.contains(marker) })
+        return block.split(separator: "\n").map {
+            String($0.components(separatedBy: "  #").first ?? "").trimmingCharacters(in: .whitespaces)
+        }
+    }
+
+    /// A directory in `shell`'s home where the built `programs` are found by name, as installed.
+    static func installed(_ programs: [String], in shell: CommandRunner) throws -> URL {
+        let bin = shell.home.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        for program in programs {
+            try FileManager.default.createSymbolicLink(
+                at: bin.appendingPathComponent(program),
+                withDestinationURL: CommandRunner.binary.deletingLastPathComponent().appendingPathComponent(program))
+        }
+        return bin
+    }
+
     @Test func everySwiftBlockIsABuiltProgram() throws {
         let snippets = try FileManager.default.contentsOfDirectory(
             atPath: Self.root.appendingPathComponent("Snippets").path
@@ -49,10 +69,7 @@ import Testing
         for example in examples {
             let shell = try CommandRunner()
             defer { shell.cleanUp() }
-            let bin = shell.home.appendingPathComponent("bin")
-            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-            try FileManager.default.createSymbolicLink(
-                at: bin.appendingPathComponent("keychainctl"), withDestinationURL: CommandRunner.binary)
+            let bin = try Self.installed(["keychainctl"], in: shell)
             // In the keychain's own directory, so that the files a block writes go with it.
             let result = try shell.script(
                 "set -e -o pipefail; cd '\(shell.home.path)'; export PATH='\(bin.path)':\"$PATH\"\n" + example)
@@ -65,17 +82,11 @@ import Testing
     /// three with the passcode typed, `authenticate` on a terminal, and the touch from another
     /// process while its sheet shows.
     @Test func theSimulatedSensorBlockRunsAsWritten() throws {
-        let block = try #require(try Self.blocks("text").first { $0.contains("biometry simulate on") })
-        let lines = block.split(separator: "\n").map {
-            String($0.components(separatedBy: "#").first ?? "").trimmingCharacters(in: .whitespaces)
-        }
+        let lines = try Self.commands(ofBlockWith: "biometry simulate on")
         try #require(lines.count == 5, "\(lines)")
         let shell = try CommandRunner.withPasscode(simulator: false)
         defer { shell.cleanUp() }
-        let bin = shell.home.appendingPathComponent("bin")
-        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(
-            at: bin.appendingPathComponent("keychainctl"), withDestinationURL: CommandRunner.binary)
+        let bin = try Self.installed(["keychainctl"], in: shell)
         let path = "export PATH='\(bin.path)':\"$PATH\"; "
         for line in lines.prefix(3) {
             let run = try shell.script(path + "printf '1234\\n' | " + line)
