@@ -109,8 +109,9 @@ enum SystemUnits {
     /// the environment they started with. It cannot change a process: `ptrace`,
     /// `process_vm_writev` and `pidfd_getfd` are denied here and again by keychaind itself as it
     /// starts (it is also started without systemd). Landlock's three calls are allowed besides
-    /// `@system-service` (systemd 252 lists them in no group): sync's git is confined with them. `LimitNOFILE=` gives each user's
-    /// connections room (64 each, two descriptors apiece).
+    /// `@system-service` (systemd 252 lists them in no group): each worker, and sync's git within
+    /// it, is confined with them. `LimitNOFILE=` gives each user's connections room (64 each,
+    /// two descriptors apiece).
     ///
     /// Not set, and why: `PrivateUsers=` (the kernel's uids and `CAP_SYS_PTRACE` must be those
     /// of the host to identify clients), `ProtectProc=invisible` (the daemon reads its clients'
