@@ -24,6 +24,8 @@ final class SystemDaemonHarness {
     private let systemBus: String
     /// More of keychaind's options (`--tpm TCTI`), for this start and every later one.
     var extraArguments: [String]
+    /// True to start the daemon as on a kernel without Landlock: its calls fail with ENOSYS.
+    private let withoutLandlock: Bool
 
     var state: URL { base.appendingPathComponent("state") }
     var runtime: URL { base.appendingPathComponent("run") }
@@ -43,9 +45,11 @@ final class SystemDaemonHarness {
     /// daemon can open, would get an NV counter from every test's keychain.
     init(
         user: LocalUser? = nil, capabilities: [String] = ["sys_ptrace"], descriptorLimit: Int? = nil,
-        systemBus: String = "unix:path=/nonexistent", extraArguments: [String] = ["--tpm", "none"]
+        systemBus: String = "unix:path=/nonexistent", extraArguments: [String] = ["--tpm", "none"],
+        withoutLandlock: Bool = false
     ) throws {
         self.extraArguments = extraArguments
+        self.withoutLandlock = withoutLandlock
         self.user = try user ?? LocalUser.daemon()
         self.capabilities = capabilities
         self.descriptorLimit = descriptorLimit
@@ -67,11 +71,25 @@ final class SystemDaemonHarness {
         let raised = capabilities.map { "+\($0)" }.joined(separator: ",")
         let limited = descriptorLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)", "--"] } ?? []
         return limited + user.setpriv
-            + (capabilities.isEmpty ? [] : ["--inh-caps=\(raised)", "--ambient-caps=\(raised)"]) + [
+            + (capabilities.isEmpty ? [] : ["--inh-caps=\(raised)", "--ambient-caps=\(raised)"])
+            + (withoutLandlock ? ["/usr/bin/python3", "-c", Self.withoutLandlockScript] : []) + [
                 Self.keychaind, "--system", "--state-directory", state.path, "--runtime-directory", runtime.path,
                 "--registry", registry.path, "--idle-lock", "0",
             ] + extraArguments
     }
+
+    /// Runs its arguments with Landlock's first call (`landlock_create_ruleset`, 444 on x86_64)
+    /// failing with ENOSYS, as on a kernel built without it: a seccomp filter (libseccomp,
+    /// through ctypes), which the daemon's front and workers inherit.
+    static let withoutLandlockScript = """
+        import ctypes, os, sys
+        seccomp = ctypes.CDLL("libseccomp.so.2")
+        seccomp.seccomp_init.restype = ctypes.c_void_p
+        filter = ctypes.c_void_p(seccomp.seccomp_init(0x7fff0000))
+        assert seccomp.seccomp_rule_add(filter, 0x00050000 | 38, 444, 0) == 0
+        assert seccomp.seccomp_load(filter) == 0
+        os.execv(sys.argv[1], sys.argv[1:])
+        """
 
     /// The environment the daemon and its clients run in: no session bus, no system bus (so
     /// the daemon follows no logind of this machine), no home.

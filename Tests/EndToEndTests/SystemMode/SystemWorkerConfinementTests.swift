@@ -88,6 +88,42 @@ extension SystemModeTests {
         #expect(daemon.daemonLog.contains("error: the process inspector"), "\(daemon.daemonLog)")
     }
 
+    /// On a kernel without Landlock the workers run unconfined and each says so in the log;
+    /// alice's and bob's keychains are still theirs through the socket, and the inspector still
+    /// opens no process of bob's for alice's worker. What this does not protect, shown: code
+    /// inside alice's worker opens bob's files (the test's gdb does).
+    @Test func onAKernelWithoutLandlockAWorkerIsNotConfinedAndSaysSo() throws {
+        let daemon = try SystemDaemonHarness(withoutLandlock: true)
+        defer { daemon.cleanUp() }
+        let (alice, bob) = (try LocalUser.alice(), try LocalUser.bob())
+        #expect(
+            try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "a"], input: "hers").status
+                == 0)
+        #expect(
+            try daemon.keychainctl(as: bob, ["add-generic-password", "-s", "bank", "-a", "b"], input: "his").status == 0
+        )
+        #expect(daemon.daemonLog.contains("this kernel has no Landlock: the worker"), "\(daemon.daemonLog)")
+        #expect(!daemon.daemonLog.contains("confined by Landlock"))
+        let worker = try #require(daemon.worker(of: alice))
+        let othersFile = try #require(try Self.someFile(in: daemon.state.appendingPathComponent(String(bob.uid))))
+        let bobsProcess = try SpawnedProgram(
+            bob.setpriv.first!, Array(bob.setpriv.dropFirst()) + ["/bin/sleep", "60"], environment: [:])
+        defer { bobsProcess.end() }
+        usleep(200_000)
+        let answers = try Self.callInside(
+            worker,
+            [
+                "(int)open(\"\(othersFile)\", 0)", "(int)kc_process_open(\(bobsProcess.processIdentifier), 5)",
+                "*(int*)__errno_location()",
+            ])
+        #expect(answers.count == 3, "\(answers)")
+        guard answers.count == 3 else { return }
+        #expect(answers[0] >= 0, "unconfined, the worker opens bob's \(othersFile)")
+        #expect(answers[1] == -1 && answers[2] == EPERM, "bob's process: \(answers[1]), errno \(answers[2])")
+        #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"]).stdout == "hers\n")
+        #expect(try daemon.keychainctl(as: bob, ["find-generic-password", "-s", "mail", "-w"]).status != 0)
+    }
+
     /// A regular file beneath `directory`, found as root.
     static func someFile(in directory: URL) throws -> String? {
         let names = try FileManager.default.subpathsOfDirectory(atPath: directory.path).sorted()
