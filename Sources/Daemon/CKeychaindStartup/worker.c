@@ -107,6 +107,6 @@ void kc_worker_startup(int argc, char **argv) {
     if (syscall(SYS_capset, &header, nothing) != 0) fail("cannot drop its capabilities");
     confinement = kc_landlock_confine(confined_directory, state);
     if (confinement < 0) fail("cannot confine itself with Landlock");
-    // SQLite's temporary files (a large sort): in the worker's own directory, the one it may write.
-    if (setenv("SQLITE_TMPDIR", confined_directory, 1) != 0) fail("cannot set SQLITE_TMPDIR");
+    // No setenv here: with the Swift runtime linked statically, CommandLine.arguments is found
+    // by walking back from `environ`, which setenv moves. The front sets SQLITE_TMPDIR.
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KeychainProtocol
+import KeychainSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -60,7 +61,7 @@ extension KeychainDaemon {
     }
 
     /// The per-user daemon's bridge: the `keychain-secret-service` in this daemon's own
-    /// directory.
-    static let bridgeExecutable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    /// directory (still after a package upgrade replaced both files while this daemon runs).
+    static let bridgeExecutable = URL(fileURLWithPath: InstalledFiles.runningProgram)
         .deletingLastPathComponent().appendingPathComponent("keychain-secret-service").path
 }

@@ -105,7 +105,8 @@ public final class SystemFront: Service {
         self.locks = locks
         self.settings = settings
         self.logger = logger
-        executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "keychaind"
+        // The workers a front starts after a package upgrade replaced its file are the new version's.
+        executable = InstalledFiles.runningProgram
     }
 
     /// Serves until graceful shutdown (SIGTERM), then stops every worker by its pid.
@@ -124,7 +125,8 @@ public final class SystemFront: Service {
         logger.info(
             "keychaind listening",
             metadata: [
-                "mode": "system", "socket": "\(settings.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)",
+                "mode": "system",
+                "socket": "\(settings.runtimeDirectory.appendingPathComponent(KeychainPaths.socketName).path)",
                 "pid": "\(getpid())",
             ])
         // Every worker is started from this one thread, which lives as long as the front: a
@@ -252,6 +254,8 @@ public final class SystemFront: Service {
             ] + settings.workerArguments
         var environment = ProcessInfo.processInfo.environment
         for name in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] { environment[name] = nil }
+        // SQLite's temporary files (a large sort) where the worker's Landlock domain lets it write.
+        environment["SQLITE_TMPDIR"] = directory.path
         let spawned = CleanSpawn.spawn(
             executable, arguments: arguments, environment: environment,
             standardStreams: (.descriptor(ends[1]), .inherited, .inherited))

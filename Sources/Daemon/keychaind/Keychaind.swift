@@ -85,9 +85,7 @@ struct Keychaind: AsyncParsableCommand {
         ProcessHardening.apply()
         // git, on what a sync remote sent, runs confined to sync's directory (kc_landlock_confine).
         GitTransport.confiningLauncher.withLock {
-            $0 = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map {
-                [$0, "--confined-exec"]
-            }
+            $0 = [InstalledFiles.runningProgram, "--confined-exec"]
         }
         // A client that goes away mid-reply is a closed connection, not the daemon's end.
         signal(SIGPIPE, SIG_IGN)

@@ -47,8 +47,12 @@ public enum InstalledFiles {
         }
     }
 
-    /// This program's own path (`/proc/self/exe`), which an installation copies or names.
+    /// This program's own path (`/proc/self/exe`), which an installation copies or names. Once a
+    /// package upgrade has replaced the file, the kernel names it `PATH (deleted)`: the path is
+    /// still the program's, now the new version's.
     public static var runningProgram: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let running =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return running.hasSuffix(" (deleted)") ? String(running.dropLast(" (deleted)".count)) : running
     }
 }

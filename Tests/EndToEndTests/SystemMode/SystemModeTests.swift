@@ -90,8 +90,10 @@ import Glibc
             !FileManager.default.fileExists(atPath: impostor.state.appendingPathComponent(String(alice.uid)).path),
             "the impostor heard the request")
 
-        // A socket file that is the daemon user's, with another user's process behind it.
+        // A socket file that is the daemon user's, with another user's process behind it (bob's:
+        // root's is systemd's, listening for the daemon).
         let daemon = try LocalUser.daemon()
+        let bob = try LocalUser.bob()
         let directory = "/tmp/kc-planted-\(UUID().uuidString.prefix(8))"
         mkdir(directory, 0o755)
         chown(directory, daemon.uid, daemon.gid)
@@ -99,8 +101,7 @@ import Glibc
         let socket = "\(directory)/socket"
         let listener = """
             import os, socket, sys
-            s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chown(sys.argv[1], \(daemon.uid), \
-            \(daemon.gid)); os.chmod(sys.argv[1], 0o666); s.listen(1)
+            s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666); s.listen(1)
             print("ready", flush=True); c, _ = s.accept(); c.settimeout(5)
             try:
                 print("heard", len(c.recv(100)), flush=True)
@@ -108,9 +109,12 @@ import Glibc
                 print("heard nothing", flush=True)
             """
         let (read, write) = try ChildSpawn.pipe()
+        mkdir(directory + "/bob", 0o755)
+        chown(directory + "/bob", bob.uid, bob.gid)
         let pid = try ChildSpawn.spawn(
-            "/usr/bin/python3", ["-c", listener, socket], environment: ["PATH": "/usr/bin:/bin"],
-            stdio: (nil, write, nil))
+            bob.setpriv[0],
+            Array(bob.setpriv.dropFirst()) + ["/usr/bin/python3", "-c", listener, directory + "/bob/socket"],
+            environment: ["PATH": "/usr/bin:/bin"], stdio: (nil, write, nil))
         close(write)
         let output = FileHandle(fileDescriptor: read, closeOnDealloc: true)
         defer {
@@ -119,10 +123,13 @@ import Glibc
             waitpid(pid, &status, 0)
         }
         #expect(String(decoding: output.availableData, as: UTF8.self) == "ready\n")
+        // Where the daemon's socket should be, as the daemon user's file.
+        #expect(rename(directory + "/bob/socket", socket) == 0)
+        chown(socket, daemon.uid, daemon.gid)
         let planted = try impostor.keychainctl(
             as: alice, ["add-generic-password", "-s", "mail", "-a", "me"], input: "secret", socket: socket)
         #expect(planted.status == 1)
-        #expect(planted.stderr.contains("runs as uid 0, not \(daemon.uid)"), "\(planted.stderr)")
+        #expect(planted.stderr.contains("runs as uid \(bob.uid), not \(daemon.uid)"), "\(planted.stderr)")
         #expect(
             String(decoding: output.readDataToEndOfFile(), as: UTF8.self).hasPrefix("heard 0"),
             "the planted listener received the request")
@@ -142,7 +149,8 @@ import Glibc
         #expect(daemon.status("CapAmb") == "0000000000080000")
         #expect(daemon.status("NoNewPrivs") == "1")
         let alice = try LocalUser.alice()
-        #expect(try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "s", "-a", "a"], input: "x").status == 0)
+        #expect(
+            try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "s", "-a", "a"], input: "x").status == 0)
         let worker = try #require(daemon.worker(of: alice))
         #expect(daemon.status("CapEff", of: worker) == "0000000000000000")
         #expect(daemon.status("CapPrm", of: worker) == "0000000000000000")

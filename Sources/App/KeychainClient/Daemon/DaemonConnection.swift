@@ -39,7 +39,9 @@ final class DaemonConnection {
     /// restarted), it is dumpable from the connection until the greeting, then undumpable again.
     ///
     /// - Parameter listener: the uid the listening process must run as: this user's for the
-    ///   per-user daemon.
+    ///   per-user daemon. For another user's (the system daemon's), root's is taken too: systemd
+    ///   listens on the socket as root and hands it to the daemon, and a listener of root's
+    ///   can only be root's doing, whom nothing here protects against.
     init?(path: String, listener: uid_t = getuid()) throws(KeychainError) {
         if listener == getuid(), kc_is_dumpable() == 0 { _ = kc_set_dumpable() }
         // Undumpable on every way out: identified, refused, or no daemon there.
@@ -66,7 +68,8 @@ final class DaemonConnection {
         }
         var pid: Int32 = 0
         var uid: UInt32 = 0
-        guard kc_peer_credentials(descriptor, &pid, &uid) == 0, uid == listener else {
+        guard kc_peer_credentials(descriptor, &pid, &uid) == 0, uid == listener || (listener != getuid() && uid == 0)
+        else {
             close(descriptor)
             throw KeychainError(
                 .errSecInvalidKeychain,

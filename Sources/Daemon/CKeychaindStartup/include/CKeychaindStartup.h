@@ -52,7 +52,8 @@ int kc_landlock_abi(void);
 ///    alone, and hands the descriptors over (``kc_process_open``); it dies with the worker;
 /// 2. it drops every capability;
 /// 3. it confines itself with Landlock to `STATE/UID` (``kc_landlock_confine``: nothing of the
-///    other users' directories readable or writable), and points SQLite's temporary files there.
+///    other users' directories readable or writable; the front points SQLite's temporary files
+///    there, `SQLITE_TMPDIR`).
 void kc_worker_startup(int argc, char **argv);
 
 /// The Landlock ABI version confining this worker, 0 on a kernel without Landlock (the worker is
