@@ -258,7 +258,9 @@ let package = Package(
         // git's credential helper on the keychain (`credential.helper keychain`), written against
         // the Apple API as git-credential-osxkeychain is.
         .executableTarget(
-            name: "git-credential-keychain", dependencies: ["Security"], path: "Sources/Tools/git-credential-keychain",
+            name: "git-credential-keychain",
+            dependencies: ["Security", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/Tools/git-credential-keychain",
             swiftSettings: strict),
         // The wire decoders under libFuzzer (Docs/WireProtocol.md); without it, a replayer of
         // saved inputs.

@@ -61,7 +61,22 @@ struct KeychainSecretService: ParsableCommand {
         @Flag(help: "For every user of the system daemon (as root).")
         var system = false
 
+        @Option(
+            name: .customLong("package-root"),
+            help: ArgumentHelp(
+                "Write the files a distribution package ships beneath this directory, and nothing else.",
+                visibility: .private))
+        var packageRoot: String?
+
         func run() throws {
+            if let packageRoot {
+                do throws(KeychainError) {
+                    for path in try SecretServiceInstall.writePackageFiles(beneath: packageRoot) { print(path) }
+                } catch {
+                    fail(error.message)
+                }
+                return
+            }
             if system && geteuid() != 0 {
                 fail("installing for every user writes to /usr/local and /etc: run it as root")
             }

@@ -58,11 +58,13 @@ struct SecretServiceInstall {
 
     /// The bridge's registration: its program, its own group, and the right to act for D-Bus
     /// clients.
-    static let registration = """
-        {"identifier": "keychain-secret-service", "executable": "\(systemProgram)",
+    static func registration(program: String) -> String {
+        """
+        {"identifier": "keychain-secret-service", "executable": "\(program)",
          "keychain-access-groups": ["keychain-secret-service"], "secret-service-bridge": true}
 
         """
+    }
 
     /// The activation file: the bus runs `Exec` itself, or asks systemd for the unit.
     var activation: String {
@@ -94,12 +96,33 @@ struct SecretServiceInstall {
     func install() throws(KeychainError) -> String {
         if program == Self.systemProgram {
             try InstalledFiles.copy(from: InstalledFiles.runningProgram, to: program, mode: 0o755)
-            try InstalledFiles.write(Self.registration, at: Self.registrationPath)
+            try InstalledFiles.write(Self.registration(program: program), at: Self.registrationPath)
             try InstalledFiles.write(Self.portal, at: Self.portalFile)
         }
         try InstalledFiles.write(activation, at: activationFile)
         try InstalledFiles.write(unit, at: unitFile)
         return "installed the Secret Service: \(activationFile) and \(unitFile); it starts at the first request"
+    }
+
+    /// Where a distribution package puts the program: `/usr/bin`, beside keychaind (so that a
+    /// per-user keychaind trusts it as its bridge), and registered for the system daemon.
+    static let packagedProgram = "/usr/bin/keychain-secret-service"
+
+    /// Writes the files a distribution package ships beneath `root` (Debian's `debian/tmp`), the
+    /// same text `install --system` writes, with the package's paths: the activation file in
+    /// `/usr/share/dbus-1/services` (where Debian's package diverts gnome-keyring's, whose name
+    /// it takes), the user unit in `/usr/lib/systemd/user`, the registration (a configuration
+    /// file of the package) and the portal file. The paths written.
+    static func writePackageFiles(beneath root: String) throws(KeychainError) -> [String] {
+        let packaged = SecretServiceInstall(
+            activationFile: "\(root)/usr/share/dbus-1/services/\(fileName)",
+            unitFile: "\(root)/usr/lib/systemd/user/\(unitName)", program: packagedProgram)
+        let files = [
+            (packaged.activationFile, packaged.activation), (packaged.unitFile, packaged.unit),
+            ("\(root)\(registrationPath)", registration(program: packagedProgram)), ("\(root)\(portalFile)", portal),
+        ]
+        for (path, text) in files { try InstalledFiles.write(text, at: path) }
+        return files.map(\.0)
     }
 
     /// Removes both files; what was done.

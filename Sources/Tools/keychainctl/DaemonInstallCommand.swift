@@ -35,8 +35,19 @@ struct DaemonInstall: ParsableCommand {
     )
     var tpm = false
 
+    @Option(
+        name: .customLong("package-root"),
+        help: ArgumentHelp(
+            "Write the files a distribution package ships beneath this directory, and nothing else.",
+            visibility: .private))
+    var packageRoot: String?
+
     func run() throws {
         try KeychainCommand.run(handlesSecrets: false) {
+            if let packageRoot {
+                for path in try PackageFiles.write(beneath: packageRoot) { print(path) }
+                return
+            }
             switch (user, system) {
             case (true, false): try installForUser()
             case (false, true) where !tpm: try SystemUnits.install()

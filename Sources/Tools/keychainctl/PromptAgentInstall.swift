@@ -23,8 +23,8 @@ enum PromptAgentInstall {
     /// Installs the agent; what was done, for the administrator.
     static func install() throws -> String {
         try InstalledFiles.copy(from: InstalledFiles.runningProgram, to: programPath, mode: 0o755)
-        try InstalledFiles.write(registration, at: registrationPath)
-        try InstalledFiles.write(unit, at: unitPath)
+        try InstalledFiles.write(registration(program: programPath), at: registrationPath)
+        try InstalledFiles.write(unit(program: programPath), at: unitPath)
         return """
             installed the prompt agent: \(programPath), registered in \(registrationPath); \(unitPath) starts it \
             with each user's session once enabled: systemctl --global enable keychain-prompt-agent.service
@@ -32,21 +32,24 @@ enum PromptAgentInstall {
     }
 
     /// The agent's registration: its program, its own group, and the right to draw sheets.
-    static let registration = """
-        {"identifier": "keychain-prompt-agent", "executable": "\(programPath)",
+    static func registration(program: String) -> String {
+        """
+        {"identifier": "keychain-prompt-agent", "executable": "\(program)",
          "keychain-access-groups": ["keychain-prompt-agent"], "prompt-agent": true}
 
         """
+    }
 
     /// The agent as a service of each user's service manager. It needs nothing of the session's
     /// environment: the daemon tells it each app's terminal or display. Started again when the
     /// daemon restarts and closes its connection.
-    static let unit = """
+    static func unit(program: String) -> String {
+        """
         [Unit]
         Description=swift-keychain prompt agent: draws the system keychain's sheets for this user
 
         [Service]
-        ExecStart=\(programPath) prompt-agent
+        ExecStart=\(program) prompt-agent
         Restart=always
         RestartSec=2
 
@@ -54,4 +57,5 @@ enum PromptAgentInstall {
         WantedBy=default.target
 
         """
+    }
 }

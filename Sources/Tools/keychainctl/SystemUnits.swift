@@ -52,7 +52,7 @@ enum SystemUnits {
         }
         do {
             try socketUnit.write(toFile: "\(unitDirectory)/keychaind.socket", atomically: true, encoding: .utf8)
-            try serviceUnit(tpmGroup: getgrnam("tss") != nil ? "tss" : nil).write(
+            try serviceUnit(daemon: daemonPath, tpmGroup: getgrnam("tss") != nil ? "tss" : nil).write(
                 toFile: "\(unitDirectory)/keychaind.service", atomically: true, encoding: .utf8)
         } catch {
             throw KeychainError(.errSecIO, "cannot write the units in \(unitDirectory): \(error.localizedDescription)")
@@ -123,14 +123,14 @@ enum SystemUnits {
     /// The TPM: no `PrivateDevices=` (it would hide `/dev/tpmrm0`), but `DevicePolicy=closed` with
     /// the TPM's resource manager alone allowed, and, where the group exists, `tss`, which
     /// Debian's udev rules give the device to (Docs/TPM.md).
-    static func serviceUnit(tpmGroup: String?) -> String {
+    static func serviceUnit(daemon: String, tpmGroup: String?) -> String {
         """
         [Unit]
         Description=swift-keychain system daemon (keychaind --system)
         Requires=keychaind.socket
 
         [Service]
-        ExecStart=\(daemonPath) --system
+        ExecStart=\(daemon) --system
         KillSignal=SIGTERM
         User=\(KeychainPaths.systemUserName)
         Group=\(KeychainPaths.systemUserName)
