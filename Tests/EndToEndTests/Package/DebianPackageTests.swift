@@ -158,12 +158,14 @@ import Glibc
             """)
         #expect(result.stdout.contains("daemon"), "\(result.stdout)")
 
-        // PAM: the installed profile is on (pam-auth-update); a login with the password that
-        // is the keychain's passcode unlocks it.
+        // PAM: the installed profile is on (pam-auth-update), and stays on when enabled again;
+        // a login with the password that is the keychain's passcode unlocks it.
         let password = "Login-pw-4711"
         result = try machine.run(
             """
             set -e
+            grep -q pam_keychain.so /etc/pam.d/common-auth
+            pam-auth-update --enable keychain
             grep -q pam_keychain.so /etc/pam.d/common-auth
             echo 'kc-test-alice:\(password)' | chpasswd
             printf '\(password)\\n' | \(asAlice) keychainctl passcode set >/dev/null

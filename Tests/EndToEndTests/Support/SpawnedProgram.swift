@@ -96,6 +96,13 @@ final class SpawnedProgram {
         waitUntilExit()
     }
 
+    /// The next line it writes to its standard output (captured), waiting up to 20 s; nil at
+    /// its end or when nothing came.
+    func readLine() -> String? {
+        guard let output else { return nil }
+        return try? ChildSpawn.readLine(FileHandle(fileDescriptor: output, closeOnDealloc: false))
+    }
+
     /// Everything it writes to its standard output, to the end (empty when not captured).
     func readOutputToEnd() -> Data {
         guard let output else { return Data() }
