@@ -16,13 +16,7 @@ extension SystemModeTests {
     @Test func aWorkersCodeReachesItsOwnUsersDirectoryAlone() throws {
         let daemon = try SystemDaemonHarness()
         defer { daemon.cleanUp() }
-        let (alice, bob) = (try LocalUser.alice(), try LocalUser.bob())
-        #expect(
-            try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "a"], input: "hers").status
-                == 0)
-        #expect(
-            try daemon.keychainctl(as: bob, ["add-generic-password", "-s", "bank", "-a", "b"], input: "his").status == 0
-        )
+        let (alice, bob) = try Self.aliceAndBobWithAnItemEach(in: daemon)
         let worker = try #require(daemon.worker(of: alice))
         #expect(daemon.daemonLog.contains("confined by Landlock"), "\(daemon.daemonLog)")
 
@@ -95,13 +89,7 @@ extension SystemModeTests {
     @Test func onAKernelWithoutLandlockAWorkerIsNotConfinedAndSaysSo() throws {
         let daemon = try SystemDaemonHarness(withoutLandlock: true)
         defer { daemon.cleanUp() }
-        let (alice, bob) = (try LocalUser.alice(), try LocalUser.bob())
-        #expect(
-            try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "a"], input: "hers").status
-                == 0)
-        #expect(
-            try daemon.keychainctl(as: bob, ["add-generic-password", "-s", "bank", "-a", "b"], input: "his").status == 0
-        )
+        let (alice, bob) = try Self.aliceAndBobWithAnItemEach(in: daemon)
         #expect(daemon.daemonLog.contains("this kernel has no Landlock: the worker"), "\(daemon.daemonLog)")
         #expect(!daemon.daemonLog.contains("confined by Landlock"))
         let worker = try #require(daemon.worker(of: alice))
@@ -122,6 +110,16 @@ extension SystemModeTests {
         #expect(answers[1] == -1 && answers[2] == EPERM, "bob's process: \(answers[1]), errno \(answers[2])")
         #expect(try daemon.keychainctl(as: alice, ["find-generic-password", "-s", "mail", "-w"]).stdout == "hers\n")
         #expect(try daemon.keychainctl(as: bob, ["find-generic-password", "-s", "mail", "-w"]).status != 0)
+    }
+
+    /// Alice and bob, each with an item in `daemon` (alice's "hers", bob's "his"), so that each
+    /// has a worker and files.
+    static func aliceAndBobWithAnItemEach(in daemon: SystemDaemonHarness) throws -> (LocalUser, LocalUser) {
+        let (alice, bob) = (try LocalUser.alice(), try LocalUser.bob())
+        let hers = try daemon.keychainctl(as: alice, ["add-generic-password", "-s", "mail", "-a", "a"], input: "hers")
+        let his = try daemon.keychainctl(as: bob, ["add-generic-password", "-s", "bank", "-a", "b"], input: "his")
+        #expect(hers.status == 0 && his.status == 0, "\(hers.stderr)\(his.stderr)")
+        return (alice, bob)
     }
 
     /// A regular file beneath `directory`, found as root.
