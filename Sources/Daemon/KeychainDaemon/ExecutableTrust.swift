@@ -132,12 +132,7 @@ enum ExecutableTrust {
     }
 
     /// The daemon's own user namespace, which never changes.
-    private static let ownUserNamespace: String? = {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let count = readlink("/proc/self/ns/user", &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }()
+    private static let ownUserNamespace = ProcessFiles.linkTarget(atPath: "/proc/self/ns/user")
 
     /// The identity of process `pid`'s user namespace (`user:[4026531837]`); nil when it cannot
     /// be read.

@@ -22,7 +22,7 @@ public enum SheetProgram: Sendable, Equatable {
     case keychain
 
     /// The terminal pinentries: configured, they draw on the app's terminal, never a desktop.
-    public static let installedPinentries = ["/usr/bin/pinentry-curses", "/usr/bin/pinentry-tty"]
+    public static let terminalPinentries = ["/usr/bin/pinentry-curses", "/usr/bin/pinentry-tty"]
 
     /// The choice for `configured` (`KEYCHAIN_PINENTRY`'s value), given which files are programs.
     public static func forTerminal(configured: String?) -> SheetProgram {
@@ -53,7 +53,7 @@ public enum SheetProgram: Sendable, Equatable {
     ) -> String? {
         if let configured, !configured.isEmpty {
             // A terminal's pinentry configured draws on the app's terminal, not on its desktop.
-            return configured == "none" || installedPinentries.contains(configured) ? nil : configured
+            return configured == "none" || terminalPinentries.contains(configured) ? nil : configured
         }
         return desktopPinentries.first(where: isProgram)
     }

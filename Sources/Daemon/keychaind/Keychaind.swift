@@ -99,10 +99,13 @@ struct Keychaind: AsyncParsableCommand {
         if let workerUID {
             logger[metadataKey: "uid"] = "\(workerUID)"
             try reportConfinement(of: workerUID, logger)
-        } else if kc_landlock_abi() > 0 {
-            logger.info("sync's git runs confined by Landlock (ABI \(kc_landlock_abi())) to sync's directory")
         } else {
-            logger.warning("this kernel has no Landlock: sync's git runs unconfined, as keychaind's user")
+            let landlock = kc_landlock_abi()
+            if landlock > 0 {
+                logger.info("sync's git runs confined by Landlock (ABI \(landlock)) to sync's directory")
+            } else {
+                logger.warning("this kernel has no Landlock: sync's git runs unconfined, as keychaind's user")
+            }
         }
         let channel = try workerUID.map { _ throws in try startWorker(logger) }
         let module = try trustedPlatformModule(logger)

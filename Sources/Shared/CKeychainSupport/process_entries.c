@@ -185,8 +185,6 @@ int kc_process_open_directly(int pid, int entry, long long owner) {
 
 void kc_process_use_inspector(int channel) { inspector = channel; }
 
-int kc_process_inspector(void) { return inspector; }
-
 // The inspector is gone, or answered what no inspector answers: a worker that cannot know its
 // clients serves none (its front starts another).
 static void inspector_lost(const char *what) {

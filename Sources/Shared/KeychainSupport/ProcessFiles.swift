@@ -96,8 +96,13 @@ public enum ProcessFiles {
     /// What the kernel names the file `descriptor` refers to (`/proc/self/fd/N`): a path, with
     /// " (deleted)" after it once the file is gone, or a namespace's `user:[4026531837]`.
     public static func linkTarget(ofDescriptor descriptor: Int32) -> String? {
+        linkTarget(atPath: "/proc/self/fd/\(descriptor)")
+    }
+
+    /// What the symbolic link at `path` holds (one of this process's own `/proc/self` links, say).
+    public static func linkTarget(atPath path: String) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }

@@ -155,9 +155,6 @@ int kc_process_open_directly(int pid, int entry, long long owner);
 /// `SOCK_SEQPACKET` socket), which answers with ``kc_process_serve_inspections``.
 void kc_process_use_inspector(int channel);
 
-/// The channel to the process inspector, or -1 when there is none.
-int kc_process_inspector(void);
-
 /// Answers ``kc_process_open``'s questions on `channel`, one at a time, for processes of
 /// `owner` alone, until the other end closes it.
 void kc_process_serve_inspections(int channel, long long owner);
