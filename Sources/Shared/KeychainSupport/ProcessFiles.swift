@@ -47,15 +47,23 @@ public enum ProcessFiles {
     }
 
     /// The whole of `entry` of process `pid`, read to its end.
+    ///
+    /// Room for all of it is taken at once where the file says its size (the inspector's copy
+    /// of an environment), or 64 KiB (`/proc` files say 0): a block that grows leaves its
+    /// earlier copies, unwiped, in freed memory, and an environment may hold secrets.
     public static func read(_ pid: Int32, _ entry: GuardedEntry) -> [UInt8]? {
         guard let descriptor = open(pid, entry) else { return nil }
         defer { close(descriptor) }
-        return readToEnd(descriptor)
+        var info = stat()
+        let size = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        return readToEnd(descriptor, room: size > 0 ? size : 1 << 16)
     }
 
-    /// What `descriptor` holds from where it stands to its end.
-    private static func readToEnd(_ descriptor: Int32) -> [UInt8]? {
+    /// What `descriptor` holds from where it stands to its end, in a block of `room` bytes to
+    /// begin with.
+    private static func readToEnd(_ descriptor: Int32, room: Int = 0) -> [UInt8]? {
         var contents: [UInt8] = []
+        contents.reserveCapacity(room)
         // Not zeroed first: only what the kernel wrote is kept (zeroing 16 KiB was a third of
         // reading a process's `stat`).
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16384) { buffer -> [UInt8]? in
