@@ -23,6 +23,17 @@ struct LocalUser: Sendable {
     /// The user the SSH tests log in as, and run their sshd as: it has a shell, to run the
     /// command the login asks for.
     static func sshLogin() throws -> LocalUser { try ensure("kc-test-ssh", system: false, shell: "/bin/sh") }
+    /// The SSH user, whose account root's sshd lets in by key: its password field `*` (no
+    /// password, not locked) where useradd leaves `!`, which sshd without PAM takes for a
+    /// locked account. Root's sshd, because only it can give a login a terminal.
+    static func sshKeyLogin() throws -> LocalUser {
+        let user = try sshLogin()
+        let usermod = try SpawnedProgram(
+            "/usr/sbin/usermod", ["-p", "*", user.name], environment: ProcessInfo.processInfo.environment)
+        usermod.waitUntilExit()
+        try #require(usermod.terminationStatus == 0, "usermod -p '*' \(user.name)")
+        return user
+    }
     /// The user the PAM tests log in as (`pamtester`, `sshd`, `su`, `passwd`): a shell, and a
     /// home, where the per-user keychain is.
     static func pamLogin() throws -> LocalUser {
