@@ -8,12 +8,26 @@ import Glibc
 /// Issue 54: the Debian package, built with Debian's tools (`dpkg-buildpackage`, debug
 /// configuration: `DEB_BUILD_OPTIONS=noopt`), checked by lintian, then installed, used,
 /// upgraded, removed and purged as an administrator would, in a copy of this machine
-/// (``OverlayRoot``), using the installed paths alone.
+/// (``OverlayRoot``), using the installed paths alone. Issue 53: the README's Install block is
+/// what the test runs — its build line, its `sudo apt-get install` lines as written — and its
+/// PAM block's `passcode set` is the one before the PAM login.
 @Suite(.serialized) struct DebianPackageTests {
-    /// The packages, built once per run: `swift-keychain` and `libpam-keychain`.
+    /// The README's Install block: the build tools' install, the build, the packages' install.
+    static func installBlock() throws -> (tools: String, build: String, install: String) {
+        let lines = try ReadmeTests.commands(ofBlockWith: "dpkg-buildpackage")
+        try #require(lines.count == 3, "\(lines)")
+        return (lines[0], lines[1], lines[2])
+    }
+
+    /// The packages, built once per run with the README's build line (`noopt` for a debug
+    /// build's time, `-tc` to leave the tree clean): `swift-keychain` and `libpam-keychain`.
     static let built: Result<(directory: URL, log: String), PackageBuildFailure> = {
         let directory = URL(fileURLWithPath: "/tmp/kc-deb-\(UUID().uuidString.prefix(8))")
         do {
+            let buildLine = try installBlock().build
+            guard buildLine.hasPrefix("dpkg-buildpackage ") else {
+                return .failure(PackageBuildFailure(description: "the README's build line: \(buildLine)"))
+            }
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
             let build = try SpawnedProgram(
                 "/bin/sh",
@@ -22,7 +36,7 @@ import Glibc
                     """
                     set -e
                     cd '\(ReadmeTests.root.path)'
-                    DEB_BUILD_OPTIONS='noopt nocheck noddebs' dpkg-buildpackage -b -uc -us -tc
+                    DEB_BUILD_OPTIONS='noopt nocheck noddebs' \(buildLine) -tc
                     mv ../swift-keychain_*.deb ../libpam-keychain_*.deb ../swift-keychain_*.buildinfo \
                         ../swift-keychain_*.changes '\(directory.path)/'
                     """,
@@ -107,15 +121,23 @@ import Glibc
             """)
         #expect(result.stdout.hasSuffix("hunter2\n"), "\(result.stdout)")
 
-        // The upgrade, with alice's keychaind running: her item reads after it.
+        // The upgrade, with alice's keychaind running, by the README's lines as written (from a
+        // directory beside the packages, as after the build): her item reads after it.
+        let block = try Self.installBlock()
         result = try machine.run(
             """
             set -e
-            cd \(debs)
-            apt-get install -y -qq --no-install-recommends -o Dpkg::Options::=--force-confnew ./swift-keychain_*.deb ./libpam-keychain_*.deb
-            dpkg-query -W swift-keychain
+            \(block.tools) </dev/null
+            mkdir -p \(debs)/source && cd \(debs)/source
+            \(block.install) </dev/null
+            dpkg-query -W swift-keychain libpam-keychain
             """)
         #expect(result.status == 0, "\(result.stdout)")
+        for package in ["swift-keychain", "libpam-keychain"] {
+            #expect(
+                result.stdout.contains("\(package)\t0.1.0\n"),
+                "the README's install line did not install \(package) 0.1.0:\n\(result.stdout)")
+        }
         result = try machine.run("\(asAlice) keychainctl find-generic-password -s github.com -a alice -w")
         #expect(result.stdout == "hunter2\n", "\(result.stdout)")
 
@@ -161,6 +183,8 @@ import Glibc
         // PAM: the installed profile is on (pam-auth-update), and stays on when enabled again;
         // a login with the password that is the keychain's passcode unlocks it.
         let password = "Login-pw-4711"
+        let passcodeSet = try #require(try ReadmeTests.commands(ofBlockWith: "type your login password").first)
+        #expect(passcodeSet == "keychainctl passcode set")
         result = try machine.run(
             """
             set -e
@@ -168,7 +192,7 @@ import Glibc
             pam-auth-update --enable keychain
             grep -q pam_keychain.so /etc/pam.d/common-auth
             echo 'kc-test-alice:\(password)' | chpasswd
-            printf '\(password)\\n' | \(asAlice) keychainctl passcode set >/dev/null
+            printf '\(password)\\n' | \(asAlice) \(passcodeSet) >/dev/null
             \(asAlice) keychainctl lock
             \(asAlice) keychainctl status | grep -i locked
             printf '\(password)\\n' | pamtester login kc-test-alice authenticate open_session
