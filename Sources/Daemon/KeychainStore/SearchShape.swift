@@ -21,11 +21,22 @@ struct SearchShape: Hashable {
     var limited: Bool
 
     /// The search's SQL: its placeholders bound in the order of the fields above, after the
-    /// item class.
+    /// item class; attribute hashes rarest first (``StoreTransaction/rows(_:)`` orders them).
+    ///
+    /// SQLite has no statistics here (Debian's is built without STAT4, and ANALYZE's averages do
+    /// not tell a rare value from a common one), so the SQL itself says which index to walk:
+    /// - where a unique key, identities or an attribute hash narrow the search, the class and
+    ///   group terms are written `+items.…`, which no index serves, so SQLite does not walk
+    ///   `itemsByClass` (every item of the class in the caller's groups) to keep id order;
+    /// - of several attribute hashes, the first's range is walked and each other is looked up by
+    ///   (hash, item), instead of intersecting every hash's whole range: a generic password's
+    ///   service names many items, its account few.
     var sql: String {
-        var sql = "SELECT \(StoredRow.selection) FROM items WHERE items.itemClass = ?"
+        let narrowed = primaryKeys != nil || identities != nil || attributeHashes > 0
+        let indexed = narrowed ? "+items." : "items."
+        var sql = "SELECT \(StoredRow.selection) FROM items WHERE \(indexed)itemClass = ?"
         if let accessGroups {
-            sql += " AND items.accessGroupHash IN (\(Self.placeholders(accessGroups)))"
+            sql += " AND \(indexed)accessGroupHash IN (\(Self.placeholders(accessGroups)))"
         }
         if excludedAccessGroups > 0 {
             sql += " AND items.accessGroupHash NOT IN (\(Self.placeholders(excludedAccessGroups)))"
@@ -40,10 +51,10 @@ struct SearchShape: Hashable {
             sql += " AND items.primaryKeyHash IN (\(Self.placeholders(primaryKeys)))"
         }
         if attributeHashes > 0 {
-            // Items carrying every requested hash: an intersection of index ranges, one per
-            // attribute value.
-            let ranges = Array(repeating: "SELECT itemID FROM attributeHashes WHERE hash = ?", count: attributeHashes)
-            sql += " AND items.id IN (\(ranges.joined(separator: " INTERSECT ")))"
+            sql += " AND items.id IN (SELECT itemID FROM attributeHashes WHERE hash = ?)"
+            sql += String(
+                repeating: " AND EXISTS (SELECT 1 FROM attributeHashes WHERE hash = ? AND itemID = items.id)",
+                count: attributeHashes - 1)
         }
         if let identities {
             sql += identities == 0 ? " AND 0" : " AND items.identity IN (\(Self.placeholders(identities)))"

@@ -80,7 +80,7 @@ public struct StoreTransaction {
 
     /// Rows matching `filter`, oldest first.
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
-        let hashes = Array(Set(filter.attributeHashes))
+        guard let hashes = try rarestFirst(Array(Set(filter.attributeHashes))) else { return [] }
         let identities = filter.identities.map { Array(Set($0)) }
         let excluded = Array(Set(filter.excludedAccessGroupHashes))
         let shape = SearchShape(
@@ -105,6 +105,27 @@ public struct StoreTransaction {
         guard !rows.isEmpty, let checker = try ledger ?? readLedger?(self) else { return rows }
         for row in rows { try checker.check(identity: row.identity, version: row.version) }
         return rows
+    }
+
+    /// How many rows carry a hash, counted up to ``rarityBound``: enough to tell a rare hash
+    /// from a common one at a bounded cost.
+    static let rarityBound = 64
+
+    /// `hashes` ordered by how many rows carry each (up to ``rarityBound``), fewest first, so
+    /// that a search walks the shortest range (``SearchShape/sql``); nil when a hash is on no
+    /// row, so that nothing can match. One hash needs no count.
+    private func rarestFirst(_ hashes: [Data]) throws -> [Data]? {
+        guard hashes.count > 1 else { return hashes }
+        var counted: [(hash: Data, rows: Int64)] = []
+        for hash in hashes {
+            var rows: Int64 = 0
+            try query(
+                "SELECT count(*) FROM (SELECT 1 FROM attributeHashes WHERE hash = ? LIMIT \(Self.rarityBound))",
+                { $0.bind(hash) }, row: { rows = try $0.integer(0) })
+            guard rows > 0 else { return nil }
+            counted.append((hash, rows))
+        }
+        return counted.sorted { $0.rows < $1.rows }.map(\.hash)
     }
 
     /// Inserts a row and its attribute hashes.
