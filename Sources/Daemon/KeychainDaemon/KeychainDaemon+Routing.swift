@@ -53,9 +53,12 @@ extension KeychainDaemon {
         keychain.beginRequest()
         var result = Result { () throws(KeychainError) in try reply(to: request, caller, client) }
         // Per-user mode alone: there a program of the user's can run any copy anyway; the system
-        // daemon's trust in a path is what keeps a copy from another's items.
-        if configuration.mode == .perUser, case .copyMatching(let query) = request, case .failure(let error) = result,
-            error.status == KeychainError.errSecItemNotFound.status, !caller.actsForOwner,
+        // daemon's trust in a path is what keeps a copy from another's items. Not for a Secret
+        // Service client: the bridge answers a D-Bus error or an empty search, never the message,
+        // and the hint looks through the user's processes at every miss.
+        if configuration.mode == .perUser, client.bridge == nil, case .copyMatching(let query) = request,
+            case .failure(let error) = result, error.status == KeychainError.errSecItemNotFound.status,
+            !caller.actsForOwner,
             let hint = AnotherCopyHint.hint(for: query, client)
         {
             result = .failure(KeychainError(status: error.status, message: "\(error.message); \(hint)"))
