@@ -277,7 +277,8 @@ let package = Package(
             name: "KeychainBenchmarks",
             dependencies: [
                 "Keychain", "KeychainEmbedded", "KeychainPrompt", "LocalAuthentication", "keychaind", "KeychainSync",
-                .product(name: "Benchmark", package: "benchmark"), .product(name: "GRDB", package: "GRDB.swift"),
+                "KeychainSupport", .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/KeychainBenchmarks", swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),

@@ -14,7 +14,8 @@ import Synchronization
 /// query's result timed apart, once; then durable adds with 1, 4 and 16
 /// clients, the passcode KDF, the first read after opening (the row ledger's check), a touch's
 /// way to the `evaluatePolicy` reply, keychaind's memory and the database's bytes per item, and
-/// two floors measured in the same run: the same reads from plain SQLite, and one fsync; and a
+/// three floors measured in the same run: the same reads from plain SQLite, one fsync, and a round
+/// trip to another process (``RoundTripFloor``); and a
 /// backup of the largest keychain and its restore, beside a copy of its database file; and
 /// sync's first sync of 10,000 items and one change reaching another device, beside git's share.
 let benchmarks: @Sendable () -> Void = {
@@ -50,6 +51,12 @@ let benchmarks: @Sendable () -> Void = {
         }, setup: failLoudly { CurrentFixture.set(try Fixture.open(.embedded, count: smallest)) })
     Benchmark("fsync of one 4 KiB write (the floor)", configuration: scale.configuration(rounds: 1000)) { _ in
         FsyncFloor.shared.writeAndSync()
+    }
+    Benchmark(
+        "round trip to another process, 128 bytes each way (the floor)",
+        configuration: scale.configuration(rounds: 5000)
+    ) { _ in
+        RoundTripFloor.shared.roundTrip()
     }
     Benchmark(
         "read · plain SQLite · \(Scale.label(smallest))", configuration: scale.configuration(rounds: 5000),
