@@ -209,6 +209,17 @@ extension Enclave {
         try classKeys(.afterFirstUnlock).index
     }
 
+    /// The addresses remembered of the Secret Service items opened under `protectionClass`'s
+    /// key as it is open now (``RememberedItemAddresses``): none once the class was locked.
+    ///
+    /// - Throws: as opening an item of that class would: `errSecInteractionNotAllowed` while
+    ///   the class is locked.
+    public func rememberedAddresses(_ protectionClass: ProtectionClass) throws(KeychainError)
+        -> RememberedItemAddresses
+    {
+        try classKeys(protectionClass).rememberedAddresses
+    }
+
     private func applicationPasswordRequired(_ binding: ItemBinding) -> KeychainError {
         KeychainError(
             status: KeychainError.errSecInteractionNotAllowed.status,

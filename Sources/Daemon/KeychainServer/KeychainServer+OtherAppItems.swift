@@ -2,37 +2,16 @@ import Foundation
 import KeychainPrompt
 import KeychainProtocol
 
-/// The Secret Service bridge's searches, and other apps' items: listed as locked, read once the
-/// owner allows it (``ItemConsentRun``), never changed.
+/// Other apps' Secret Service items: listed as locked by the bridge's searches
+/// (``searchSecretItems(_:caller:)``), read once the owner allows it (``ItemConsentRun``),
+/// never changed.
 extension KeychainServer {
-    /// `searchSecretItems`: one search of every app's Secret Service items: each match, readable
-    /// when it is the caller's own or another app's the owner let the caller read.
-    func searchSecretItems(
-        _ attributes: [String: AttributeValue], caller: CallerIdentity
-    ) throws(KeychainError) -> [SecretItemMatch] {
-        guard attributes.keys.allSatisfy({ $0 == "svce" || $0.hasPrefix(ItemClass.secretServiceAttributePrefix) })
-        else {
-            throw KeychainError(.errSecParam, "Secret Service items are searched by Secret Service attributes only")
-        }
-        var granted: Set<SecretServiceItemGrant>?
-        return try secretServiceItems(attributes, caller: caller, othersOnly: false).map { match in
-            let grant = match.grant
-            var readable = caller.accessGroups.contains(grant.ownerGroup)
-            if !readable {
-                let grants = granted ?? itemGrants(of: caller)
-                granted = grants
-                readable = grants.contains(grant)
-            }
-            return SecretItemMatch(service: grant.service, account: grant.account, readable: readable)
-        }
-    }
-
     /// `readOtherAppSecretItem`: the item the owner let the caller read, with its secret.
     func readOtherAppSecretItem(
         service: String, account: String, caller: CallerIdentity
     ) throws(KeychainError) -> ItemResult {
-        let found = try secretServiceItems(
-            ["svce": .string(service), "acct": .string(account)], caller: caller, othersOnly: true)
+        let found = try otherAppsSecretServiceItems(
+            ["svce": .string(service), "acct": .string(account)], caller: caller)
         guard !found.isEmpty else { throw KeychainError(.errSecItemNotFound, "no other app has item \(account)") }
         let granted = itemGrants(of: caller)
         guard let grant = found.map(\.grant).first(where: granted.contains) else {
@@ -58,8 +37,8 @@ extension KeychainServer {
         service: String, account: String, _ authentication: OwnerAuthentication, caller: CallerIdentity,
         prompts: (any PromptProvider)?
     ) throws(KeychainError) -> KeychainReply {
-        let found = try secretServiceItems(
-            ["svce": .string(service), "acct": .string(account)], caller: caller, othersOnly: true)
+        let found = try otherAppsSecretServiceItems(
+            ["svce": .string(service), "acct": .string(account)], caller: caller)
         guard let (attributes, grant) = found.first else {
             throw KeychainError(.errSecItemNotFound, "no other app has item \(account)")
         }
@@ -87,37 +66,29 @@ extension KeychainServer {
     }
 
     /// The other apps' items `caller` may read: for good, and on this connection.
-    private func itemGrants(of caller: CallerIdentity) -> Set<SecretServiceItemGrant> {
+    func itemGrants(of caller: CallerIdentity) -> Set<SecretServiceItemGrant> {
         let kept = (try? currentEntitlements())?.itemGrants(forApp: grantHolder(caller)) ?? []
         return kept.union(itemGrantsForConnection.withLock { $0[caller.connection] ?? [] })
     }
 
-    /// The Secret Service items with `attributes`, of every app (with `othersOnly`, of the apps
-    /// other than the caller, left out by the store's search itself), searched as the owner in
-    /// one read, with the grant another app would need for each.
-    private func secretServiceItems(
-        _ attributes: [String: AttributeValue], caller: CallerIdentity, othersOnly: Bool
+    /// The Secret Service items with `attributes` of the apps other than the caller (left out
+    /// by the store's search itself), searched as the owner in one read, with the grant the
+    /// caller would need for each.
+    private func otherAppsSecretServiceItems(
+        _ attributes: [String: AttributeValue], caller: CallerIdentity
     ) throws(KeychainError) -> [(attributes: [String: AttributeValue], grant: SecretServiceItemGrant)] {
         let query = ItemQuery(
             itemClass: .genericPassword, attributes: attributes, synchronizable: .any, limit: .all,
             returns: .attributes)
         let owner = CallerIdentity(accessGroups: caller.accessGroups, actsForOwner: true, connection: caller.connection)
         var filter = try rowFilter(query, caller: owner)
-        if othersOnly {
-            let terms = IndexTerms(enclave: enclave)
-            for group in caller.accessGroups {
-                filter.excludedAccessGroupHashes.append(try terms.accessGroupTag(group))
-            }
+        let terms = IndexTerms(enclave: enclave)
+        for group in caller.accessGroups {
+            filter.excludedAccessGroupHashes.append(try terms.accessGroupTag(group))
         }
         let items = try store.read { transaction in try self.openMatches(query, filter, transaction) }
         return items.compactMap { item in
-            let attributes = item.record.attributes
-            guard case .string(let service)? = attributes["svce"],
-                service.hasPrefix(SecretServiceItemGrant.servicePrefix),
-                case .string(let account)? = attributes["acct"],
-                case .string(let group)? = attributes[CommonAttribute.accessGroup]
-            else { return nil }
-            return (attributes, SecretServiceItemGrant(service: service, account: account, ownerGroup: group))
+            Self.secretServiceAddress(item.record.attributes).map { (item.record.attributes, $0) }
         }
     }
 }

@@ -19,6 +19,8 @@ struct SearchShape: Hashable {
     var identities: Int?
     /// Whether it returns at most a number of rows.
     var limited: Bool
+    /// Whether it selects only the rows' heads (``RowHead``), not whole rows.
+    var headsOnly = false
 
     /// The search's SQL: its placeholders bound in the order of the fields above, after the
     /// item class; attribute hashes rarest first (``StoreTransaction/rows(_:)`` orders them).
@@ -34,7 +36,8 @@ struct SearchShape: Hashable {
     var sql: String {
         let narrowed = primaryKeys != nil || identities != nil || attributeHashes > 0
         let indexed = narrowed ? "+items." : "items."
-        var sql = "SELECT \(StoredRow.selection) FROM items WHERE \(indexed)itemClass = ?"
+        let selection = headsOnly ? RowHead.selection : StoredRow.selection
+        var sql = "SELECT \(selection) FROM items WHERE \(indexed)itemClass = ?"
         if let accessGroups {
             sql += " AND \(indexed)accessGroupHash IN (\(Self.placeholders(accessGroups)))"
         }

@@ -80,6 +80,23 @@ public struct StoreTransaction {
 
     /// Rows matching `filter`, oldest first.
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
+        let rows = try search(filter, headsOnly: false, StoredRow.init)
+        try check(rows.map { ($0.identity, $0.version) })
+        return rows
+    }
+
+    /// The heads of the rows matching `filter` (their index columns, no ciphertext), oldest
+    /// first, each checked against the row ledger as a whole row is.
+    public func heads(_ filter: RowFilter) throws -> [RowHead] {
+        let heads = try search(filter, headsOnly: true, RowHead.init)
+        try check(heads.map { ($0.identity, $0.version) })
+        return heads
+    }
+
+    /// What the search statement for `filter` selects, each row made by `make`.
+    private func search<Selected>(
+        _ filter: RowFilter, headsOnly: Bool, _ make: (SQLiteQuery) throws(KeychainError) -> Selected
+    ) throws -> [Selected] {
         guard let hashes = try rarestFirst(Array(Set(filter.attributeHashes))) else { return [] }
         let identities = filter.identities.map { Array(Set($0)) }
         let excluded = Array(Set(filter.excludedAccessGroupHashes))
@@ -87,8 +104,9 @@ public struct StoreTransaction {
             accessGroups: filter.accessGroupHashes?.count, excludedAccessGroups: excluded.count,
             matchesSynchronizable: filter.synchronizable != nil,
             matchesAccessibility: filter.accessibility != nil, primaryKeys: filter.primaryKeyHashes?.count,
-            attributeHashes: hashes.count, identities: identities?.count, limited: filter.limit != nil)
-        var rows: [StoredRow] = []
+            attributeHashes: hashes.count, identities: identities?.count, limited: filter.limit != nil,
+            headsOnly: headsOnly)
+        var selected: [Selected] = []
         try search(
             shape,
             { query in
@@ -101,10 +119,14 @@ public struct StoreTransaction {
                 for hash in hashes { query.bind(hash) }
                 for identity in identities ?? [] { query.bind(identity) }
                 if let limit = filter.limit { query.bind(Int64(limit)) }
-            }, row: { rows.append(try StoredRow($0)) })
-        guard !rows.isEmpty, let checker = try ledger ?? readLedger?(self) else { return rows }
-        for row in rows { try checker.check(identity: row.identity, version: row.version) }
-        return rows
+            }, row: { selected.append(try make($0)) })
+        return selected
+    }
+
+    /// Checks each (identity, version) pair read against the row ledger.
+    private func check(_ pairs: [(identity: Data, version: Int64)]) throws {
+        guard !pairs.isEmpty, let checker = try ledger ?? readLedger?(self) else { return }
+        for pair in pairs { try checker.check(identity: pair.identity, version: pair.version) }
     }
 
     /// How many rows carry a hash, counted up to ``rarityBound``: enough to tell a rare hash

@@ -9,14 +9,7 @@ import Testing
 /// apps' items leaves the caller's own out in the store's search itself.
 @Suite struct SecretItemSearchTests {
     private func add(_ id: String, schema: String, through transport: EmbeddedTransport) throws {
-        _ = try transport.perform(
-            .add(
-                NewItem(
-                    itemClass: .genericPassword,
-                    attributes: [
-                        "svce": .string("secret-service:login"), "acct": .string(id), "labl": .string(id),
-                        "ss:xdg:schema": .string(schema),
-                    ], secret: SecretBytes(utf8: "secret of \(id)"))))
+        _ = try transport.perform(.add(secretServiceItem(id, schema: schema)))
     }
 
     @Test func oneSearchFindsTheCallersItemsReadableAndOthersNot() throws {
