@@ -21,54 +21,61 @@ import Synchronization
 public final class RememberedItemAddresses: Sendable {
     /// One opened item's address and what its row carried then.
     public struct Entry: Sendable {
+        public let identity: Data
         public let version: Int64
         public let accessGroupTag: Data
-        /// The first 8 bytes of each of the item's attribute hashes: enough to tell which
-        /// searches the item really matches (the hashes are keyed; nobody without the key can
-        /// make one collide).
+        /// The first 8 bytes of each of the item's attribute hashes (``prefix(_:)``): enough to
+        /// tell which searches the item really matches (the hashes are keyed; nobody without
+        /// the key can make one collide).
         public let attributeHashPrefixes: Set<UInt64>
         public let address: SecretServiceItemGrant
 
         /// Creates an entry.
-        public init(version: Int64, accessGroupTag: Data, attributeHashes: [Data], address: SecretServiceItemGrant) {
+        public init(
+            identity: Data, version: Int64, accessGroupTag: Data, attributeHashes: [Data],
+            address: SecretServiceItemGrant
+        ) {
+            self.identity = identity
             self.version = version
             self.accessGroupTag = accessGroupTag
-            attributeHashPrefixes = Set(attributeHashes.map(Self.prefix))
+            attributeHashPrefixes = Set(attributeHashes.map(RememberedItemAddresses.prefix))
             self.address = address
         }
 
-        /// Whether the item carries every one of `hashes`.
-        public func carries(_ hashes: [Data]) -> Bool {
-            hashes.allSatisfy { attributeHashPrefixes.contains(Self.prefix($0)) }
+        /// Whether the item carries every hash of which `prefixes` are the prefixes.
+        public func carries(_ prefixes: [UInt64]) -> Bool {
+            prefixes.allSatisfy(attributeHashPrefixes.contains)
         }
+    }
 
-        private static func prefix(_ hash: Data) -> UInt64 {
-            hash.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
-        }
+    /// The first 8 bytes of an attribute hash, as an entry keeps them.
+    public static func prefix(_ hash: Data) -> UInt64 {
+        hash.prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// At most this many items are remembered under one class key; past it, new ones are not
     /// (they are opened at each search, as before).
     public static let limit = 200_000
 
-    private let entries = Mutex<[Data: Entry]>([:])
+    /// By row id, the cheap key; each entry names the identity it belongs to, which the row must
+    /// still have.
+    private let entries = Mutex<[Int64: Entry]>([:])
 
     init() {}
 
-    /// The entries remembered for `identities`, by identity (absent ones left out).
-    public func entries(_ identities: [Data]) -> [Data: Entry] {
+    /// Hands `body` the entry remembered for each row id of `rows` (nil where none), in order,
+    /// under one lock.
+    public func lookUp(_ rows: [Int64], _ body: (Int, Entry?) -> Void) {
         entries.withLock { entries in
-            var found: [Data: Entry] = [:]
-            for identity in identities { found[identity] = entries[identity] }
-            return found
+            for (index, row) in rows.enumerated() { body(index, entries[row]) }
         }
     }
 
-    /// Remembers each entry under its identity.
-    public func remember(_ opened: [(identity: Data, entry: Entry)]) {
+    /// Remembers each entry under its row id.
+    public func remember(_ opened: [(row: Int64, entry: Entry)]) {
         entries.withLock { entries in
-            for (identity, entry) in opened where entries.count < Self.limit || entries[identity] != nil {
-                entries[identity] = entry
+            for (row, entry) in opened where entries.count < Self.limit || entries[row] != nil {
+                entries[row] = entry
             }
         }
     }

@@ -38,57 +38,66 @@ extension KeychainServer {
     }
 
     /// The address of every Secret Service item `filter` selects, oldest first. A row whose
-    /// item is remembered with the row's version and access-group tag, and with every hash the
-    /// search asks for, is not opened; a remembered item the index lists for a hash it does not
-    /// carry is `errSecDecode` (the index was altered), as opening it would be.
+    /// item is remembered with the row's identity, version and access-group tag, and with every
+    /// hash the search asks for, is not opened; a remembered item the index lists for a hash it
+    /// does not carry is `errSecDecode` (the index was altered), as opening it would be.
     private func secretServiceAddresses(
         _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction
     ) throws -> [SecretServiceItemGrant] {
         let heads = try transaction.heads(filter)
         guard !heads.isEmpty else { return [] }
+        let asked = filter.attributeHashes.map(RememberedItemAddresses.prefix)
+        var addresses = [SecretServiceItemGrant?](repeating: nil, count: heads.count)
         var memories: [String: RememberedItemAddresses] = [:]
-        var known: [Data: SecretServiceItemGrant] = [:]
-        var unremembered: [RowHead] = []
-        for (accessibility, classHeads) in Dictionary(grouping: heads, by: \.accessibility) {
+        var unremembered: [Int] = []
+        var altered = false
+        for accessibility in Set(heads.map(\.accessibility)) {
             guard let protection = Accessibility(rawValue: accessibility)?.protectionClass else {
                 throw KeychainError(
                     .errSecDecode, "a keychain row has an unknown accessibility: the database was tampered with")
             }
-            let memory = try enclave.rememberedAddresses(protection)
-            memories[accessibility] = memory
-            let entries = memory.entries(classHeads.map(\.identity))
-            for head in classHeads {
-                guard let entry = entries[head.identity], entry.version == head.version,
+            memories[accessibility] = try enclave.rememberedAddresses(protection)
+        }
+        for (accessibility, memory) in memories {
+            let indices = heads.indices.filter { memories.count == 1 || heads[$0].accessibility == accessibility }
+            memory.lookUp(indices.map { heads[$0].id }) { position, entry in
+                let index = indices[position]
+                let head = heads[index]
+                guard let entry, entry.identity == head.identity, entry.version == head.version,
                     entry.accessGroupTag == head.accessGroupHash
                 else {
-                    unremembered.append(head)
-                    continue
+                    unremembered.append(index)
+                    return
                 }
-                guard entry.carries(filter.attributeHashes) else {
-                    throw KeychainError(
-                        .errSecDecode,
-                        "the keychain index points a query at an item that does not match it: the database was "
-                            + "tampered with")
-                }
-                known[head.identity] = entry.address
+                if entry.carries(asked) { addresses[index] = entry.address } else { altered = true }
             }
+        }
+        guard !altered else {
+            throw KeychainError(
+                .errSecDecode,
+                "the keychain index points a query at an item that does not match it: the database was tampered with")
         }
         if !unremembered.isEmpty {
             var opening = filter
-            if unremembered.count <= Self.unrememberedOpenedByIdentity { opening.identities = unremembered.map(\.identity) }
+            if unremembered.count <= Self.unrememberedOpenedByIdentity {
+                opening.identities = unremembered.map { heads[$0].identity }
+            }
+            let position = Dictionary(unremembered.map { (heads[$0].identity, $0) }) { first, _ in first }
             let terms = IndexTerms(enclave: enclave)
-            var opened: [String: [(identity: Data, entry: RememberedItemAddresses.Entry)]] = [:]
-            for item in try openMatches(query, opening, transaction) where known[item.row.identity] == nil {
-                guard let address = Self.secretServiceAddress(item.record.attributes) else { continue }
-                known[item.row.identity] = address
+            var opened: [String: [(row: Int64, entry: RememberedItemAddresses.Entry)]] = [:]
+            for item in try openMatches(query, opening, transaction) {
+                guard let index = position[item.row.identity], let row = item.row.id,
+                    let address = Self.secretServiceAddress(item.record.attributes)
+                else { continue }
+                addresses[index] = address
                 let entry = RememberedItemAddresses.Entry(
-                    version: item.row.version, accessGroupTag: item.row.accessGroupHash,
+                    identity: item.row.identity, version: item.row.version, accessGroupTag: item.row.accessGroupHash,
                     attributeHashes: try terms.attributeHashes(.genericPassword, item.record), address: address)
-                opened[item.row.accessibility, default: []].append((item.row.identity, entry))
+                opened[item.row.accessibility, default: []].append((row, entry))
             }
             for (accessibility, entries) in opened { memories[accessibility]?.remember(entries) }
         }
-        return heads.compactMap { known[$0.identity] }
+        return addresses.compactMap { $0 }
     }
 
     /// The address an item's opened attributes give it; nil for an item that is no Secret
