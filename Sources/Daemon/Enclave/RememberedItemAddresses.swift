@@ -4,9 +4,9 @@ import Synchronization
 
 /// What the keychain remembers of the Secret Service items it opened under one class key, so
 /// that a search that answers with paths (`SearchItems`) reads only the index columns of the
-/// items it has opened before: for each item by identity, the version and access-group tag its
-/// row had, the item's address (service, account, the group that owns it), and a prefix of each
-/// of its attribute hashes.
+/// items it has opened before: for each item (by its row id), the identity, version and
+/// access-group tag its row had, the item's address (service, account, the group that owns it),
+/// and a prefix of each of its attribute hashes.
 ///
 /// It belongs to the opened class key (``ClassKeySet``) and goes with it: a lock, by this
 /// process or another, removes the class key's entry, the next use finds it gone and forgets the
@@ -15,7 +15,8 @@ import Synchronization
 /// which the keychain's memory held anyway for as long as each request ran (Docs/DataProtection.md).
 ///
 /// It is trusted only as far as the row it came from: the search checks a remembered address
-/// against the row's current version and access-group tag (from the row ledger's checked head)
+/// against the row's current identity, version and access-group tag (from the head the row
+/// ledger checked)
 /// and each hash the search asks for against the prefixes, and opens the row anew on any
 /// difference.
 public final class RememberedItemAddresses: Sendable {

@@ -77,11 +77,8 @@ extension KeychainServer {
     private func otherAppsSecretServiceItems(
         _ attributes: [String: AttributeValue], caller: CallerIdentity
     ) throws(KeychainError) -> [(attributes: [String: AttributeValue], grant: SecretServiceItemGrant)] {
-        let query = ItemQuery(
-            itemClass: .genericPassword, attributes: attributes, synchronizable: .any, limit: .all,
-            returns: .attributes)
-        let owner = CallerIdentity(accessGroups: caller.accessGroups, actsForOwner: true, connection: caller.connection)
-        var filter = try rowFilter(query, caller: owner)
+        let (query, everyApp) = try secretServiceSearch(attributes, caller: caller)
+        var filter = everyApp
         let terms = IndexTerms(enclave: enclave)
         for group in caller.accessGroups {
             filter.excludedAccessGroupHashes.append(try terms.accessGroupTag(group))

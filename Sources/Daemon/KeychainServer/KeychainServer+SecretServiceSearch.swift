@@ -19,11 +19,7 @@ extension KeychainServer {
         else {
             throw KeychainError(.errSecParam, "Secret Service items are searched by Secret Service attributes only")
         }
-        let query = ItemQuery(
-            itemClass: .genericPassword, attributes: attributes, synchronizable: .any, limit: .all,
-            returns: .attributes)
-        let owner = CallerIdentity(accessGroups: caller.accessGroups, actsForOwner: true, connection: caller.connection)
-        let filter = try rowFilter(query, caller: owner)
+        let (query, filter) = try secretServiceSearch(attributes, caller: caller)
         let addresses = try store.read { transaction in try self.secretServiceAddresses(query, filter, transaction) }
         var granted: Set<SecretServiceItemGrant>?
         return addresses.map { address in
@@ -59,7 +55,7 @@ extension KeychainServer {
             memories[accessibility] = try enclave.rememberedAddresses(protection)
         }
         for (accessibility, memory) in memories {
-            let indices = heads.indices.filter { memories.count == 1 || heads[$0].accessibility == accessibility }
+            let indices = heads.indices.filter { heads[$0].accessibility == accessibility }
             memory.lookUp(indices.map { heads[$0].id }) { position, entry in
                 let index = indices[position]
                 let head = heads[index]
@@ -98,6 +94,18 @@ extension KeychainServer {
             for (accessibility, entries) in opened { memories[accessibility]?.remember(entries) }
         }
         return addresses.compactMap { $0 }
+    }
+
+    /// The query and filter of a search of every app's Secret Service items with `attributes`,
+    /// made as the owner's (of any group, synchronizable or not) for `caller`'s connection.
+    func secretServiceSearch(
+        _ attributes: [String: AttributeValue], caller: CallerIdentity
+    ) throws(KeychainError) -> (ItemQuery, RowFilter) {
+        let query = ItemQuery(
+            itemClass: .genericPassword, attributes: attributes, synchronizable: .any, limit: .all,
+            returns: .attributes)
+        let owner = CallerIdentity(accessGroups: caller.accessGroups, actsForOwner: true, connection: caller.connection)
+        return (query, try rowFilter(query, caller: owner))
     }
 
     /// The address an item's opened attributes give it; nil for an item that is no Secret

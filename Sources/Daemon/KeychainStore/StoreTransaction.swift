@@ -97,7 +97,12 @@ public struct StoreTransaction {
     private func search<Selected>(
         _ filter: RowFilter, headsOnly: Bool, _ make: (SQLiteQuery) throws(KeychainError) -> Selected
     ) throws -> [Selected] {
-        guard let hashes = try rarestFirst(Array(Set(filter.attributeHashes))) else { return [] }
+        var hashes = Array(Set(filter.attributeHashes))
+        // A unique key or identities find the rows already: the hashes only filter them.
+        if filter.primaryKeyHashes == nil && filter.identities == nil {
+            guard let ordered = try rarestFirst(hashes) else { return [] }
+            hashes = ordered
+        }
         let identities = filter.identities.map { Array(Set($0)) }
         let excluded = Array(Set(filter.excludedAccessGroupHashes))
         let shape = SearchShape(

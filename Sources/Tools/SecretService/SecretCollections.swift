@@ -26,6 +26,12 @@ struct SecretCollections {
         name == SecretObjectPath.defaultCollection || name == SessionSecretItems.name
     }
 
+    /// `errSecItemNotFound` unless the client has collection `name`: a built-in one it always
+    /// has, without asking keychaind; one it made, by its record.
+    func requireExists(_ name: String) throws(KeychainError) {
+        if !Self.isBuiltIn(name) { _ = try collection(name) }
+    }
+
     /// Collection `name`, or `errSecItemNotFound`.
     func collection(_ name: String) throws(KeychainError) -> SecretCollection {
         guard let collection = try all().first(where: { $0.name == name }) else {

@@ -33,10 +33,7 @@ extension SecretServiceProvider {
     func answerCollection(_ call: SecretCall, _ name: String) throws(DBusFailure) -> [DBusValue] {
         guard call.interface == Self.collectionInterface || call.interface.isEmpty else { throw call.unknown }
         let client = call.client
-        // Every client has the built-in collections: only one it made is looked for.
-        if !SecretCollections.isBuiltIn(name) {
-            _ = try keychain(client) { () throws(KeychainError) in try client.collections.collection(name) }
-        }
+        try keychain(client) { () throws(KeychainError) in try client.collections.requireExists(name) }
         switch call.member {
         case "SearchItems":
             let attributes = try call.arguments("a{ss}")[0].stringDictionary ?? [:]

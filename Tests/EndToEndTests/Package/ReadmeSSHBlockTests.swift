@@ -83,7 +83,8 @@ extension ReadmeTests {
         let agent = try #require(
             terminal.screen.components(separatedBy: "agent pid ").last.flatMap { pid_t(String($0.prefix { $0.isNumber })) })
         try #require(agent > 1)
-        defer { kill(agent, SIGKILL) }
+        var agentEnded = false
+        defer { if !agentEnded { kill(agent, SIGKILL) } }
         #expect(terminal.expect("SSH_AUTH_SOCK="), "\(terminal.screen)")
         #expect(run(lines[2]), "\(terminal.screen)")
 
@@ -113,6 +114,7 @@ extension ReadmeTests {
         #expect(terminal.screen.contains("Good \"git\" signature for a@example.org"), "\(terminal.screen)")
         // The agent holds the terminal open: it ends first, then the shell.
         kill(agent, SIGKILL)
+        agentEnded = true
         terminal.type("exit\r")
         _ = terminal.wait()
     }

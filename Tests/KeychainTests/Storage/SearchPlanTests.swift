@@ -1,7 +1,5 @@
 import Foundation
 import GRDB
-import KeychainProtocol
-import StorageContracts
 import Testing
 
 @testable import KeychainStore
@@ -12,23 +10,13 @@ import Testing
 /// account went through every item of the service. The plans, as SQLite reports them, and the
 /// rows each search finds.
 @Suite struct SearchPlanTests {
-    /// A ledger authority whose tags are constant: these tests look at plans and rows, not at
-    /// the ledger.
-    private struct ConstantLedger: RowLedgerAuthority, RowLedgerAuthenticator {
-        func rowLedgerAuthenticator() throws(KeychainError) -> any RowLedgerAuthenticator { self }
-        func rowLedgerRequired() throws(KeychainError) -> Bool { false }
-        func recordRowLedgerEstablished() throws(KeychainError) {}
-        func pairTag(identity: [UInt8], version: Int64) -> [UInt8] { [UInt8](repeating: 0, count: 32) }
-        func summaryTag(generation: UInt64, setHash: [UInt8]) -> [UInt8] { [UInt8](repeating: 0, count: 32) }
-    }
-
     /// A new store's database, and its plan for `shape`'s SQL, one line a step.
     private func plan(_ shape: SearchShape) throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("search-plan-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent("keychain.db")
-        let store = try KeychainStore(url: url, ledger: ConstantLedger())
+        let store = try KeychainStore(url: url, ledger: ConstantRowLedger())
         _ = try store.stamp(keychainID: "search-plan", deletingRows: false)
         let database = try DatabaseQueue(path: url.path)
         let sql = shape.sql
@@ -77,7 +65,7 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("search-rows-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try KeychainStore(url: folder.appendingPathComponent("keychain.db"), ledger: ConstantLedger())
+        let store = try KeychainStore(url: folder.appendingPathComponent("keychain.db"), ledger: ConstantRowLedger())
         _ = try store.stamp(keychainID: "search-rows", deletingRows: false)
         let (service, group) = (Data("service".utf8), Data("group".utf8))
         let account = { (index: Int) in Data("account-\(index % 10)".utf8) }

@@ -1,6 +1,4 @@
 import Foundation
-import KeychainProtocol
-import StorageContracts
 import Testing
 
 @testable import KeychainStore
@@ -9,21 +7,12 @@ import Testing
 /// another statement: whatever a client asks, the statements a read connection keeps stay
 /// bounded (a daemon serving many apps must not grow without end).
 @Suite struct StatementCacheTests {
-    /// A ledger authority that never needs a key: the searches here find no row.
-    private struct UnkeyedLedger: RowLedgerAuthority, RowLedgerAuthenticator {
-        func rowLedgerAuthenticator() throws(KeychainError) -> any RowLedgerAuthenticator { self }
-        func rowLedgerRequired() throws(KeychainError) -> Bool { false }
-        func recordRowLedgerEstablished() throws(KeychainError) {}
-        func pairTag(identity: [UInt8], version: Int64) -> [UInt8] { [UInt8](repeating: 0, count: 32) }
-        func summaryTag(generation: UInt64, setHash: [UInt8]) -> [UInt8] { [UInt8](repeating: 0, count: 32) }
-    }
-
     @Test func searchesOfEveryShapeKeepAReadersStatementsBounded() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "statement-cache-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let store = try KeychainStore(url: folder.appendingPathComponent("keychain.db"), ledger: UnkeyedLedger())
+        let store = try KeychainStore(url: folder.appendingPathComponent("keychain.db"), ledger: ConstantRowLedger())
         _ = try store.stamp(keychainID: "statement-cache", deletingRows: false)
         var kept: [Int] = []
         for count in 1...(3 * ReadConnection.preparedLimit) {
