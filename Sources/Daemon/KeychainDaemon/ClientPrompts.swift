@@ -23,7 +23,8 @@ import Glibc
 /// terminal, has the user's prompt agent draw there (``PromptAgents``), and without one every
 /// authentication fails with `notInteractive` (Docs/SecurityModel.md, "Who draws the prompt").
 struct ClientPrompts: PromptProvider {
-    let appName: String
+    /// The executable's path, as the daemon identified it.
+    private let executable: String
     private let pid: Int32
     private let uid: UInt32
     /// The client's pidfd, open for the connection's life (``PeerIdentity``).
@@ -33,12 +34,17 @@ struct ClientPrompts: PromptProvider {
 
     /// Sheets for the client `peer`, drawn by the daemon itself, or by `agents` (system mode).
     init(_ peer: PeerIdentity, agents: PromptAgents?) {
-        appName = URL(fileURLWithPath: peer.executable).lastPathComponent
+        executable = peer.executable
         pid = peer.pid
         uid = peer.uid
         pidfd = peer.pidfd
         self.agents = agents
     }
+
+    /// The executable's name, worked out only when a sheet or an error names it: `URL`'s
+    /// `fileURLWithPath` parses the path and asks the file system whether it is a directory,
+    /// which at every request was 3.7% of keychaind's time in a Secret Service lookup.
+    var appName: String { URL(fileURLWithPath: executable).lastPathComponent }
 
     func prompt(for authentication: OwnerAuthentication) -> any AuthenticationPrompt {
         let environment = clientEnvironment()

@@ -61,7 +61,7 @@ public enum ProcessFiles {
 
     /// What `descriptor` holds from where it stands to its end, in a block of `room` bytes to
     /// begin with.
-    private static func readToEnd(_ descriptor: Int32, room: Int = 0) -> [UInt8]? {
+    static func readToEnd(_ descriptor: Int32, room: Int = 0) -> [UInt8]? {
         var contents: [UInt8] = []
         contents.reserveCapacity(room)
         // Not zeroed first: only what the kernel wrote is kept (zeroing 16 KiB was a third of

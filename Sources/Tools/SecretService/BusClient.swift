@@ -12,6 +12,8 @@ final class BusClient {
     /// Its executable as /proc showed it when the client was identified (the process is pinned
     /// by its start time), or "pid N" when /proc did not show it.
     let executable: String
+    /// Its `/proc/PID`, held open: the process's and no later one's.
+    private let directory: ProcessDirectory?
     /// keychaind, asked as this client.
     let transport: any KeychainTransport
     /// Its items on disk.
@@ -24,6 +26,9 @@ final class BusClient {
     var sessions: [String: TransferSession] = [:]
     /// Its prompts not yet completed, by path element.
     var prompts: [String: PendingPrompt] = [:]
+    /// The items its latest search listed as unlocked, which answer their `Locked` property
+    /// for a moment without asking keychaind.
+    var recentlyUnlocked = RecentlyUnlockedItems()
 
     init(
         name: String, process: ProcessReference, transport: any KeychainTransport,
@@ -34,12 +39,19 @@ final class BusClient {
         self.transport = transport
         keychainItems = KeychainSecretItems(transport: transport)
         collections = SecretCollections(transport: transport)
-        executable = ProcessFiles.executable(process.pid) ?? "pid \(process.pid)"
+        directory = ProcessDirectory(process)
+        executable = directory?.executable ?? "pid \(process.pid)"
         // The session items belong to the app keychaind decided the client is, not to the path
         // the bridge read: an LD_PRELOADed secret-tool is `untrusted:` to the system daemon, and
         // must not see the real one's.
         let decided = (transport as? DaemonTransport).flatMap { try? $0.appActedFor() }
         sessionItems = SessionSecretItems(contents: sessionContents, owner: decided ?? "unidentified:\(executable)")
+    }
+
+    /// True while the process runs the program it ran when it was identified (read as then: "pid
+    /// N" for one whose program cannot be read).
+    var runsTheSameProgram: Bool {
+        (directory?.executable ?? "pid \(process.pid)") == executable
     }
 
     /// The store that keeps `collection`'s items.

@@ -60,6 +60,7 @@ extension SecretServiceProvider {
             return properties
         case .item(let collection, let id):
             guard interface.isEmpty || interface == Self.itemInterface else { return [:] }
+            if only == "Locked", client.recentlyUnlocked.listedUnlocked(call.path.path) { return ["Locked": .boolean(false)] }
             guard let item = try readableItem(client, id, in: collection) else {
                 // Another app's, which the owner has not let this one read: locked, and nothing
                 // of it shown.
@@ -82,7 +83,8 @@ extension SecretServiceProvider {
     }
 
     /// Item `id`: the client's own, or another app's the owner let it read; nil for another
-    /// app's that it may not read yet.
+    /// app's that it may not read yet, and for any while the keychain is locked (its `Locked`
+    /// says so, as the specification has it, rather than the call failing).
     private func readableItem(
         _ client: BusClient, _ id: String, in collection: String
     ) throws(DBusFailure)
@@ -90,6 +92,8 @@ extension SecretServiceProvider {
     {
         do throws(KeychainError) {
             return try client.store(for: collection).item(id, in: collection)
+        } catch  where error.status == KeychainError.errSecInteractionNotAllowed.status {
+            return nil
         } catch  where error.status == KeychainError.errSecItemNotFound.status && collection != SessionSecretItems.name
         {
             do throws(KeychainError) {

@@ -104,6 +104,7 @@ extension SecretServiceProvider {
             }
             unlocked += sessionItems.map { SecretObjectPath.item(collection: $0.collection, id: $0.id).path }
         }
+        client.recentlyUnlocked.remember(unlocked)
         return (unlocked, locked)
     }
 

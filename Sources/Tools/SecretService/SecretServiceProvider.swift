@@ -200,8 +200,7 @@ public final class SecretServiceProvider {
     func client(of message: DBusMessage) throws(DBusFailure) -> BusClient {
         guard let sender = message.sender else { throw DBusFailure.accessDenied("a call without a sender") }
         if let client = clients[sender] {
-            // As BusClient read it: "pid N" for a process whose program cannot be read (undumpable).
-            guard (ProcessFiles.executable(client.process.pid) ?? "pid \(client.process.pid)") == client.executable else {
+            guard client.runsTheSameProgram else {
                 clients[sender] = nil
                 throw Self.changedProgram(sender)
             }
@@ -239,6 +238,7 @@ public final class SecretServiceProvider {
             throw DBusFailure.noSuchObject("no object at \(pathText)")
         }
         let client = try client(of: message)
+        defer { if !RecentlyUnlockedItems.readOnlyMembers.contains(member) { client.recentlyUnlocked.forget() } }
         let call = SecretCall(client: client, path: path, interface: interface, member: member, arguments: arguments)
         if interface == "org.freedesktop.DBus.Properties" { return try answerProperties(call) }
         switch path {

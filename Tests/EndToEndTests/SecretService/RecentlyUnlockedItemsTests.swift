@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+/// An item's `Locked` read just after a search that listed it as unlocked is answered from that
+/// search, for a second (Docs/SecretService.md, "What the bridge remembers"): the tests here
+/// show that the second ends, and that nothing the client itself changes is answered from it.
+@Suite struct RecentlyUnlockedItemsTests {
+    /// A client of secretstorage in the test's keychain, with a passcode (so that it locks) and
+    /// an item stored; `body` runs after it, with `item` the item a search found and
+    /// `keychainctl` the path of keychainctl.
+    private func run(_ body: String) throws -> CommandRunner.Output {
+        let service = try SecretServiceHarness()
+        defer { service.stop() }
+        return try service.script(
+            """
+            printf '1234\\n' | "$KEYCHAINCTL" passcode set >/dev/null
+            /usr/bin/python3 - "$KEYCHAINCTL" <<'PY'
+            import secretstorage, subprocess, sys, time
+            keychainctl = sys.argv[1]
+            bus = secretstorage.dbus_init()
+            collection = secretstorage.get_default_collection(bus)
+            collection.create_item("Mail", {"service": "imap", "user": "alice"}, b"kept")
+            item = next(collection.search_items({"service": "imap"}))
+            \(body)
+            PY
+            """)
+    }
+
+    /// A lock by another program: `GetSecret` asks keychaind and is refused at once; `Locked`
+    /// says so once the moment has passed.
+    @Test func aLockElsewhereShowsInLockedWithinASecond() throws {
+        let result = try run(
+            """
+            print("found", item.is_locked())
+            subprocess.run([keychainctl, "lock"], check=True)
+            try:
+                item._item.call("GetSecret", "o", secretstorage.util.open_session(bus).object_path)
+                print("read")
+            except Exception as error:
+                print("refused", "IsLocked" in str(error) or "locked" in str(error).lower())
+            time.sleep(1.2)
+            print("later", item.is_locked())
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "found False\nrefused True\nlater True\n", "\(result.stdout) \(result.stderr)")
+    }
+
+    /// The client's own lock (`Service.Lock`) and its own deletion of the item are answered
+    /// from keychaind at once, not from the search made before them (secretstorage says
+    /// `NoSuchObject` as `ItemNotFoundException`).
+    @Test func theClientsOwnChangesAreNotAnsweredFromTheSearch() throws {
+        let result = try run(
+            """
+            collection.lock()
+            print("after its lock", item.is_locked())
+            subprocess.run([keychainctl, "unlock"], input=b"1234\\n", check=True, stdout=subprocess.DEVNULL)
+            item = next(collection.search_items({"service": "imap"}))
+            item.delete()
+            try:
+                item.is_locked()
+                print("still there")
+            except Exception as error:
+                print("gone:", type(error).__name__)
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "after its lock True\ngone: ItemNotFoundException\n", "\(result.stdout) \(result.stderr)")
+    }
+}
