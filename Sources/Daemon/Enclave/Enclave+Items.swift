@@ -158,19 +158,36 @@ extension Enclave {
         }
     }
 
-    /// Opens an item's attributes.
+    /// Opens an item's attributes and hands them to `decode`. For a stored row (`row`, its id),
+    /// what `decode` returns is kept with the class key (``OpenedAttributes``), and given again,
+    /// without opening, for the same row, binding and sealed bytes while the class stays
+    /// unlocked. `decode` must be a function of the bytes alone.
     ///
     /// - Throws: `errSecInteractionNotAllowed` when the class is locked, `errSecDecode` when the
-    ///   ciphertext was altered or belongs to another row.
-    public func openAttributes(_ metadata: Data, binding: ItemBinding) throws(KeychainError) -> Data {
-        try open(metadata, try classKeys(binding.protectionClass).metadata, binding.associatedData("metadata"))
+    ///   ciphertext was altered or belongs to another row; what `decode` throws.
+    public func openAttributes<Decoded: Sendable>(
+        _ metadata: Data, binding: ItemBinding, row: Int64?, decode: (Data) throws(KeychainError) -> Decoded
+    ) throws(KeychainError) -> Decoded {
+        let keys = try classKeys(binding.protectionClass)
+        if let row, let known: Decoded = keys.openedAttributes.decoded(row, metadata, binding) { return known }
+        let decoded = try decode(try open(metadata, keys.metadata, binding.associatedData("metadata")))
+        if let row { keys.openedAttributes.remember(decoded, row, metadata, binding) }
+        return decoded
+    }
+
+    /// How many items' attributes are kept opened under `protectionClass`'s key as it is open
+    /// now (``OpenedAttributes``): none once the class was locked.
+    ///
+    /// - Throws: `errSecInteractionNotAllowed` while the class is locked.
+    public func openedAttributeCount(_ protectionClass: ProtectionClass) throws(KeychainError) -> Int {
+        try classKeys(protectionClass).openedAttributes.count
     }
 
     /// Opens an item's secret: checks the access control against the grants, unwraps the
     /// per-item key with the class key (and the app's password, when the item asks for it),
     /// then the secret.
     ///
-    /// - Throws: as ``openAttributes(_:binding:)``; errSecInteractionNotAllowed carrying the
+    /// - Throws: as ``openAttributes(_:binding:row:decode:)``; errSecInteractionNotAllowed carrying the
     ///   access control when the grants do not satisfy it; errSecAuthFailed for a wrong app
     ///   password or a biometryCurrentSet item whose enrolled set changed.
     public func openSecret(

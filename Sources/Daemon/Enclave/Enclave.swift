@@ -16,7 +16,7 @@ import Glibc
 /// Nothing it returns is a key. The messages, by subject:
 ///
 /// - Items: ``seal(attributes:secret:binding:applicationPassword:)``,
-///   ``openAttributes(_:binding:)``, ``openSecret(_:binding:grants:applicationPassword:)``,
+///   ``openAttributes(_:binding:row:decode:)``, ``openSecret(_:binding:grants:applicationPassword:)``,
 ///   ``indexHasher()``, within one ``inItemRequest(_:)``.
 /// - Enclave keys: ``makeEnclaveKey(accessibility:accessControl:accessGroup:)``,
 ///   ``useEnclaveKey(_:_:callerGroups:grants:)``.

@@ -6,7 +6,7 @@ import Synchronization
 /// A class key with the keys derived from it (HKDF-SHA256, one purpose each): the metadata key
 /// that seals attributes, the key that wraps per-item keys, and, keyed once (used from the
 /// AfterFirstUnlock class only), the store's index hash and the row ledger's keyed hash; and the
-/// addresses of the Secret Service items opened with it, which go with it.
+/// addresses of the Secret Service items and the attributes opened with it, which go with it.
 struct ClassKeySet: Sendable {
     let classKey: SymmetricKey
     let metadata: SymmetricKey
@@ -14,6 +14,7 @@ struct ClassKeySet: Sendable {
     let index: IndexHasher
     let rowLedger: RowLedgerMAC
     let rememberedAddresses = RememberedItemAddresses()
+    let openedAttributes = OpenedAttributes()
 
     init(_ classKey: SymmetricKey) {
         self.classKey = classKey

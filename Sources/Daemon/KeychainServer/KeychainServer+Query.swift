@@ -169,7 +169,7 @@ extension KeychainServer {
         let binding = ItemBinding(
             rowIdentity: row.identity, version: row.version, itemClass: row.itemClass, accessibility: accessibility,
             accessGroupTag: row.accessGroupHash, synchronizable: row.synchronizable, accessControl: accessControl)
-        let record = try ItemRecord.decode(try enclave.openAttributes(row.metadata, binding: binding))
+        let record = try enclave.openAttributes(row.metadata, binding: binding, row: row.id, decode: ItemRecord.decode)
         return OpenedItem(row: row, record: record, binding: binding)
     }
 

@@ -1,7 +1,10 @@
+import Enclave
 import Foundation
 import GRDB
 import Keychain
 import Testing
+
+@testable import KeychainServer
 
 /// Swapped, moved or corrupted sealed values give errSecDecode, never another item's secret
 /// (DESIGN.md, Data protection: AAD binds every ciphertext to its row).
@@ -97,6 +100,26 @@ import Testing
         defer { keychain.remove() }
         try seed(keychain)
         try apply(tamper, to: keychain.databaseURL)
+        try expectDetected(tamper, keychain)
+    }
+
+    /// The same tampering after every item was read once, its attributes kept opened
+    /// (``OpenedAttributes``): nothing kept answers for a row that changed.
+    @Test(arguments: Tamper.allCases)
+    func tamperingAfterAReadGivesErrSecDecodeNeverAnotherItemsSecret(_ tamper: Tamper) throws {
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        try seed(keychain)
+        for (account, group) in [("a", "one"), ("b", "one"), ("c", "two")] {
+            #expect(try secret(of: account, as: group, in: keychain).get() == "secret-\(account)")
+        }
+        #expect(try keychain.server.enclave.openedAttributeCount(.whenUnlocked) == 3)
+        try apply(tamper, to: keychain.databaseURL)
+        try expectDetected(tamper, keychain)
+    }
+
+    /// Every query answers its own item's secret or nothing, and at least one notices `tamper`.
+    private func expectDetected(_ tamper: Tamper, _ keychain: TestKeychain) throws {
         var detected = false
         for (account, group) in [("a", "one"), ("a", "two"), ("b", "one"), ("c", "two")] {
             switch secret(of: account, as: group, in: keychain) {
