@@ -1,7 +1,8 @@
 /// The items a client's latest search listed as unlocked, remembered for a moment so that their
 /// `Locked` property, which clients read of each item they found before they ask for its secret
-/// (secretstorage does at every `get_secret`), is answered without asking keychaind again: a
-/// lookup is a search and a read, two requests, not three.
+/// (secretstorage does at every `get_secret`), is answered without asking keychaind again:
+/// secretstorage's lookup (SearchItems, the item's `Label`, its `Locked`, GetSecret) is three
+/// requests to keychaind, not four.
 ///
 /// What it holds is what the search answered the same client: paths, never an attribute or a
 /// secret. It is forgotten after ``lifetime``, at the client's next search, and at any call of

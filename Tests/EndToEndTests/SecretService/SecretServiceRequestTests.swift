@@ -3,13 +3,15 @@ import Testing
 
 /// Issue 55: what a Secret Service call costs keychaind, in requests. Each call on a built-in
 /// collection (`login`, `session`) asked keychaind for the app's collection records, to learn
-/// that the collection exists, which every client's does: a lookup was four requests. The item's
-/// `Locked`, which secretstorage reads before `GetSecret`, read the item again: three.
+/// that the collection exists, which every client's does. secretstorage's lookup is four calls:
+/// SearchItems (not in the audit log), the item's `Label` (read when it makes the `Item`: a
+/// "search"), its `Locked` (a "search" too, until the bridge answered it from the search just
+/// made) and GetSecret (a "read").
 @Suite struct SecretServiceRequestTests {
     /// The requests keychaind's audit log records while a client that stored an item looks it
-    /// up in the default collection (SearchItems, the item's `Locked`, then GetSecret): the
-    /// search and the read, and no request for the client's collection records or for `Locked`,
-    /// which the search just answered (``RecentlyUnlockedItemsTests``).
+    /// up in the default collection: the item's `Label` and its secret, and no request for the
+    /// client's collection records or for `Locked`, which the search just answered
+    /// (``RecentlyUnlockedItemsTests``).
     @Test func aLookupInTheDefaultCollectionAsksNothingOfTheCollection() throws {
         let service = try SecretServiceHarness()
         defer { service.stop() }
