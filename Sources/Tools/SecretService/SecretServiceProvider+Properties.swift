@@ -60,7 +60,10 @@ extension SecretServiceProvider {
             return properties
         case .item(let collection, let id):
             guard interface.isEmpty || interface == Self.itemInterface else { return [:] }
-            if only == "Locked", client.recentlyUnlocked.listedUnlocked(call.path.path) { return ["Locked": .boolean(false)] }
+            // Listed as unlocked by the client's search a moment ago (RecentlyUnlockedItems).
+            if only == "Locked", client.recentlyUnlocked.listedUnlocked(call.path.path) {
+                return ["Locked": .boolean(false)]
+            }
             guard let item = try readableItem(client, id, in: collection) else {
                 // Another app's, which the owner has not let this one read: locked, and nothing
                 // of it shown.

@@ -63,6 +63,7 @@ import Testing
                 print("gone:", type(error).__name__)
             """)
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout == "after its lock True\ngone: ItemNotFoundException\n", "\(result.stdout) \(result.stderr)")
+        #expect(
+            result.stdout == "after its lock True\ngone: ItemNotFoundException\n", "\(result.stdout) \(result.stderr)")
     }
 }
