@@ -19,7 +19,7 @@ final class OpenedAttributes: Sendable {
     /// At most this many items a class; past it, others are opened at each read, as before.
     static let limit = 20_000
 
-    private struct Entry: @unchecked Sendable {
+    private struct Entry: Sendable {
         let binding: ItemBinding
         let sealed: Data
         /// What the caller's decoder made of the opened bytes (its own type, checked when used).

@@ -44,9 +44,6 @@ public final class ProcessDirectory {
         let stat = openat(descriptor, "stat", O_RDONLY | O_CLOEXEC)
         guard stat >= 0 else { return nil }
         defer { close(stat) }
-        guard let text = ProcessFiles.readToEnd(stat), let fields = ProcessFiles.statFields(of: text),
-            fields.count > 19
-        else { return nil }
-        return UInt64(fields[19])
+        return ProcessFiles.readToEnd(stat).flatMap(ProcessFiles.startTime(ofStat:))
     }
 }

@@ -118,7 +118,12 @@ public enum ProcessFiles {
     /// When process `pid` started, in clock ticks after boot (field 22 of `/proc/PID/stat`); nil
     /// when it is not running.
     public static func startTime(_ pid: Int32) -> UInt64? {
-        guard let fields = statFields(pid), fields.count > 19 else { return nil }
+        read(pid, "stat").flatMap(startTime(ofStat:))
+    }
+
+    /// The start time a `/proc/PID/stat` text gives (field 22); nil when it has none.
+    static func startTime(ofStat stat: [UInt8]) -> UInt64? {
+        guard let fields = statFields(of: stat), fields.count > 19 else { return nil }
         return UInt64(fields[19])
     }
 

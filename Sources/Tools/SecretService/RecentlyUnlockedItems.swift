@@ -37,6 +37,6 @@ struct RecentlyUnlockedItems {
 
     /// True when the latest search listed `path` as unlocked less than ``lifetime`` ago.
     func listedUnlocked(_ path: String) -> Bool {
-        !paths.isEmpty && paths.contains(path) && listed.duration(to: .now) < Self.lifetime
+        paths.contains(path) && listed.duration(to: .now) < Self.lifetime
     }
 }

@@ -37,7 +37,7 @@ import Testing
                 item._item.call("GetSecret", "o", secretstorage.util.open_session(bus).object_path)
                 print("read")
             except Exception as error:
-                print("refused", "IsLocked" in str(error) or "locked" in str(error).lower())
+                print("refused", "org.freedesktop.Secret.Error.IsLocked" in str(error))
             time.sleep(1.2)
             print("later", item.is_locked())
             """)
