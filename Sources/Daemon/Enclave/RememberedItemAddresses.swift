@@ -5,13 +5,13 @@ import Synchronization
 /// What the keychain remembers of the Secret Service items it opened under one class key, so
 /// that a search that answers with paths (`SearchItems`) reads only the index columns of the
 /// items it has opened before: for each item (by its row id), the identity, version and
-/// access-group tag its row had, the item's address (service, account, the group that owns it),
-/// and a prefix of each of its attribute hashes.
+/// access-group tag its row had, the item's address (service, account, the group that owns it)
+/// and label, and a prefix of each of its attribute hashes.
 ///
 /// It belongs to the opened class key (``ClassKeySet``) and goes with it: a lock, by this
 /// process or another, removes the class key's entry, the next use finds it gone and forgets the
 /// key and these addresses with it; an unlock opens a new key with none. Nothing here is a
-/// secret or a label; what it holds while unlocked is the addresses of items already opened,
+/// secret; what it holds while unlocked is the addresses and labels of items already opened,
 /// which the keychain's memory held anyway for as long as each request ran (Docs/DataProtection.md).
 ///
 /// It is trusted only as far as the row it came from: the search checks a remembered address
@@ -30,17 +30,20 @@ public final class RememberedItemAddresses: Sendable {
         /// the key can make one collide).
         public let attributeHashPrefixes: Set<UInt64>
         public let address: SecretServiceItemGrant
+        /// The item's label (`labl`), nil for one without a text label.
+        public let label: String?
 
         /// Creates an entry.
         public init(
             identity: Data, version: Int64, accessGroupTag: Data, attributeHashes: [Data],
-            address: SecretServiceItemGrant
+            address: SecretServiceItemGrant, label: String?
         ) {
             self.identity = identity
             self.version = version
             self.accessGroupTag = accessGroupTag
             attributeHashPrefixes = Set(attributeHashes.map(RememberedItemAddresses.prefix))
             self.address = address
+            self.label = label
         }
 
         /// Whether the item carries every hash of which `prefixes` are the prefixes.

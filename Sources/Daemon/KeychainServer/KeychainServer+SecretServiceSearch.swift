@@ -4,14 +4,16 @@ import KeychainProtocol
 import KeychainStore
 
 /// The Secret Service bridge's searches: answered with addresses (the bridge makes paths of
-/// them), from the rows' index columns where the item was opened before under the class key
-/// open now (``RememberedItemAddresses``), and by opening the row where it was not.
+/// them) and, for the caller's readable items, labels, from the rows' index columns where the
+/// item was opened before under the class key open now (``RememberedItemAddresses``), and by
+/// opening the row where it was not.
 extension KeychainServer {
     /// Rows not remembered are opened by identity when at most this many, else by the search.
     static let unrememberedOpenedByIdentity = 256
 
     /// `searchSecretItems`: one search of every app's Secret Service items: each match, readable
-    /// when it is the caller's own or another app's the owner let the caller read.
+    /// when it is the caller's own or another app's the owner let the caller read, with its label
+    /// when readable (another app's label is not shown before the owner lets the caller read it).
     func searchSecretItems(
         _ attributes: [String: AttributeValue], caller: CallerIdentity
     ) throws(KeychainError) -> [SecretItemMatch] {
@@ -20,30 +22,34 @@ extension KeychainServer {
             throw KeychainError(.errSecParam, "Secret Service items are searched by Secret Service attributes only")
         }
         let (query, filter) = try secretServiceSearch(attributes, caller: caller)
-        let addresses = try store.read { transaction in try self.secretServiceAddresses(query, filter, transaction) }
+        let found = try store.read { transaction in try self.secretServiceItems(query, filter, transaction) }
         var granted: Set<SecretServiceItemGrant>?
-        return addresses.map { address in
+        return found.map { item in
+            let address = item.address
             var readable = caller.accessGroups.contains(address.ownerGroup)
             if !readable {
                 let grants = granted ?? itemGrants(of: caller)
                 granted = grants
                 readable = grants.contains(address)
             }
-            return SecretItemMatch(service: address.service, account: address.account, readable: readable)
+            return SecretItemMatch(
+                service: address.service, account: address.account, readable: readable,
+                label: readable ? item.label : nil)
         }
     }
 
-    /// The address of every Secret Service item `filter` selects, oldest first. A row whose
-    /// item is remembered with the row's identity, version and access-group tag, and with every
-    /// hash the search asks for, is not opened; a remembered item the index lists for a hash it
-    /// does not carry is `errSecDecode` (the index was altered), as opening it would be.
-    private func secretServiceAddresses(
+    /// What is remembered of every Secret Service item `filter` selects (its address and label),
+    /// oldest first. A row whose item is remembered with the row's identity, version and
+    /// access-group tag, and with every hash the search asks for, is not opened; a remembered
+    /// item the index lists for a hash it does not carry is `errSecDecode` (the index was
+    /// altered), as opening it would be.
+    private func secretServiceItems(
         _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction
-    ) throws -> [SecretServiceItemGrant] {
+    ) throws -> [RememberedItemAddresses.Entry] {
         let heads = try transaction.heads(filter)
         guard !heads.isEmpty else { return [] }
         let asked = filter.attributeHashes.map(RememberedItemAddresses.prefix)
-        var addresses = [SecretServiceItemGrant?](repeating: nil, count: heads.count)
+        var found = [RememberedItemAddresses.Entry?](repeating: nil, count: heads.count)
         var memories: [String: RememberedItemAddresses] = [:]
         var unremembered: [Int] = []
         var altered = false
@@ -65,7 +71,7 @@ extension KeychainServer {
                     unremembered.append(index)
                     return
                 }
-                if entry.carries(asked) { addresses[index] = entry.address } else { altered = true }
+                if entry.carries(asked) { found[index] = entry } else { altered = true }
             }
         }
         guard !altered else {
@@ -85,15 +91,18 @@ extension KeychainServer {
                 guard let index = position[item.row.identity], let row = item.row.id,
                     let address = Self.secretServiceAddress(item.record.attributes)
                 else { continue }
-                addresses[index] = address
+                var label: String?
+                if case .string(let text)? = item.record.attributes["labl"] { label = text }
                 let entry = RememberedItemAddresses.Entry(
                     identity: item.row.identity, version: item.row.version, accessGroupTag: item.row.accessGroupHash,
-                    attributeHashes: try terms.attributeHashes(.genericPassword, item.record), address: address)
+                    attributeHashes: try terms.attributeHashes(.genericPassword, item.record), address: address,
+                    label: label)
+                found[index] = entry
                 opened[item.row.accessibility, default: []].append((row, entry))
             }
             for (accessibility, entries) in opened { memories[accessibility]?.remember(entries) }
         }
-        return addresses.compactMap { $0 }
+        return found.compactMap { $0 }
     }
 
     /// The query and filter of a search of every app's Secret Service items with `attributes`,

@@ -146,7 +146,7 @@ final class KeychainSecretItems: SecretItemStore {
             guard match.service.hasPrefix(Self.servicePrefix) else { return nil }
             return SearchMatch(
                 id: match.account, collection: String(match.service.dropFirst(Self.servicePrefix.count)),
-                readable: match.readable)
+                readable: match.readable, label: match.label)
         }
     }
 

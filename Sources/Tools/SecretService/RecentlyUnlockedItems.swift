@@ -1,32 +1,37 @@
-/// The items a client's latest search listed as unlocked, remembered for a moment so that their
-/// `Locked` property, which clients read of each item they found before they ask for its secret
-/// (secretstorage does at every `get_secret`), is answered without asking keychaind again:
-/// secretstorage's lookup (SearchItems, the item's `Label`, its `Locked`, GetSecret) is three
+/// The items a client's latest search listed as unlocked, with the labels the search carried,
+/// remembered for a moment so that their `Locked` and `Label` properties, which clients read of
+/// each item they found before they ask for its secret (secretstorage reads `Label` to make its
+/// `Item`, and `Locked` at every `get_secret`), are answered without asking keychaind again:
+/// secretstorage's lookup (SearchItems, the item's `Label`, its `Locked`, GetSecret) is two
 /// requests to keychaind, not four.
 ///
-/// What it holds is what the search answered the same client: paths, never an attribute or a
-/// secret. It is forgotten after ``lifetime``, at the client's next search, and at any call of
-/// the client that changes something (a write, a lock, an unlock). Within the moment, a lock by
-/// another program (`keychainctl lock`, the screen locking) is not seen by `Locked`: the
-/// property says unlocked a moment longer, and `GetSecret`, which always asks keychaind, answers
-/// `IsLocked` (as it does for a lock between any client's two calls).
+/// What it holds is what the search answered the same client: paths, and the labels of the
+/// client's own items (and other apps' ones the owner let it read), never another attribute
+/// or a secret. It is forgotten after ``lifetime``, at the client's next search, and at any
+/// call of the client that changes something (a write, a lock, an unlock). Within the moment,
+/// a change by another program is not seen by these two properties: after a lock
+/// (`keychainctl lock`, the screen locking) `Locked` says unlocked a moment longer, and
+/// `GetSecret`, which always asks keychaind, answers `IsLocked` (as it does for a lock between
+/// any client's two calls); after another program relabels the item, `Label` shows the label
+/// the search saw, as a client that had read it a moment before would.
 struct RecentlyUnlockedItems {
     /// How long a search's answer stands: long enough for a client's next calls, short enough
     /// that a lock elsewhere shows in `Locked` at once to a person.
     static let lifetime: Duration = .seconds(1)
 
-    private var paths: Set<String> = []
+    /// Each path listed, with its label when the search carried one.
+    private var labels: [String: String?] = [:]
     private var listed = ContinuousClock.now
 
-    /// Remembers `paths`, which a search listed as unlocked now, in place of the last search's.
-    mutating func remember(_ paths: [String]) {
-        self.paths = Set(paths)
+    /// Remembers `items`, which a search listed as unlocked now, in place of the last search's.
+    mutating func remember(_ items: [(path: String, label: String?)]) {
+        labels = Dictionary(items.map { ($0.path, $0.label) }) { first, _ in first }
         listed = .now
     }
 
     /// Forgets every path.
     mutating func forget() {
-        paths = []
+        labels = [:]
     }
 
     /// The members of the Secret Service's interfaces that change nothing: a call of any other
@@ -37,6 +42,15 @@ struct RecentlyUnlockedItems {
 
     /// True when the latest search listed `path` as unlocked less than ``lifetime`` ago.
     func listedUnlocked(_ path: String) -> Bool {
-        paths.contains(path) && listed.duration(to: .now) < Self.lifetime
+        labels[path] != nil && isCurrent
     }
+
+    /// The label the latest search carried for `path`, listed less than ``lifetime`` ago; nil
+    /// when it listed no such path or sent no label.
+    func label(of path: String) -> String? {
+        guard isCurrent, case .some(.some(let label)) = labels[path] else { return nil }
+        return label
+    }
+
+    private var isCurrent: Bool { listed.duration(to: .now) < Self.lifetime }
 }

@@ -60,9 +60,13 @@ extension SecretServiceProvider {
             return properties
         case .item(let collection, let id):
             guard interface.isEmpty || interface == Self.itemInterface else { return [:] }
-            // Listed as unlocked by the client's search a moment ago (RecentlyUnlockedItems).
+            // Listed as unlocked by the client's search a moment ago, with its label when the
+            // search had it (RecentlyUnlockedItems).
             if only == "Locked", client.recentlyUnlocked.listedUnlocked(call.path.path) {
                 return ["Locked": .boolean(false)]
+            }
+            if only == "Label", let label = client.recentlyUnlocked.label(of: call.path.path) {
+                return ["Label": .string(label)]
             }
             guard let item = try readableItem(client, id, in: collection) else {
                 // Another app's, which the owner has not let this one read: locked, and nothing

@@ -87,7 +87,7 @@ extension SecretServiceProvider {
     ) throws(DBusFailure)
         -> (unlocked: [String], locked: [String])
     {
-        var unlocked: [String] = []
+        var unlocked: [(path: String, label: String?)] = []
         var locked: [String] = []
         if collection != SessionSecretItems.name {
             let matches = try keychain(client) { () throws(KeychainError) in
@@ -95,17 +95,17 @@ extension SecretServiceProvider {
             }
             for match in matches {
                 let path = SecretObjectPath.item(collection: match.collection, id: match.id).path
-                if match.readable { unlocked.append(path) } else { locked.append(path) }
+                if match.readable { unlocked.append((path, match.label)) } else { locked.append(path) }
             }
         }
         if collection == nil || collection == SessionSecretItems.name {
             let sessionItems = try keychain(client) { () throws(KeychainError) in
                 try client.sessionItems.items(in: SessionSecretItems.name, matching: attributes)
             }
-            unlocked += sessionItems.map { SecretObjectPath.item(collection: $0.collection, id: $0.id).path }
+            unlocked += sessionItems.map { (SecretObjectPath.item(collection: $0.collection, id: $0.id).path, $0.label) }
         }
         client.recentlyUnlocked.remember(unlocked)
-        return (unlocked, locked)
+        return (unlocked.map(\.path), locked)
     }
 
     /// `GetSecrets`: the secret of each item named that the client has (others are left out).

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// An item's `Locked` read just after a search that listed it as unlocked is answered from that
-/// search, for a second (Docs/SecretService.md, "What the bridge remembers"): the tests here
-/// show that the second ends, and that nothing the client itself changes is answered from it.
+/// An item's `Locked` and `Label` read just after a search that listed it as unlocked are
+/// answered from that search, for a second (Docs/SecretService.md, "What the bridge
+/// remembers"): the tests here show that the second ends, and that nothing the client itself
+/// changes is answered from it.
 @Suite struct RecentlyUnlockedItemsTests {
     /// A client of secretstorage in the test's keychain, with a passcode (so that it locks) and
     /// an item stored; `body` runs after it, with `item` the item a search found and
@@ -43,6 +44,28 @@ import Testing
             """)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "found False\nrefused True\nlater True\n", "\(result.stdout) \(result.stderr)")
+    }
+
+    /// The label the search carried, then the client's own relabel at once, and the label a
+    /// new search carries; another program's relabel is seen once the moment has passed.
+    @Test func aLabelComesFromTheSearchAndARelabelShows() throws {
+        let result = try run(
+            """
+            print("found", item.get_label())
+            item.set_label("Work mail")
+            print("relabelled", item.get_label())
+            item = next(collection.search_items({"service": "imap"}))
+            print("found again", item.get_label())
+            subprocess.run([sys.executable, "-c", "import secretstorage; bus = secretstorage.dbus_init(); "
+                "next(secretstorage.get_default_collection(bus).search_items({'service': 'imap'})).set_label('Old')"],
+                check=True)
+            time.sleep(1.2)
+            print("later", item.get_label())
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout == "found Mail\nrelabelled Work mail\nfound again Work mail\nlater Old\n",
+            "\(result.stdout) \(result.stderr)")
     }
 
     /// The client's own lock (`Service.Lock`) and its own deletion of the item are answered

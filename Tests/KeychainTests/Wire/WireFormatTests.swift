@@ -153,6 +153,7 @@ import Testing
                 .secretItemMatches([
                     SecretItemMatch(service: "secret-service:login", account: "a1", readable: true),
                     SecretItemMatch(service: "secret-service:login", account: "b2", readable: false),
+                    SecretItemMatch(service: "secret-service:login", account: "c3", readable: true, label: "GitHub"),
                 ])),
             .success(.backupPart(BackupPart(bytes: Data([1, 2, 3]), done: 1000, total: 2500))),
             .success(

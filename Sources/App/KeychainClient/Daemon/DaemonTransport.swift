@@ -108,6 +108,11 @@ public final class DaemonTransport: KeychainTransport {
     /// connection of this process is the proof; no request is sent.
     public func identifyThisProcess() throws(KeychainError) {
         guard case .perUser = endpoint else { return }
+        try connectUnlessConnected()
+    }
+
+    /// Opens a connection unless this process has one open.
+    private func connectUnlessConnected() throws(KeychainError) {
         try connection.withLock { (connection: inout DaemonConnection?) throws(KeychainError) in
             if let connection, connection.owner == getpid() { return }
             connection = try connect()
@@ -213,13 +218,14 @@ public final class DaemonTransport: KeychainTransport {
     }
 
     /// The app keychaind decided the process this transport acts for is, by its own rules
-    /// (connecting first if need be).
+    /// (connecting first if need be). keychaind says so in its answer to the connection's first
+    /// request, which names the process: no other request is sent.
     ///
     /// - Throws: what acting for the process throws (``init(actingFor:environment:systemSocket:)``);
     ///   `errSecParam` for a transport that acts for no other process.
     public func appActedFor() throws(KeychainError) -> String {
         guard actingFor != nil else { throw KeychainError(.errSecParam, "this transport acts for no other process") }
-        _ = try perform(.identify)
+        try connectUnlessConnected()
         guard let app = actingApp.withLock({ $0 }) else {
             throw KeychainError(.errSecInternalComponent, "keychaind did not say which app it acts for")
         }

@@ -128,7 +128,10 @@ public enum ReplyCoder {
                     SecretItemMatch(
                         service: try reader.string(max: KeychainLimits.maximumAttributeSize),
                         account: try reader.string(max: KeychainLimits.maximumAttributeSize),
-                        readable: try reader.bool())
+                        readable: try reader.bool(),
+                        label: try reader.optional { (reader: inout WireReader) throws(WireError) in
+                            try reader.string(max: KeychainLimits.maximumAttributeSize)
+                        })
                 })
         case 14:
             let bytes = try reader.data(max: WireFrame.maximumReply)
@@ -265,6 +268,7 @@ public enum ReplyCoder {
                 writer.string(match.service)
                 writer.string(match.account)
                 writer.bool(match.readable)
+                writer.optional(match.label) { writer, label in writer.string(label) }
             }
         case .backupPart(let part):
             writer.u8(14)
