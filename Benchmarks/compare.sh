@@ -14,6 +14,8 @@
 #   - pass show, with a passphrase-less gpg key and a warm gpg-agent
 #   - python3 -c 'keyring.get_password(...)', Python keyring on the same Secret Service
 #   - keyctl pipe, the kernel keyring: the floor, no store at all.
+#   - Benchmarks/start-floor.swift, a Swift program built as keychainctl is that writes one line:
+#     the floor of any Swift command that links Foundation (its runtime's start, Foundation's).
 # The Secret Service, the same clients against gnome-keyring and against keychain-secret-service
 # (each provider on a session bus of its own): secret-tool lookup, whole process; and in one
 # Python process (secretstorage over jeepney, one connection, one encrypted session) a lookup,
@@ -49,6 +51,10 @@ if [[ -z "${COMPARE_INSIDE_SESSION:-}" ]]; then
     for product in keychainctl keychaind keychain-secret-service; do
         swift build -c release --static-swift-stdlib --scratch-path .build-static --product "$product" >&2
     done
+    # keychainctl's linker flags (Package.swift); not the two static archives, which it needs for
+    # SQLite and libstdc++ alone.
+    swiftc -O -static-stdlib -use-ld=lld -Xclang-linker -static-libgcc -Xlinker --no-export-dynamic \
+        -Xlinker -z -Xlinker pack-relative-relocs Benchmarks/start-floor.swift -o .build-static/start-floor >&2
     swift package --disable-sandbox benchmark --filter '^read · (embedded|daemon) · 1k$' --time-units microseconds --no-progress >"${TMPDIR:-/tmp}/compare-suite.$$" 2>&1 \
         || { cat "${TMPDIR:-/tmp}/compare-suite.$$" >&2; exit 1; }
     export COMPARE_SUITE_OUTPUT="${TMPDIR:-/tmp}/compare-suite.$$"
@@ -116,6 +122,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     time_command pass "$round" "pass show bench/account-1"
     time_command python-keyring "$round" "python3 -c 'import keyring; keyring.get_password(\"bench\", \"account-1\")'"
     time_command keyctl "$round" "keyctl pipe $key"
+    time_command start-floor "$round" "$PWD/.build-static/start-floor"
     time_command secret-tool-gnome "$round" "env DBUS_SESSION_BUS_ADDRESS=$gnome_bus secret-tool lookup service bench account account-1"
     time_command secret-tool-keychain "$round" "env DBUS_SESSION_BUS_ADDRESS=$keychain_bus secret-tool lookup service bench account account-1"
 done
@@ -167,7 +174,8 @@ def show(seconds):
 rows = [
     ("lookup, whole process (keychainctl find-generic-password -w, via keychaind)", median("keychainctl"),
      [("secret-tool lookup", median("secret-tool")), ("pass show", median("pass")),
-      ("Python keyring", median("python-keyring")), ("keyctl pipe (floor)", median("keyctl"))]),
+      ("Python keyring", median("python-keyring")), ("keyctl pipe (floor)", median("keyctl")),
+      ("a Swift program built as keychainctl is that writes one line (floor)", median("start-floor"))]),
     ("lookup, whole process, embedded (KEYCHAIN_MODE=embedded)", median("keychainctl-embedded"),
      [("secret-tool lookup", median("secret-tool"))]),
     ("lookup in one process, through keychaind", suite_median("read · daemon · 1k"),

@@ -175,6 +175,25 @@ extension Enclave {
         return decoded
     }
 
+    /// What row `row` decoded to when it was opened under `accessibility`'s class key as it is
+    /// open now (``OpenedAttributes``), with the binding it was opened under, when that binding
+    /// has the identity, version, class and access-group tag the row's index columns have now;
+    /// nil otherwise. Nothing is opened or read but those columns: for a query that needs no
+    /// more (persistent references alone). The sealed attributes are not compared, so a row
+    /// whose sealed attributes were replaced keeping those columns is answered as it was opened
+    /// until something opens it, which then fails.
+    ///
+    /// - Throws: `errSecInteractionNotAllowed` when the class is locked, as opening would.
+    public func openedAttributes<Decoded: Sendable>(
+        row: Int64, identity: Data, version: Int64, itemClass: String, accessibility: Accessibility,
+        accessGroupTag: Data
+    ) throws(KeychainError) -> (binding: ItemBinding, decoded: Decoded)? {
+        try classKeys(accessibility.protectionClass).openedAttributes.decoded(row) { binding in
+            binding.rowIdentity == identity && binding.version == version && binding.itemClass == itemClass
+                && binding.accessibility == accessibility && binding.accessGroupTag == accessGroupTag
+        }
+    }
+
     /// How many items' attributes are kept opened under `protectionClass`'s key as it is open
     /// now (``OpenedAttributes``): none once the class was locked.
     ///

@@ -10,7 +10,11 @@ import Synchronization
 /// associated data is made from the binding: an entry is used only for the same key (it belongs
 /// to the opened class key, ``ClassKeySet``), the same binding and the very same ciphertext,
 /// byte for byte, so it answers exactly what opening would. A row whose sealed attributes or any
-/// bound column changed is opened anew, and a tampered one fails as it always did.
+/// bound column changed is opened anew, and a tampered one fails as it always did. The one
+/// exception is a query for persistent references alone, which reads no sealed column: it uses
+/// an entry whose binding has the row's identity, version, class, accessibility and group tag
+/// (``Enclave/openedAttributes(row:identity:version:itemClass:accessibility:accessGroupTag:)``),
+/// and a row whose sealed attributes alone were replaced is listed until something opens it.
 ///
 /// It goes with the class key: a lock, by this process or another, drops the key and this with
 /// it; an unlock starts with none. What it holds while unlocked is the attributes (labels,
@@ -37,6 +41,15 @@ final class OpenedAttributes: Sendable {
             return nil
         }
         return entry.decoded as? Decoded
+    }
+
+    /// What row `row` decoded to when it was opened, with the binding it was opened with, if
+    /// `isStill` says that binding is still the row's (by the columns the caller read).
+    func decoded<Decoded>(_ row: Int64, isStill: (ItemBinding) -> Bool) -> (binding: ItemBinding, decoded: Decoded)? {
+        guard let entry = entries.withLock({ $0[row] }), isStill(entry.binding),
+            let decoded = entry.decoded as? Decoded
+        else { return nil }
+        return (entry.binding, decoded)
     }
 
     /// Keeps what `sealed`, bound to `binding`, decoded to, for row `row`.

@@ -16,10 +16,23 @@ extension KeychainServer {
     /// Follows iOS: `kSecReturnData` with `kSecMatchLimitAll` is allowed for items without an
     /// access control (macOS refuses it; iOS returns every item's data).
     ///
+    /// A query that asks for persistent references alone is answered from the rows' index
+    /// columns when every row it selects was opened before (``referencesOfOpenedRows(_:_:_:)``).
+    ///
     /// - Throws: `errSecItemNotFound` when nothing matches, `errSecInteractionNotAllowed` when a
     ///   match is in a locked class, `errSecDecode` when a matching row was tampered with.
     func copyMatching(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [ItemResult] {
         let filter = try rowFilter(query, caller: caller)
+        if query.returns == [.persistentRef],
+            let bindings = try store.read({ transaction in try self.referencesOfOpenedRows(query, filter, transaction) })
+        {
+            guard !bindings.isEmpty else { throw notFound(query) }
+            return bindings.map { binding in
+                var result = ItemResult(itemClass: query.itemClass, accessControl: binding.accessControl?.control)
+                result.persistentRef = PersistentReference.make(itemClass: query.itemClass, identity: binding.rowIdentity)
+                return result
+            }
+        }
         let items = try store.read { transaction in try self.openMatches(query, filter, transaction) }
         guard !items.isEmpty else { throw notFound(query) }
         guard !query.returns.isEmpty else { return [] }
@@ -130,6 +143,32 @@ extension KeychainServer {
             accessibility: query.accessibility?.rawValue, attributeHashes: hashes, primaryKeyHashes: primaryKeyHashes,
             identities: identities,
             limit: ignoringLimit || query.matchesAfterOpening ? nil : query.limit.maximum)
+    }
+
+    /// The bindings of the rows a query selects, from their index columns alone, when each was
+    /// opened before with the identity, version, class, accessibility and access-group tag it
+    /// has now, under the class key open now (``Enclave/openedAttributes(row:identity:version:itemClass:accessibility:accessGroupTag:)``),
+    /// and its opened attributes match the query (synchronizable included); nil as soon as one
+    /// was not or does not, and the query opens the rows as any other does (the same answer, or
+    /// the same error for a tampered row). So no sealed row is opened, and no sealed column read,
+    /// for the references of items read or found before.
+    private func referencesOfOpenedRows(
+        _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction
+    ) throws -> [ItemBinding]? {
+        var bindings: [ItemBinding] = []
+        let maximum = query.limit.maximum
+        for head in try transaction.heads(filter) {
+            guard let accessibility = Accessibility(rawValue: head.accessibility),
+                let (binding, record): (ItemBinding, ItemRecord) = try enclave.openedAttributes(
+                    row: head.id, identity: head.identity, version: head.version, itemClass: filter.itemClass,
+                    accessibility: accessibility, accessGroupTag: head.accessGroupHash),
+                filter.synchronizable.map({ $0 == binding.synchronizable }) ?? true,
+                record.matches(query.attributes, caseInsensitively: query.matchesCaseInsensitively)
+            else { return nil }
+            bindings.append(binding)
+            if let maximum, bindings.count >= maximum { break }
+        }
+        return bindings
     }
 
     /// Opens every row the filter selects and keeps those whose opened attributes really match
