@@ -24,12 +24,15 @@ extension KeychainServer {
     func copyMatching(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [ItemResult] {
         let filter = try rowFilter(query, caller: caller)
         if query.returns == [.persistentRef],
-            let bindings = try store.read({ transaction in try self.referencesOfOpenedRows(query, filter, transaction) })
+            let bindings = try store.read({ transaction in
+                try self.referencesOfOpenedRows(query, filter, transaction)
+            })
         {
             guard !bindings.isEmpty else { throw notFound(query) }
             return bindings.map { binding in
                 var result = ItemResult(itemClass: query.itemClass, accessControl: binding.accessControl?.control)
-                result.persistentRef = PersistentReference.make(itemClass: query.itemClass, identity: binding.rowIdentity)
+                result.persistentRef = PersistentReference.make(
+                    itemClass: query.itemClass, identity: binding.rowIdentity)
                 return result
             }
         }
@@ -147,7 +150,8 @@ extension KeychainServer {
 
     /// The bindings of the rows a query selects, from their index columns alone, when each was
     /// opened before with the identity, version, class, accessibility and access-group tag it
-    /// has now, under the class key open now (``Enclave/openedAttributes(row:identity:version:itemClass:accessibility:accessGroupTag:)``),
+    /// has now, under the class key open now
+    /// (``Enclave/openedAttributes(row:identity:version:itemClass:accessibility:accessGroupTag:)``),
     /// and its opened attributes match the query (synchronizable included); nil as soon as one
     /// was not or does not, and the query opens the rows as any other does (the same answer, or
     /// the same error for a tampered row). So no sealed row is opened, and no sealed column read,

@@ -102,7 +102,9 @@ extension SecretServiceProvider {
             let sessionItems = try keychain(client) { () throws(KeychainError) in
                 try client.sessionItems.items(in: SessionSecretItems.name, matching: attributes)
             }
-            unlocked += sessionItems.map { (SecretObjectPath.item(collection: $0.collection, id: $0.id).path, $0.label) }
+            unlocked += sessionItems.map { item in
+                (SecretObjectPath.item(collection: item.collection, id: item.id).path, item.label)
+            }
         }
         client.recentlyUnlocked.remember(unlocked)
         return (unlocked.map(\.path), locked)

@@ -57,7 +57,9 @@ import Testing
     private func alter(_ keychain: TestKeychain, _ sql: String) throws {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = false
-        try DatabaseQueue(path: keychain.databaseURL.path, configuration: configuration).write { try $0.execute(sql: sql) }
+        try DatabaseQueue(path: keychain.databaseURL.path, configuration: configuration).write {
+            try $0.execute(sql: sql)
+        }
     }
 
     /// Two items read, then their sealed attributes swapped, identities and versions kept: a
@@ -116,7 +118,8 @@ import Testing
         try add("b", keychain)
         try readAttributes("a", keychain)
         try readAttributes("b", keychain)
-        try alter(keychain, "INSERT OR IGNORE INTO attributeHashes SELECT hash, 2 FROM attributeHashes WHERE itemID = 1")
+        try alter(
+            keychain, "INSERT OR IGNORE INTO attributeHashes SELECT hash, 2 FROM attributeHashes WHERE itemID = 1")
         #expect(try references("a", keychain).count == 1)
         #expect(throws: KeychainError.errSecDecode) { try references("a", keychain, limit: .all) }
     }
