@@ -17,17 +17,14 @@ extension KeychainServer {
     /// access control (macOS refuses it; iOS returns every item's data).
     ///
     /// A query that asks for persistent references alone is answered from the rows' index
-    /// columns when every row it selects was opened before (``referencesOfOpenedRows(_:_:_:)``).
+    /// columns where every row it selects was opened before (``referenceMatches(_:_:_:)``).
     ///
     /// - Throws: `errSecItemNotFound` when nothing matches, `errSecInteractionNotAllowed` when a
     ///   match is in a locked class, `errSecDecode` when a matching row was tampered with.
     func copyMatching(_ query: ItemQuery, caller: CallerIdentity) throws(KeychainError) -> [ItemResult] {
         let filter = try rowFilter(query, caller: caller)
-        if query.returns == [.persistentRef],
-            let bindings = try store.read({ transaction in
-                try self.referencesOfOpenedRows(query, filter, transaction)
-            })
-        {
+        if query.returns == [.persistentRef] {
+            let bindings = try store.read { transaction in try self.referenceMatches(query, filter, transaction) }
             guard !bindings.isEmpty else { throw notFound(query) }
             return bindings.map { binding in
                 var result = ItemResult(itemClass: query.itemClass, accessControl: binding.accessControl?.control)
@@ -148,27 +145,34 @@ extension KeychainServer {
             limit: ignoringLimit || query.matchesAfterOpening ? nil : query.limit.maximum)
     }
 
-    /// The bindings of the rows a query selects, from their index columns alone, when each was
+    /// The bindings of the rows a query selects, from their index columns alone when each was
     /// opened before with the identity, version, class, accessibility and access-group tag it
     /// has now, under the class key open now
     /// (``Enclave/openedAttributes(row:identity:version:itemClass:accessibility:accessGroupTag:)``),
-    /// and its opened attributes match the query (synchronizable included); nil as soon as one
-    /// was not or does not, and the query opens the rows as any other does (the same answer, or
-    /// the same error for a tampered row). So no sealed row is opened, and no sealed column read,
-    /// for the references of items read or found before.
-    private func referencesOfOpenedRows(
+    /// and its opened attributes match the query (synchronizable included). So no sealed row is
+    /// opened, and no sealed column read, for the references of items read or found before. As
+    /// soon as one row was not opened before, or does not match, the rows are opened as any
+    /// query's are (the same answer, or the same error for a tampered row), found by the
+    /// identities just read rather than by a second search of the index.
+    private func referenceMatches(
         _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction
-    ) throws -> [ItemBinding]? {
+    ) throws -> [ItemBinding] {
+        let heads = try transaction.heads(filter)
         var bindings: [ItemBinding] = []
         let maximum = query.limit.maximum
-        for head in try transaction.heads(filter) {
+        for head in heads {
             guard let accessibility = Accessibility(rawValue: head.accessibility),
                 let (binding, record): (ItemBinding, ItemRecord) = try enclave.openedAttributes(
                     row: head.id, identity: head.identity, version: head.version, itemClass: filter.itemClass,
                     accessibility: accessibility, accessGroupTag: head.accessGroupHash),
                 filter.synchronizable.map({ $0 == binding.synchronizable }) ?? true,
                 record.matches(query.attributes, caseInsensitively: query.matchesCaseInsensitively)
-            else { return nil }
+            else {
+                var opening = filter
+                opening.identities = heads.map(\.identity)
+                opening.limit = nil
+                return try openMatches(query, opening, transaction).map(\.binding)
+            }
             bindings.append(binding)
             if let maximum, bindings.count >= maximum { break }
         }

@@ -10,7 +10,8 @@ import KeychainEmbedded
 ///     valgrind --tool=callgrind --toggle-collect='*SecItemCopyMatching*' \
 ///         .build/release/keychain-profile read 1000 200
 ///
-/// Operations: `read` (a secret by service and account), `add`, `query` (the attributes of 100
+/// Operations: `read` (a secret by service and account), `refs` (the persistent reference of
+/// one item by service and account, all a `SecItemCopyMatching` asks for), `add`, `query` (the attributes of 100
 /// items), `query-bridged` (the same, then the caller's `as? [[String: Any]]` of the result:
 /// Foundation's share is the difference from `query`, whole process). Embedded by default;
 /// `--daemon` goes through a keychaind of its own, and counts the client's side: a keychaind
@@ -22,10 +23,10 @@ struct KeychainProfile {
         let throughDaemon = arguments.contains("--daemon")
         arguments.removeAll { $0 == "--daemon" }
         guard arguments.count == 3, let items = Int(arguments[1]), let rounds = Int(arguments[2]),
-            ["read", "add", "query", "query-bridged"].contains(arguments[0])
+            ["read", "refs", "add", "query", "query-bridged"].contains(arguments[0])
         else {
             FileHandle.standardError.write(
-                Data("usage: keychain-profile read|add|query|query-bridged ITEMS ROUNDS [--daemon]\n".utf8))
+                Data("usage: keychain-profile read|refs|add|query|query-bridged ITEMS ROUNDS [--daemon]\n".utf8))
             exit(64)
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-profile-\(getpid())")
@@ -46,11 +47,12 @@ struct KeychainProfile {
 
         for round in 0..<rounds {
             switch arguments[0] {
-            case "read":
+            case "read", "refs":
                 var result: CFTypeRef?
+                let returns = arguments[0] == "read" ? kSecReturnData : kSecReturnPersistentRef
                 let query: [String: Any] = [
                     kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "profile",
-                    kSecAttrAccount as String: "account-\(round % items)", kSecReturnData as String: true,
+                    kSecAttrAccount as String: "account-\(round % items)", returns as String: true,
                 ]
                 precondition(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
             case "add":
