@@ -45,11 +45,12 @@ extension KeychainServer {
     /// altered), as opening it would be.
     private func secretServiceItems(
         _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction
-    ) throws -> [RememberedItemAddresses.Entry] {
+    ) throws -> [(address: SecretServiceItemGrant, label: String?)] {
         let heads = try transaction.heads(filter)
         guard !heads.isEmpty else { return [] }
         let asked = filter.attributeHashes.map(RememberedItemAddresses.prefix)
-        var found = [RememberedItemAddresses.Entry?](repeating: nil, count: heads.count)
+        // Each one's address and label alone: a whole entry copied is ten references counted.
+        var found = [(address: SecretServiceItemGrant, label: String?)?](repeating: nil, count: heads.count)
         var memories: [String: RememberedItemAddresses] = [:]
         var unremembered: [Int] = []
         var altered = false
@@ -71,7 +72,7 @@ extension KeychainServer {
                     unremembered.append(index)
                     return
                 }
-                if entry.carries(asked) { found[index] = entry } else { altered = true }
+                if entry.carries(asked) { found[index] = (entry.address, entry.label) } else { altered = true }
             }
         }
         guard !altered else {
@@ -97,7 +98,7 @@ extension KeychainServer {
                     identity: item.row.identity, version: item.row.version, accessGroupTag: item.row.accessGroupHash,
                     attributeHashes: try terms.attributeHashes(.genericPassword, item.record), address: address,
                     label: label)
-                found[index] = entry
+                found[index] = (address, label)
                 opened[item.row.accessibility, default: []].append((row, entry))
             }
             for (accessibility, entries) in opened { memories[accessibility]?.remember(entries) }
