@@ -42,7 +42,7 @@ struct RecentlyUnlockedItems {
 
     /// True when the latest search listed `path` as unlocked less than ``lifetime`` ago.
     func listedUnlocked(_ path: String) -> Bool {
-        labels[path] != nil && isCurrent
+        labels.keys.contains(path) && isCurrent
     }
 
     /// The label the latest search carried for `path`, listed less than ``lifetime`` ago; nil

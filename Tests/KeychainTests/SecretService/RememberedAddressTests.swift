@@ -1,6 +1,5 @@
 import Enclave
 import Foundation
-import GRDB
 import Keychain
 import KeychainEmbedded
 import Testing
@@ -35,12 +34,6 @@ import Testing
         try keychain.server.enclave.rememberedAddresses(.whenUnlocked).count
     }
 
-    private func alter(_ keychain: TestKeychain, _ sql: String) throws {
-        var configuration = Configuration()
-        configuration.foreignKeysEnabled = false
-        try DatabaseQueue(path: keychain.databaseURL.path, configuration: configuration).write { try $0.execute(sql: sql) }
-    }
-
     /// A row whose sealed attributes were swapped with another's, identity and version kept, is
     /// listed under the address it was opened with (said in Docs/DataProtection.md); reading it
     /// fails; a lock answers nothing and forgets; after the unlock the search opens the row and
@@ -53,9 +46,7 @@ import Testing
         try add("b", schema: "s", keychain)
         #expect(try search("s", keychain) == ["a", "b"])
         #expect(try remembered(keychain) == 2)
-        try alter(
-            keychain,
-            """
+        try keychain.alterDatabase("""
             UPDATE items SET metadata = CASE id WHEN 1 THEN (SELECT metadata FROM items WHERE id = 2)
                 ELSE (SELECT metadata FROM items WHERE id = 1) END WHERE id IN (1, 2)
             """)
@@ -77,7 +68,8 @@ import Testing
         try add("b", schema: "two", keychain)
         #expect(try search("one", keychain) == ["a"])
         #expect(try search("two", keychain) == ["b"])
-        try alter(keychain, "INSERT OR IGNORE INTO attributeHashes SELECT hash, 2 FROM attributeHashes WHERE itemID = 1")
+        try keychain.alterDatabase(
+            "INSERT OR IGNORE INTO attributeHashes SELECT hash, 2 FROM attributeHashes WHERE itemID = 1")
         #expect(throws: KeychainError.errSecDecode) { try search("one", keychain) }
     }
 

@@ -1,6 +1,5 @@
 import Enclave
 import Foundation
-import GRDB
 import Keychain
 import Testing
 
@@ -54,14 +53,6 @@ import Testing
         try keychain.server.enclave.openedAttributeCount(.whenUnlocked)
     }
 
-    private func alter(_ keychain: TestKeychain, _ sql: String) throws {
-        var configuration = Configuration()
-        configuration.foreignKeysEnabled = false
-        try DatabaseQueue(path: keychain.databaseURL.path, configuration: configuration).write {
-            try $0.execute(sql: sql)
-        }
-    }
-
     /// Two items read, then their sealed attributes swapped, identities and versions kept: a
     /// reference query still answers each item's reference, which it could not have if it had
     /// opened the row (an attributes query is refused); the secret read through it is refused. A
@@ -76,9 +67,7 @@ import Testing
         try readAttributes("b", keychain)
         let first = try #require(try reference("a", keychain))
         #expect(try secret(first, keychain) == "secret-a")
-        try alter(
-            keychain,
-            """
+        try keychain.alterDatabase("""
             UPDATE items SET metadata = CASE id WHEN 1 THEN (SELECT metadata FROM items WHERE id = 2)
                 ELSE (SELECT metadata FROM items WHERE id = 1) END WHERE id IN (1, 2)
             """)
@@ -118,8 +107,8 @@ import Testing
         try add("b", keychain)
         try readAttributes("a", keychain)
         try readAttributes("b", keychain)
-        try alter(
-            keychain, "INSERT OR IGNORE INTO attributeHashes SELECT hash, 2 FROM attributeHashes WHERE itemID = 1")
+        try keychain.alterDatabase(
+            "INSERT OR IGNORE INTO attributeHashes SELECT hash, 2 FROM attributeHashes WHERE itemID = 1")
         #expect(try references("a", keychain).count == 1)
         #expect(throws: KeychainError.errSecDecode) { try references("a", keychain, limit: .all) }
     }

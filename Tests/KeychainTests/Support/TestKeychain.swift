@@ -1,5 +1,6 @@
 import Enclave
 import Foundation
+import GRDB
 import Keychain
 import KeychainEmbedded
 import KeychainServer
@@ -47,6 +48,11 @@ struct TestKeychain {
     }
 
     var databaseURL: URL { directory.appendingPathComponent("keychain.db") }
+
+    /// Runs `sql` on the database as an attacker with write access would.
+    func alterDatabase(_ sql: String) throws {
+        try ReplayTests.attacker(databaseURL).write { try $0.execute(sql: sql) }
+    }
 
     /// A caller in `groups` (default group first), whose sheets play the scripts of
     /// ``LAContext/scripted(_:)``.
