@@ -277,8 +277,8 @@ let package = Package(
             name: "KeychainBenchmarks",
             dependencies: [
                 "Keychain", "KeychainEmbedded", "KeychainPrompt", "LocalAuthentication", "keychaind", "KeychainSync",
-                "KeychainSupport", .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                "KeychainSupport", "Enclave", .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "GRDB", package: "GRDB.swift"), crypto,
             ],
             path: "Benchmarks/KeychainBenchmarks", swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),

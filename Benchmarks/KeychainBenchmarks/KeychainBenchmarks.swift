@@ -14,8 +14,9 @@ import Synchronization
 /// query's result timed apart, once; then durable adds with 1, 4 and 16
 /// clients, the passcode KDF, the first read after opening (the row ledger's check), a touch's
 /// way to the `evaluatePolicy` reply, keychaind's memory and the database's bytes per item, and
-/// three floors measured in the same run: the same reads from plain SQLite, one fsync, and a round
-/// trip to another process (``RoundTripFloor``); and a
+/// four floors measured in the same run: the same reads from plain SQLite, the work a sealed read
+/// must do (``SealedReadFloor``), one fsync, and a round trip to another process
+/// (``RoundTripFloor``); and a
 /// backup of the largest keychain and its restore, beside a copy of its database file; and
 /// sync's first sync of 10,000 items and one change reaching another device, beside git's share.
 let benchmarks: @Sendable () -> Void = {
@@ -63,6 +64,11 @@ let benchmarks: @Sendable () -> Void = {
         closure: { _ in
             PlainSQLiteBaseline.current.read(Int.random(in: 0..<smallest))
         }, setup: failLoudly { PlainSQLiteBaseline.current = try PlainSQLiteBaseline.filled(count: smallest) })
+    Benchmark(
+        "read · sealed floor · \(Scale.label(smallest))", configuration: scale.configuration(rounds: 5000),
+        closure: { _ in
+            SealedReadFloor.current.read(Int.random(in: 0..<smallest))
+        }, setup: failLoudly { SealedReadFloor.current = try SealedReadFloor.filled(count: smallest) })
     // Each evaluation's thread ends while the benchmark runs: no allocation counting (Scale).
     Benchmark(
         "touch to evaluatePolicy reply (simulated sensor)",

@@ -40,6 +40,7 @@ import Glibc
             "durable adds · daemon · 1 client", "durable adds · daemon · 4 clients",
             "durable adds · daemon · 16 clients",
             "passcode KDF (one unlock)", "fsync of one 4 KiB write (the floor)", "read · plain SQLite · 50",
+            "read · sealed floor · 50",
             "round trip to another process, 128 bytes each way (the floor)",
             "touch to evaluatePolicy reply (simulated sensor)", "footprint · daemon · 200",
             "bridge of the 100 items to [[String: Any]] (Foundation, the caller's) · embedded · 50",
