@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Benchmarks/secret-service-cpu.py against gnome-keyring and against keychain-secret-service, in
-# one run, each provider on a session bus of its own under a scratch HOME (removed at the end):
+# one run, each provider on a session bus of its own under a scratch HOME (removed at the end),
+# both running while the measures take turns between them:
 #   Benchmarks/secret-service-cpu.sh [BUILD_DIR] [ITEMS]
 # BUILD_DIR holds the release keychain-secret-service, keychaind and keychainctl (default
 # .build/release); ITEMS the items SearchItems looks among (default 10,000; gnome-keyring's in
-# its session collection, as compare.sh explains). PROVIDERS names the providers measured (default
-# "gnome keychain"): gnome-keyring's CreateItem grows with the items it holds (52 ms an item at
-# about 50,000), so filling it with 100,000 takes well over an hour. Needs gnome-keyring,
-# libsecret-tools, dbus and python3-secretstorage (Debian's python3, which has it).
+# its session collection, as compare.sh explains). ROUNDS (default 4) is how many blocks each
+# measure takes turns in. PROVIDERS names the providers measured (default "gnome keychain"):
+# gnome-keyring's CreateItem grows with the items it holds (52 ms an item at about 50,000), so
+# filling it with 100,000 takes well over an hour. Needs gnome-keyring, libsecret-tools, dbus and
+# python3-secretstorage (Debian's python3, which has it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(realpath "${1:-.build/release}")
 items=${2:-10000}
 providers=${PROVIDERS:-gnome keychain}
+rounds=${ROUNDS:-4}
 scratch=$(mktemp -d)
 started=()
+measured=()
 trap 'for pid in "${started[@]}"; do kill "$pid" 2>/dev/null || true; done; sleep 0.5; rm -rf "$scratch"' EXIT
 # Every process started here (the buses, the providers, keychaind) is ended by its pid.
 
@@ -53,18 +57,21 @@ if [[ " $providers " == *" gnome "* ]]; then
     gnome=$(provider_pid)
     started+=("$gnome")
     printf 'correct-horse-battery-staple' | secret-tool store --label=bench service bench account account-1
-    /usr/bin/python3 Benchmarks/secret-service-cpu.py gnome session "$items" "$gnome" "$bus"
+    measured+=("gnome|session|$address|$gnome|$bus")
 fi
 
 # swift-keychain: the bridge, which starts keychaind from beside it.
-[[ " $providers " == *" keychain "* ]] || exit 0
-new_bus
-export DBUS_SESSION_BUS_ADDRESS=$address
-"$build/keychain-secret-service" &
-bridge=$!
-started+=("$bridge")
-wait_for_name
-printf 'correct-horse-battery-staple' | secret-tool store --label=bench service bench account account-1
-daemon=$("$build/keychainctl" daemon status | sed -n 's/^pid: //p')
-started+=("$daemon")
-/usr/bin/python3 Benchmarks/secret-service-cpu.py keychain login "$items" "$bridge,$daemon" "$bus"
+if [[ " $providers " == *" keychain "* ]]; then
+    new_bus
+    export DBUS_SESSION_BUS_ADDRESS=$address
+    "$build/keychain-secret-service" &
+    bridge=$!
+    started+=("$bridge")
+    wait_for_name
+    printf 'correct-horse-battery-staple' | secret-tool store --label=bench service bench account account-1
+    daemon=$("$build/keychainctl" daemon status | sed -n 's/^pid: //p')
+    started+=("$daemon")
+    measured+=("keychain|login|$address|$bridge,$daemon|$bus")
+fi
+
+/usr/bin/python3 Benchmarks/secret-service-cpu.py "$items" "$rounds" "${measured[@]}"
