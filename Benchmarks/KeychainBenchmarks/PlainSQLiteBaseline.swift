@@ -40,10 +40,17 @@ final class PlainSQLiteBaseline: Sendable {
     }
 
     private init(path: String) throws {
+        pool = try Self.pool(at: path)
+    }
+
+    /// A pool on the database at `path` with the keychain store's durability settings (WAL,
+    /// synchronous=FULL, secure_delete): every SQLite floor of the suite opens its database so.
+    static func pool(at path: String) throws -> DatabasePool {
         var configuration = Configuration()
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
-        pool = try DatabasePool(path: path, configuration: configuration)
+        let pool = try DatabasePool(path: path, configuration: configuration)
         try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+        return pool
     }
 
     /// One secret by service and account, checked.

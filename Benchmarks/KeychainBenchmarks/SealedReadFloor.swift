@@ -67,10 +67,7 @@ final class SealedReadFloor: Sendable {
     }
 
     private init(path: String) throws {
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
-        pool = try DatabasePool(path: path, configuration: configuration)
-        try pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA synchronous = FULL") }
+        pool = try PlainSQLiteBaseline.pool(at: path)
         cache = KernelKeyringClassKeyCache() ?? ProcessClassKeyCache()
         classKey = SymmetricKey(size: .bits256)
         indexKey = SymmetricKey(size: .bits256)
