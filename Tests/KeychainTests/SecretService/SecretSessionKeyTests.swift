@@ -24,6 +24,18 @@ import Testing
         }
     }
 
+    /// The service's private exponents are 256 random bits, at least 2, and differ between
+    /// sessions: twice the 128-bit strength, where a full 1024-bit exponent cost four times the
+    /// CPU for no strength the group has.
+    @Test func aPrivateExponentIs256RandomBits() {
+        let exponents = (0..<8).map { _ in SecretSessionKey.randomExponent() }
+        for exponent in exponents {
+            #expect(exponent.count == 32)
+            #expect(exponent.last.map { $0 & 2 == 2 } == true)
+        }
+        #expect(Set(exponents).count == exponents.count)
+    }
+
     /// Public keys that would make the shared secret one anybody knows, or that are not
     /// numbers of the group, are refused.
     @Test func aWeakOrForeignPublicKeyIsRefused() {
