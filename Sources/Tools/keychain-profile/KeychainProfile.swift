@@ -13,8 +13,8 @@ import KeychainEmbedded
 /// Operations: `read` (a secret by service and account), `refs` (the persistent reference of
 /// one item by service and account, all a `SecItemCopyMatching` asks for), `add`, `query` (the
 /// attributes of 100 items), `query-bridged` (the same, then the caller's `as? [[String: Any]]`
-/// of the result: Foundation's share is the difference from `query`, whole process). Embedded by default;
-/// `--daemon` goes through a keychaind of its own, and counts the client's side: a keychaind
+/// of the result: Foundation's share is the difference from `query`, whole process). Embedded by
+/// default; `--daemon` goes through a keychaind of its own, and counts the client's side: a keychaind
 /// under valgrind (`--trace-children=yes`) starts too slowly for the client's 10-second wait.
 @main
 struct KeychainProfile {
