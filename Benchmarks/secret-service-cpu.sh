@@ -6,15 +6,17 @@
 # BUILD_DIR holds the release keychain-secret-service, keychaind and keychainctl (default
 # .build/release); ITEMS the items SearchItems looks among (default 10,000; gnome-keyring's in
 # its session collection, as compare.sh explains). ROUNDS (default 4) is how many blocks each
-# measure takes turns in. PROVIDERS names the providers measured (default "gnome keychain"):
+# measure takes turns in. PROVIDERS names the providers measured (default "gnome keychain floor"):
 # gnome-keyring's CreateItem grows with the items it holds (52 ms an item at about 50,000), so
-# filling it with 100,000 takes well over an hour. Needs gnome-keyring, libsecret-tools, dbus and
-# python3-secretstorage (Debian's python3, which has it).
+# filling it with 100,000 takes well over an hour. `floor` is Benchmarks/secret-service-floor.c,
+# what the bridge's split into two processes costs before any work. Needs gnome-keyring,
+# libsecret-tools, dbus, python3-secretstorage (Debian's python3, which has it), a C compiler
+# and libdbus-1-dev.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(realpath "${1:-.build/release}")
 items=${2:-10000}
-providers=${PROVIDERS:-gnome keychain}
+providers=${PROVIDERS:-gnome keychain floor}
 rounds=${ROUNDS:-4}
 scratch=$(mktemp -d)
 started=()
@@ -72,6 +74,20 @@ if [[ " $providers " == *" keychain "* ]]; then
     daemon=$("$build/keychainctl" daemon status | sed -n 's/^pid: //p')
     started+=("$daemon")
     measured+=("keychain|login|$address|$bridge,$daemon|$bus")
+fi
+
+# The floor: constant answers, one round trip to a second process where a keychain is asked.
+if [[ " $providers " == *" floor "* ]]; then
+    new_bus
+    export DBUS_SESSION_BUS_ADDRESS=$address
+    cc -O2 -o "$scratch/secret-service-floor" Benchmarks/secret-service-floor.c $(pkg-config --cflags --libs dbus-1)
+    "$scratch/secret-service-floor" "$items" >"$scratch/keeper.pid" &
+    floor=$!
+    started+=("$floor")
+    wait_for_name
+    keeper=$(cat "$scratch/keeper.pid")
+    started+=("$keeper")
+    measured+=("floor|login|$address|$floor,$keeper|$bus")
 fi
 
 /usr/bin/python3 Benchmarks/secret-service-cpu.py "$items" "$rounds" "${measured[@]}"
