@@ -58,11 +58,11 @@ final class GitDaemon {
 
     /// The commit the remote's `main` is at.
     func head() throws -> String {
+        let arguments = ["rev-parse", "main"]
         let run = try SpawnedProgram(
-            "/usr/bin/git", ["-C", repository.path, "rev-parse", "main"], environment: Self.environment,
-            capturingOutput: true)
+            "/usr/bin/git", ["-C", repository.path] + arguments, environment: Self.environment, capturingOutput: true)
         let output = String(decoding: run.readOutputToEnd(), as: UTF8.self)
-        guard run.terminationStatus == 0 else { throw POSIXError(.EIO) }
+        guard run.terminationStatus == 0 else { throw GitFailure(arguments: arguments, output: output) }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
@@ -88,11 +88,13 @@ final class GitDaemon {
         return files
     }
 
-    /// Runs git in `directory`; throws when it fails.
+    /// Runs git in `directory`; throws, with what git said, when it fails.
     func git(_ arguments: [String], in directory: URL) throws {
         let run = try SpawnedProgram(
-            "/usr/bin/git", ["-C", directory.path] + arguments, environment: Self.environment)
-        guard run.terminationStatus == 0 else { throw POSIXError(.EIO) }
+            "/usr/bin/git", ["-C", directory.path] + arguments, environment: Self.environment, capturingOutput: true,
+            capturingErrors: true)
+        let output = String(decoding: run.readOutputToEnd(), as: UTF8.self)
+        guard run.terminationStatus == 0 else { throw GitFailure(arguments: arguments, output: output) }
     }
 
     /// Ends the daemon (SIGTERM, then SIGKILL) and removes the repository.
@@ -103,4 +105,12 @@ final class GitDaemon {
         }
         try? FileManager.default.removeItem(at: directory)
     }
+}
+
+/// A git command of a test's remote that failed, with what git printed: which step of a test's
+/// play of the host failed, and why (a ref another push held locked, say).
+struct GitFailure: Error, CustomStringConvertible {
+    let arguments: [String]
+    let output: String
+    var description: String { "`git \(arguments.joined(separator: " "))` failed: \(output)" }
 }
