@@ -142,11 +142,16 @@ final class KeychainSecretItems: SecretItemStore {
         guard case .secretItemMatches(let matches) = try transport.perform(.searchSecretItems(query)) else {
             throw KeychainError(.errSecInternalComponent, "the keychain answered a search out of turn")
         }
+        // The items of a search are of one collection or a few: each service is read once.
+        var service = ""
+        var collection = ""
         return matches.compactMap { match in
-            guard match.service.hasPrefix(Self.servicePrefix) else { return nil }
-            return SearchMatch(
-                id: match.account, collection: String(match.service.dropFirst(Self.servicePrefix.count)),
-                readable: match.readable, label: match.label)
+            if match.service != service {
+                guard match.service.hasPrefix(Self.servicePrefix) else { return nil }
+                service = match.service
+                collection = String(match.service.dropFirst(Self.servicePrefix.count))
+            }
+            return SearchMatch(id: match.account, collection: collection, readable: match.readable, label: match.label)
         }
     }
 

@@ -19,18 +19,24 @@ struct RecentlyUnlockedItems {
     /// that a lock elsewhere shows in `Locked` at once to a person.
     static let lifetime: Duration = .seconds(1)
 
-    /// Each path listed, with its label when the search carried one.
-    private var labels: [String: String?] = [:]
+    /// The items the latest search listed, as it listed them, until a question needs them by path.
+    private var listedItems: [(path: String, label: String?)] = []
+    /// The same by path, each with its label when the search carried one: made at the first
+    /// question after a search, so that a search of thousands nobody asks about makes no table
+    /// (it was a sixth of the bridge's time in a `SearchItems` of 10,000).
+    private var labels: [String: String?]? = [:]
     private var listed = ContinuousClock.now
 
     /// Remembers `items`, which a search listed as unlocked now, in place of the last search's.
     mutating func remember(_ items: [(path: String, label: String?)]) {
-        labels = Dictionary(items.map { ($0.path, $0.label) }) { first, _ in first }
+        listedItems = items
+        labels = nil
         listed = .now
     }
 
     /// Forgets every path.
     mutating func forget() {
+        listedItems = []
         labels = [:]
     }
 
@@ -41,16 +47,26 @@ struct RecentlyUnlockedItems {
     ]
 
     /// True when the latest search listed `path` as unlocked less than ``lifetime`` ago.
-    func listedUnlocked(_ path: String) -> Bool {
-        labels.keys.contains(path) && isCurrent
+    mutating func listedUnlocked(_ path: String) -> Bool {
+        isCurrent && byPath().keys.contains(path)
     }
 
     /// The label the latest search carried for `path`, listed less than ``lifetime`` ago; nil
     /// when it listed no such path or sent no label.
-    func label(of path: String) -> String? {
-        guard isCurrent, case .some(.some(let label)) = labels[path] else { return nil }
+    mutating func label(of path: String) -> String? {
+        guard isCurrent, case .some(.some(let label)) = byPath()[path] else { return nil }
         return label
     }
 
     private var isCurrent: Bool { listed.duration(to: .now) < Self.lifetime }
+
+    /// The listed items by path (the first of a path listed twice).
+    private mutating func byPath() -> [String: String?] {
+        if let labels { return labels }
+        var made: [String: String?] = Dictionary(minimumCapacity: listedItems.count)
+        for item in listedItems where made[item.path] == nil { made[item.path] = .some(item.label) }
+        labels = made
+        listedItems = []
+        return made
+    }
 }

@@ -93,8 +93,16 @@ extension SecretServiceProvider {
             let matches = try keychain(client) { () throws(KeychainError) in
                 try client.keychainItems.search(in: collection, matching: attributes)
             }
+            // Each collection's part of the paths made once: a search may list thousands.
+            var collection: String?
+            var collectionPath = ""
+            unlocked.reserveCapacity(matches.count)
             for match in matches {
-                let path = SecretObjectPath.item(collection: match.collection, id: match.id).path
+                if match.collection != collection {
+                    collection = match.collection
+                    collectionPath = SecretObjectPath.collection(match.collection).path + "/"
+                }
+                let path = collectionPath + match.id
                 if match.readable { unlocked.append((path, match.label)) } else { locked.append(path) }
             }
         }

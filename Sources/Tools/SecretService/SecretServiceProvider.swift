@@ -121,18 +121,23 @@ public final class SecretServiceProvider {
     }
 
     /// Serves until the bus closes the connection.
+    ///
+    /// Finished prompts are looked for only when their pipe woke the loop: the pipe stays
+    /// readable until they are taken, so none is missed, and a call costs no extra `poll`.
     public func run() {
         guard let descriptor = bus.descriptor else { return }
+        var waits = [
+            pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: completions.descriptor, events: Int16(POLLIN), revents: 0),
+        ]
         while bus.readWrite() {
             while let message = bus.nextMessage() {
                 handle(message)
             }
-            reportFinishedPrompts()
+            if waits[1].revents != 0 { reportFinishedPrompts() }
             bus.flush()
-            var waits = [
-                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: completions.descriptor, events: Int16(POLLIN), revents: 0),
-            ]
+            waits[0].revents = 0
+            waits[1].revents = 0
             if poll(&waits, nfds_t(waits.count), -1) < 0 && errno != EINTR { return }
         }
     }
