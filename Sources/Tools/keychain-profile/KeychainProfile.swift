@@ -10,7 +10,8 @@ import KeychainEmbedded
 ///     valgrind --tool=callgrind --toggle-collect='*SecItemCopyMatching*' \
 ///         .build/release/keychain-profile read 1000 200
 ///
-/// Operations: `read` (a secret by service and account), `refs` (the persistent reference of
+/// Operations: `read` (a secret by service and account), `read-attributes` (the same with the
+/// item's attributes, as the Secret Service's `GetSecret` asks), `refs` (the persistent reference of
 /// one item by service and account, all a `SecItemCopyMatching` asks for), `add`, `query` (the
 /// attributes of 100 items), `query-bridged` (the same, then the caller's `as? [[String: Any]]`
 /// of the result: Foundation's share is the difference from `query`, whole process). Embedded by
@@ -23,10 +24,10 @@ struct KeychainProfile {
         let throughDaemon = arguments.contains("--daemon")
         arguments.removeAll { $0 == "--daemon" }
         guard arguments.count == 3, let items = Int(arguments[1]), let rounds = Int(arguments[2]),
-            ["read", "refs", "add", "query", "query-bridged"].contains(arguments[0])
+            ["read", "read-attributes", "refs", "add", "query", "query-bridged"].contains(arguments[0])
         else {
-            FileHandle.standardError.write(
-                Data("usage: keychain-profile read|refs|add|query|query-bridged ITEMS ROUNDS [--daemon]\n".utf8))
+            let operations = "read|read-attributes|refs|add|query|query-bridged"
+            FileHandle.standardError.write(Data("usage: keychain-profile \(operations) ITEMS ROUNDS [--daemon]\n".utf8))
             exit(64)
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-profile-\(getpid())")
@@ -47,13 +48,14 @@ struct KeychainProfile {
 
         for round in 0..<rounds {
             switch arguments[0] {
-            case "read", "refs":
+            case "read", "read-attributes", "refs":
                 var result: CFTypeRef?
-                let returns = arguments[0] == "read" ? kSecReturnData : kSecReturnPersistentRef
-                let query: [String: Any] = [
+                let returns = arguments[0] == "refs" ? kSecReturnPersistentRef : kSecReturnData
+                var query: [String: Any] = [
                     kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "profile",
                     kSecAttrAccount as String: "account-\(round % items)", returns as String: true,
                 ]
+                if arguments[0] == "read-attributes" { query[kSecReturnAttributes as String] = true }
                 precondition(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
             case "add":
                 add(service: "profile-added", account: "added-\(round)")
