@@ -26,7 +26,8 @@ public final class SecretServiceProvider {
     private(set) var clients: [String: BusClient] = [:]
     /// Each connection's process and program as the bridge saw them when the connection joined
     /// the bus (`NameOwnerChanged`), before any call of it: a call from a connection whose
-    /// process runs another program by then is refused.
+    /// process runs another program by then is refused, and one from the same is served without
+    /// asking the bus again.
     private var joined: [String: (process: ProcessReference, executable: String)] = [:]
     private let sessionContents = SessionSecretItems.Contents()
     /// Makes a client's transport to keychaind (a transport acting for the process, in use).
@@ -211,13 +212,21 @@ public final class SecretServiceProvider {
             }
             return client
         }
-        let (uid, process) = try bus.credentials(of: sender)
-        guard uid == getuid() else {
-            throw DBusFailure.accessDenied("this Secret Service serves uid \(getuid()) only, not uid \(uid)")
-        }
-        if let seen = joined[sender], seen.process != process || seen.executable != ProcessFiles.executable(process.pid)
-        {
-            throw Self.changedProgram(sender)
+        let process: ProcessReference
+        if let seen = joined[sender] {
+            // The bus named this connection's process and uid when it joined, and they are the
+            // connection's for its life: asked again, it would answer the same. The process is
+            // still that one (its start time) and runs the program it ran then, or is refused.
+            guard ProcessFiles.startTime(seen.process.pid) == seen.process.startTime,
+                ProcessFiles.executable(seen.process.pid) == seen.executable
+            else { throw Self.changedProgram(sender) }
+            process = seen.process
+        } else {
+            let (uid, named) = try bus.credentials(of: sender)
+            guard uid == getuid() else {
+                throw DBusFailure.accessDenied("this Secret Service serves uid \(getuid()) only, not uid \(uid)")
+            }
+            process = named
         }
         let client = BusClient(
             name: sender, process: process, transport: makeTransport(process), sessionContents: sessionContents)
