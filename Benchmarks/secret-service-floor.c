@@ -150,11 +150,25 @@ static int asks_for_all(DBusMessage *call) {
     return bench && !n;
 }
 
+/* The arguments a method the floor answers takes ("" for none it reads). */
+static const char *signature_of(const char *member) {
+    static const char *const methods[][2] = {
+        {"OpenSession", "sv"}, {"SearchItems", "a{ss}"}, {"GetSecret", "o"}, {"GetSecrets", "aoo"},
+        {"CreateItem", "a{sv}(oayays)b"}, {"Get", "ss"}, {"GetAll", "s"},
+    };
+    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+        if (strcmp(member, methods[i][0]) == 0) return methods[i][1];
+    return "";
+}
+
 static DBusMessage *answer(DBusConnection *bus, DBusMessage *call) {
     const char *member = dbus_message_get_member(call), *path = dbus_message_get_path(call);
     const char *interface = dbus_message_get_interface(call);
     if (!member || !path || !interface) return NULL;
     if (strcmp(member, "Ping") == 0) return dbus_message_new_method_return(call);
+    const char *signature = signature_of(member);
+    if (*signature && !dbus_message_has_signature(call, signature))
+        return dbus_message_new_error(call, DBUS_ERROR_INVALID_ARGS, signature);
     identify(bus, dbus_message_get_sender(call));
     DBusMessage *reply = dbus_message_new_method_return(call);
     DBusMessageIter out;
