@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Benchmarks/secret-service-cpu.py against gnome-keyring and against keychain-secret-service, in
-# one run, each provider on a session bus of its own under a scratch HOME (removed at the end),
-# both running while the measures take turns between them:
+# Benchmarks/secret-service-cpu.py against gnome-keyring, keychain-secret-service and the floor,
+# in one run, each provider on a session bus of its own under a scratch HOME (removed at the
+# end), all running while the measures take turns between them:
 #   Benchmarks/secret-service-cpu.sh [BUILD_DIR] [ITEMS]
 # BUILD_DIR holds the release keychain-secret-service, keychaind and keychainctl (default
 # .build/release); ITEMS the items SearchItems looks among (default 10,000; gnome-keyring's in

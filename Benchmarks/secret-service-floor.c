@@ -164,7 +164,7 @@ static const char *signature_of(const char *member) {
 static DBusMessage *answer(DBusConnection *bus, DBusMessage *call) {
     const char *member = dbus_message_get_member(call), *path = dbus_message_get_path(call);
     const char *interface = dbus_message_get_interface(call);
-    if (!member || !path || !interface) return NULL;
+    if (!member || !path || !interface || !dbus_message_get_sender(call)) return NULL;
     if (strcmp(member, "Ping") == 0) return dbus_message_new_method_return(call);
     const char *signature = signature_of(member);
     if (*signature && !dbus_message_has_signature(call, signature))

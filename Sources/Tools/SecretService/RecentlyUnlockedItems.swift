@@ -19,25 +19,27 @@ struct RecentlyUnlockedItems {
     /// that a lock elsewhere shows in `Locked` at once to a person.
     static let lifetime: Duration = .seconds(1)
 
-    /// The items the latest search listed, as it listed them, until a question needs them by path.
-    private var listedItems: [(path: String, label: String?)] = []
-    /// The same by path, each with its label when the search carried one: made at the first
-    /// question after a search, so that a search of thousands nobody asks about makes no table
+    /// What the latest search listed: as it listed them until a question needs them by path,
+    /// then by path, each with its label when the search carried one. The table is made at the
+    /// first question after a search, so that a search of thousands nobody asks about makes none
     /// (it was a sixth of the bridge's time in a `SearchItems` of 10,000).
-    private var labels: [String: String?]? = [:]
+    private enum Listing {
+        case asListed([(path: String, label: String?)])
+        case byPath([String: String?])
+    }
+
+    private var listing = Listing.byPath([:])
     private var listed = ContinuousClock.now
 
     /// Remembers `items`, which a search listed as unlocked now, in place of the last search's.
     mutating func remember(_ items: [(path: String, label: String?)]) {
-        listedItems = items
-        labels = nil
+        listing = .asListed(items)
         listed = .now
     }
 
     /// Forgets every path.
     mutating func forget() {
-        listedItems = []
-        labels = [:]
+        listing = .byPath([:])
     }
 
     /// The members of the Secret Service's interfaces that change nothing: a call of any other
@@ -62,11 +64,13 @@ struct RecentlyUnlockedItems {
 
     /// The listed items by path (the first of a path listed twice).
     private mutating func byPath() -> [String: String?] {
-        if let labels { return labels }
-        var made: [String: String?] = Dictionary(minimumCapacity: listedItems.count)
-        for item in listedItems where made[item.path] == nil { made[item.path] = .some(item.label) }
-        labels = made
-        listedItems = []
-        return made
+        switch listing {
+        case .byPath(let table): return table
+        case .asListed(let items):
+            var table: [String: String?] = Dictionary(minimumCapacity: items.count)
+            for item in items where table[item.path] == nil { table[item.path] = .some(item.label) }
+            listing = .byPath(table)
+            return table
+        }
     }
 }

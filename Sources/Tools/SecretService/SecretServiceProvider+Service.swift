@@ -94,12 +94,12 @@ extension SecretServiceProvider {
                 try client.keychainItems.search(in: collection, matching: attributes)
             }
             // Each collection's part of the paths made once: a search may list thousands.
-            var collection: String?
+            var pathsCollection: String?
             var collectionPath = ""
             unlocked.reserveCapacity(matches.count)
             for match in matches {
-                if match.collection != collection {
-                    collection = match.collection
+                if match.collection != pathsCollection {
+                    pathsCollection = match.collection
                     collectionPath = SecretObjectPath.collection(match.collection).path + "/"
                 }
                 let path = collectionPath + match.id
