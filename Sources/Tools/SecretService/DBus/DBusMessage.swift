@@ -79,47 +79,67 @@ final class DBusMessage {
         return arguments.allSatisfy { Self.write($0, to: &iterator) }
     }
 
-    private static func code(_ character: Character) -> Int32 { Int32(character.asciiValue ?? 0) }
+    /// libdbus's type codes (`DBUS_TYPE_…`), as the `Int32` it takes: constants, where a
+    /// `Character`'s `asciiValue`, worked out at every comparison, was a tenth of a call's reading.
+    private enum TypeCode {
+        static let string = Int32(UInt8(ascii: "s"))
+        static let objectPath = Int32(UInt8(ascii: "o"))
+        static let signature = Int32(UInt8(ascii: "g"))
+        static let boolean = Int32(UInt8(ascii: "b"))
+        static let byte = Int32(UInt8(ascii: "y"))
+        static let int32 = Int32(UInt8(ascii: "i"))
+        static let uint32 = Int32(UInt8(ascii: "u"))
+        static let uint64 = Int32(UInt8(ascii: "t"))
+        static let unixFD = Int32(UInt8(ascii: "h"))
+        static let variant = Int32(UInt8(ascii: "v"))
+        static let structure = Int32(UInt8(ascii: "r"))
+        static let array = Int32(UInt8(ascii: "a"))
+        static let dictionaryEntry = Int32(UInt8(ascii: "e"))
+    }
 
     /// The value at `iterator`; each descriptor read is also appended to `descriptors`.
     private static func read(_ iterator: inout DBusMessageIter, _ descriptors: inout [Int32]) -> DBusValue? {
         let type = dbus_message_iter_get_arg_type(&iterator)
         switch type {
-        case code("s"), code("o"), code("g"):
+        case TypeCode.string, TypeCode.objectPath, TypeCode.signature:
             var text: UnsafePointer<CChar>?
             dbus_message_iter_get_basic(&iterator, &text)
             let string = text.map { String(cString: $0) } ?? ""
-            return type == code("s") ? .string(string) : type == code("o") ? .objectPath(string) : .signature(string)
-        case code("b"):
+            switch type {
+            case TypeCode.string: return .string(string)
+            case TypeCode.objectPath: return .objectPath(string)
+            default: return .signature(string)
+            }
+        case TypeCode.boolean:
             var flag: dbus_bool_t = 0
             dbus_message_iter_get_basic(&iterator, &flag)
             return .boolean(flag != 0)
-        case code("y"):
+        case TypeCode.byte:
             var byte: UInt8 = 0
             dbus_message_iter_get_basic(&iterator, &byte)
             return .byte(byte)
-        case code("i"):
+        case TypeCode.int32:
             var number: Int32 = 0
             dbus_message_iter_get_basic(&iterator, &number)
             return .int32(number)
-        case code("u"):
+        case TypeCode.uint32:
             var number: UInt32 = 0
             dbus_message_iter_get_basic(&iterator, &number)
             return .uint32(number)
-        case code("t"):
+        case TypeCode.uint64:
             var number: UInt64 = 0
             dbus_message_iter_get_basic(&iterator, &number)
             return .uint64(number)
-        case code("h"):
+        case TypeCode.unixFD:
             var descriptor: Int32 = -1
             dbus_message_iter_get_basic(&iterator, &descriptor)
             descriptors.append(descriptor)
             return .unixFD(descriptor)
-        case code("v"):
+        case TypeCode.variant:
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
             return read(&inner, &descriptors).map(DBusValue.variant)
-        case code("r"):
+        case TypeCode.structure:
             var inner = DBusMessageIter()
             dbus_message_iter_recurse(&iterator, &inner)
             var fields: [DBusValue] = []
@@ -129,7 +149,7 @@ final class DBusMessage {
                 dbus_message_iter_next(&inner)
             }
             return .structure(fields)
-        case code("a"):
+        case TypeCode.array:
             return readArray(&iterator, &descriptors)
         default:
             return nil
@@ -156,7 +176,7 @@ final class DBusMessage {
             let types = element.dropFirst().dropLast()
             let keyType = String(types.prefix(1))
             var entries: [DBusDictionaryEntry] = []
-            while dbus_message_iter_get_arg_type(&inner) == code("e") {
+            while dbus_message_iter_get_arg_type(&inner) == TypeCode.dictionaryEntry {
                 var entry = DBusMessageIter()
                 dbus_message_iter_recurse(&inner, &entry)
                 guard let key = read(&entry, &descriptors), dbus_message_iter_next(&entry) != 0,
@@ -179,69 +199,71 @@ final class DBusMessage {
     }
 
     private static func appendBasic<Value: BitwiseCopyable>(
-        _ iterator: inout DBusMessageIter, _ type: Character, _ value: Value
+        _ iterator: inout DBusMessageIter, _ type: Int32, _ value: Value
     ) -> Bool {
-        withUnsafeBytes(of: value) { dbus_message_iter_append_basic(&iterator, code(type), $0.baseAddress) != 0 }
+        withUnsafeBytes(of: value) { dbus_message_iter_append_basic(&iterator, type, $0.baseAddress) != 0 }
     }
 
-    private static func appendString(_ iterator: inout DBusMessageIter, _ type: Character, _ text: String) -> Bool {
+    private static func appendString(_ iterator: inout DBusMessageIter, _ type: Int32, _ text: String) -> Bool {
         text.withCString { pointer in
             var pointer: UnsafePointer<CChar>? = pointer
-            return dbus_message_iter_append_basic(&iterator, code(type), &pointer) != 0
+            return dbus_message_iter_append_basic(&iterator, type, &pointer) != 0
         }
     }
 
     private static func write(_ value: DBusValue, to iterator: inout DBusMessageIter) -> Bool {
         switch value {
-        case .string(let text): return appendString(&iterator, "s", text)
-        case .objectPath(let text): return appendString(&iterator, "o", text)
-        case .signature(let text): return appendString(&iterator, "g", text)
-        case .boolean(let flag): return appendBasic(&iterator, "b", dbus_bool_t(flag ? 1 : 0))
-        case .byte(let byte): return appendBasic(&iterator, "y", byte)
-        case .int32(let number): return appendBasic(&iterator, "i", number)
-        case .uint32(let number): return appendBasic(&iterator, "u", number)
-        case .uint64(let number): return appendBasic(&iterator, "t", number)
-        case .unixFD(let descriptor): return appendBasic(&iterator, "h", descriptor)
+        case .string(let text): return appendString(&iterator, TypeCode.string, text)
+        case .objectPath(let text): return appendString(&iterator, TypeCode.objectPath, text)
+        case .signature(let text): return appendString(&iterator, TypeCode.signature, text)
+        case .boolean(let flag): return appendBasic(&iterator, TypeCode.boolean, dbus_bool_t(flag ? 1 : 0))
+        case .byte(let byte): return appendBasic(&iterator, TypeCode.byte, byte)
+        case .int32(let number): return appendBasic(&iterator, TypeCode.int32, number)
+        case .uint32(let number): return appendBasic(&iterator, TypeCode.uint32, number)
+        case .uint64(let number): return appendBasic(&iterator, TypeCode.uint64, number)
+        case .unixFD(let descriptor): return appendBasic(&iterator, TypeCode.unixFD, descriptor)
         case .bytes(let bytes):
-            return container(&iterator, "a", contents: "y") { inner in
+            return container(&iterator, TypeCode.array, contents: "y") { inner in
                 bytes.withUnsafeBufferPointer { buffer in
                     var base = buffer.baseAddress
                     return withUnsafeMutablePointer(to: &base) {
-                        dbus_message_iter_append_fixed_array(&inner, code("y"), $0, Int32(buffer.count)) != 0
+                        dbus_message_iter_append_fixed_array(&inner, TypeCode.byte, $0, Int32(buffer.count)) != 0
                     }
                 }
             }
         case .array(let element, let elements):
-            return container(&iterator, "a", contents: element) { inner in
+            return container(&iterator, TypeCode.array, contents: element) { inner in
                 elements.allSatisfy { write($0, to: &inner) }
             }
         case .dictionary(let key, let valueType, let entries):
-            return container(&iterator, "a", contents: "{" + key + valueType + "}") { inner in
+            return container(&iterator, TypeCode.array, contents: "{" + key + valueType + "}") { inner in
                 entries.allSatisfy { entry in
-                    container(&inner, "e", contents: nil) { pair in
+                    container(&inner, TypeCode.dictionaryEntry, contents: nil) { pair in
                         write(entry.key, to: &pair) && write(entry.value, to: &pair)
                     }
                 }
             }
         case .structure(let fields):
-            return container(&iterator, "r", contents: nil) { inner in fields.allSatisfy { write($0, to: &inner) } }
+            return container(&iterator, TypeCode.structure, contents: nil) { inner in
+                fields.allSatisfy { write($0, to: &inner) }
+            }
         case .variant(let inner):
-            return container(&iterator, "v", contents: inner.signature) { write(inner, to: &$0) }
+            return container(&iterator, TypeCode.variant, contents: inner.signature) { write(inner, to: &$0) }
         }
     }
 
     /// Opens a container of `type` (with `contents`' signature, for an array or a variant),
     /// fills it, and closes it.
     private static func container(
-        _ iterator: inout DBusMessageIter, _ type: Character, contents: String?,
+        _ iterator: inout DBusMessageIter, _ type: Int32, contents: String?,
         fill: (inout DBusMessageIter) -> Bool
     ) -> Bool {
         var inner = DBusMessageIter()
         let opened =
             if let contents {
-                contents.withCString { dbus_message_iter_open_container(&iterator, code(type), $0, &inner) }
+                contents.withCString { dbus_message_iter_open_container(&iterator, type, $0, &inner) }
             } else {
-                dbus_message_iter_open_container(&iterator, code(type), nil, &inner)
+                dbus_message_iter_open_container(&iterator, type, nil, &inner)
             }
         guard opened != 0 else { return false }
         guard fill(&inner) else {
