@@ -68,7 +68,8 @@ struct PeerIdentity: Sendable {
         let pidfd = kc_pidfd_open(pid)
         guard pidfd >= 0 else { throw Refusal(description: "pid \(pid) is not running") }
         // Field 22, starttime, is at index 19; field 6, the session, at index 3.
-        guard let fields = ProcessFiles.statFields(pid), fields.count > 19, UInt64(fields[19]) == process.startTime
+        guard let stat = ProcessFiles.read(pid, "stat"),
+            ProcessFiles.statNumber(19, of: stat).flatMap({ UInt64(exactly: $0) }) == process.startTime
         else {
             Glibc.close(pidfd)
             throw Refusal(description: "pid \(pid) is another process than the one named (it started at another time)")
@@ -77,7 +78,8 @@ struct PeerIdentity: Sendable {
             Glibc.close(pidfd)
             throw Refusal(description: "pid \(pid) does not run as uid \(uid)")
         }
-        guard let executable = ProcessFiles.executable(pid), let session = Int32(fields[3]),
+        guard let executable = ProcessFiles.executable(pid),
+            let session = ProcessFiles.statNumber(3, of: stat).flatMap({ Int32(exactly: $0) }),
             kc_pidfd_is_alive(pidfd) == 1
         else {
             Glibc.close(pidfd)
@@ -112,8 +114,7 @@ struct PeerIdentity: Sendable {
 
     /// The session id (field 6 of `/proc/PID/stat`).
     private static func session(of pid: Int32) -> Int32? {
-        guard let fields = ProcessFiles.statFields(pid), fields.count > 3 else { return nil }
-        return Int32(fields[3])
+        ProcessFiles.read(pid, "stat").flatMap { ProcessFiles.statNumber(3, of: $0) }.flatMap { Int32(exactly: $0) }
     }
 
     /// Closes the pidfd.

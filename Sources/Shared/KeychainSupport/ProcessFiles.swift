@@ -123,25 +123,53 @@ public enum ProcessFiles {
 
     /// The start time a `/proc/PID/stat` text gives (field 22); nil when it has none.
     static func startTime(ofStat stat: [UInt8]) -> UInt64? {
-        guard let fields = statFields(of: stat), fields.count > 19 else { return nil }
-        return UInt64(fields[19])
+        statNumber(19, of: stat).flatMap { UInt64(exactly: $0) }
     }
 
-    /// The fields of `/proc/PID/stat` from the third (`state`) on (``statFields(of:)``).
-    public static func statFields(_ pid: Int32) -> [String]? {
-        read(pid, "stat").flatMap(statFields(of:))
-    }
-
-    /// The fields of a `/proc/PID/stat` text from the third (`state`) on: the command name
-    /// before them is in parentheses and may hold anything (a `)`, spaces, bytes that are not
-    /// UTF-8), so they are counted from the text's last `)`. Field N of proc(5) is at index N - 3.
+    /// Field `index` of a `/proc/PID/stat` text, counted from the third (`state`, index 0): field
+    /// N of proc(5) is at index N - 3. The command name before them is in parentheses and may
+    /// hold anything (a `)`, spaces, bytes that are not UTF-8), so they are counted from the
+    /// text's last `)`. Nil when the text has no such field or it is not a decimal integer (the
+    /// state's letter).
     ///
-    /// Read as bytes: as a `String` (Character by Character, which segments graphemes) this was
-    /// 226,000 instructions a connection, more than answering its request.
-    public static func statFields(of stat: [UInt8]) -> [String]? {
-        guard let end = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
-        return stat[(end + 1)...].withUnsafeBufferPointer { fields in
-            fields.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) }
+    /// Read in place, as bytes: splitting the text into strings first, for the one or two fields
+    /// a caller needs, cost some 25,000 instructions a read (callgrind), and the Secret Service
+    /// bridge and keychaind read it several times for each new client.
+    public static func statNumber(_ index: Int, of stat: [UInt8]) -> Int64? {
+        guard index >= 0, let end = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        var field = -1
+        var position = end + 1
+        while position < stat.count {
+            // Fields are runs of bytes between spaces; the text ends with a newline.
+            guard stat[position] != UInt8(ascii: " "), stat[position] != UInt8(ascii: "\n") else {
+                position += 1
+                continue
+            }
+            field += 1
+            var fieldEnd = position
+            while fieldEnd < stat.count && stat[fieldEnd] != UInt8(ascii: " ") && stat[fieldEnd] != UInt8(ascii: "\n") {
+                fieldEnd += 1
+            }
+            if field == index { return decimal(stat[position..<fieldEnd]) }
+            position = fieldEnd
         }
+        return nil
+    }
+
+    /// The decimal integer `digits` spell (an optional `-`, then digits); nil for anything else
+    /// or a number beyond `Int64`.
+    private static func decimal(_ digits: ArraySlice<UInt8>) -> Int64? {
+        let negative = digits.first == UInt8(ascii: "-")
+        let magnitude = negative ? digits.dropFirst() : digits
+        guard !magnitude.isEmpty else { return nil }
+        var value: Int64 = 0
+        for digit in magnitude {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+            let (shifted, overflowShift) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = shifted.addingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
+            guard !overflowShift, !overflowSum else { return nil }
+            value = sum
+        }
+        return negative ? -value : value
     }
 }

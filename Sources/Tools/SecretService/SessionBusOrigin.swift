@@ -54,8 +54,7 @@ enum SessionBusOrigin {
     }
 
     private static func parentPID(_ pid: Int32) -> Int32? {
-        guard let fields = ProcessFiles.statFields(pid), fields.count > 1 else { return nil }
-        return Int32(fields[1])
+        ProcessFiles.read(pid, "stat").flatMap { ProcessFiles.statNumber(1, of: $0) }.flatMap { Int32(exactly: $0) }
     }
 
     /// A file root owns that nobody else can write.
