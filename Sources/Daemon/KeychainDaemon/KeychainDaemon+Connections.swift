@@ -38,7 +38,8 @@ extension KeychainDaemon {
     static let idleConnectionSeconds: Int32 = 600
 
     /// Takes connection `descriptor` on the accepting thread: refused at once when its user (or
-    /// the daemon) has as many as allowed, else served on a thread of its own.
+    /// the daemon) has as many as allowed, else served on a thread of its own
+    /// (``ConnectionThreads``: one that served an earlier connection, when one is waiting).
     func admit(_ descriptor: Int32) {
         let socket = ClientSocket(descriptor, maximumFrame: WireFrame.maximumRequest)
         var pid: Int32 = 0
@@ -78,13 +79,11 @@ extension KeychainDaemon {
             return
         }
         let user = uid
-        let thread = Thread { [self] in
+        connectionThreads.run { [self] in
             serve(socket, number: number)
             connections.remove(number, uid: user)
             socket.close()
         }
-        thread.stackSize = 1 << 20
-        thread.start()
     }
 
     /// Sends `error` in place of the greeting (the caller closes the connection).

@@ -41,6 +41,8 @@ public final class KeychainDaemon: Service {
     let started = ContinuousClock.now
     /// The connections open, capped per user.
     let connections: ConnectionTable
+    /// The threads that serve them, one each.
+    let connectionThreads = ConnectionThreads()
     /// A flood of bad messages is logged once a second, with how many went unlogged.
     let malformedLog = LogRateLimit()
     /// The users' prompt agents (system mode).
