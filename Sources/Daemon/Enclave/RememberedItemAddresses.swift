@@ -20,8 +20,9 @@ import Synchronization
 /// and each hash the search asks for against the prefixes, and opens the row anew on any
 /// difference.
 public final class RememberedItemAddresses: Sendable {
-    /// One opened item's address and what its row carried then.
-    public struct Entry: Sendable {
+    /// One opened item's address and what its row carried then. A class: a search of 10,000
+    /// items looks each up, and a copy of a structure of ten references counted each of them.
+    public final class Entry: Sendable {
         public let identity: Data
         public let version: Int64
         public let accessGroupTag: Data

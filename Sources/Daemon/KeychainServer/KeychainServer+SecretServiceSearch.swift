@@ -49,7 +49,6 @@ extension KeychainServer {
         let heads = try transaction.heads(filter)
         guard !heads.isEmpty else { return [] }
         let asked = filter.attributeHashes.map(RememberedItemAddresses.prefix)
-        // Each one's address and label alone: a whole entry copied is ten references counted.
         var found = [(address: SecretServiceItemGrant, label: String?)?](repeating: nil, count: heads.count)
         var memories: [String: RememberedItemAddresses] = [:]
         var unremembered: [Int] = []
@@ -103,7 +102,13 @@ extension KeychainServer {
             }
             for (accessibility, entries) in opened { memories[accessibility]?.remember(entries) }
         }
-        return found.compactMap { $0 }
+        // Moved out, not copied: a copy counts the address's three strings and the label again.
+        var listed: [(address: SecretServiceItemGrant, label: String?)] = []
+        listed.reserveCapacity(found.count)
+        for index in found.indices {
+            if let item = found[index].take() { listed.append(item) }
+        }
+        return listed
     }
 
     /// The query and filter of a search of every app's Secret Service items with `attributes`,

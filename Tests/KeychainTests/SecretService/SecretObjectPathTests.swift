@@ -35,4 +35,20 @@ import Testing
             #expect(SecretObjectPath(path) == nil, "\(path)")
         }
     }
+
+    /// Paths a client might send, made at random from the characters that matter: each is named
+    /// or refused without a trap, and one named outside `aliases/` is its object's path again.
+    @Test func randomPathsAreNamedOrRefusedAndNamedOnesRoundTrip() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["/", "collection", "aliases", "session", "prompt", "login", "a", "_", "9", "-", "é", "//", ""]
+        for _ in 0..<10_000 {
+            let path =
+                SecretObjectPath.root
+                + (0..<Int.random(in: 0...7, using: &generator)).map { _ in
+                    pieces.randomElement(using: &generator)!
+                }.joined()
+            guard let named = SecretObjectPath(path) else { continue }
+            if !path.contains("/aliases/") { #expect(named.path == path, "\(path)") }
+        }
+    }
 }
