@@ -8,9 +8,11 @@ import Synchronization
 /// Service bridge acts for) then costs no thread made and ended, with its stack mapped and given
 /// back. A connection never waits for a thread: when none is waiting, one is made.
 ///
-/// A thread keeps nothing of a connection it served: ``KeychainDaemon/admit(_:)``'s job holds
-/// the connection's state on its own stack frames, gone when it returns, and the one task-local
-/// value (``ItemRequestScope``) is bound for a request only.
+/// A thread keeps no state of a connection it served: ``KeychainDaemon/admit(_:)``'s job holds
+/// the connection's state in its own frames, which end when it returns, and the one task-local
+/// value (``ItemRequestScope``) is bound for a request only. The stack it reuses is no different
+/// from one glibc keeps from an ended thread for the next: secrets are wiped where they are used,
+/// not by a thread's end.
 final class ConnectionThreads: Sendable {
     /// How long a thread that served a connection waits for the next.
     let linger: DispatchTimeInterval
