@@ -91,8 +91,7 @@ struct ClientPrompts: PromptProvider {
     /// The client's controlling terminal, when it has one that is its user's: a pseudo-terminal
     /// (`/dev/pts/N`) or a virtual console (`/dev/ttyN`).
     private func controllingTerminal() -> String? {
-        guard let stat = ProcessFiles.read(pid, "stat"),
-            let number = ProcessFiles.statNumber(4, of: stat).flatMap({ UInt32(exactly: $0) }), number != 0
+        guard let number = ProcessFiles.statNumber(4, ofProcess: pid).flatMap({ UInt32(exactly: $0) }), number != 0
         else { return nil }
         let major = (number >> 8) & 0xfff
         let minor = (number & 0xff) | ((number >> 12) & 0xfff00)

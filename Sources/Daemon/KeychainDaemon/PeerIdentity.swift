@@ -114,7 +114,7 @@ struct PeerIdentity: Sendable {
 
     /// The session id (field 6 of `/proc/PID/stat`).
     private static func session(of pid: Int32) -> Int32? {
-        ProcessFiles.read(pid, "stat").flatMap { ProcessFiles.statNumber(3, of: $0) }.flatMap { Int32(exactly: $0) }
+        ProcessFiles.statNumber(3, ofProcess: pid).flatMap { Int32(exactly: $0) }
     }
 
     /// Closes the pidfd.

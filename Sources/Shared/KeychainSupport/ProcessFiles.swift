@@ -137,39 +137,31 @@ public enum ProcessFiles {
     /// bridge and keychaind read it several times for each new client.
     public static func statNumber(_ index: Int, of stat: [UInt8]) -> Int64? {
         guard index >= 0, let end = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        // Fields are runs of bytes between spaces; the text ends with a newline.
+        let separates = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") }
         var field = -1
         var position = end + 1
         while position < stat.count {
-            // Fields are runs of bytes between spaces; the text ends with a newline.
-            guard stat[position] != UInt8(ascii: " "), stat[position] != UInt8(ascii: "\n") else {
+            guard !separates(stat[position]) else {
                 position += 1
                 continue
             }
             field += 1
             var fieldEnd = position
-            while fieldEnd < stat.count && stat[fieldEnd] != UInt8(ascii: " ") && stat[fieldEnd] != UInt8(ascii: "\n") {
-                fieldEnd += 1
+            while fieldEnd < stat.count && !separates(stat[fieldEnd]) { fieldEnd += 1 }
+            if field == index {
+                return stat[position..<fieldEnd].withUnsafeBufferPointer {
+                    Int64(String(decoding: $0, as: UTF8.self))
+                }
             }
-            if field == index { return decimal(stat[position..<fieldEnd]) }
             position = fieldEnd
         }
         return nil
     }
 
-    /// The decimal integer `digits` spell (an optional `-`, then digits); nil for anything else
-    /// or a number beyond `Int64`.
-    private static func decimal(_ digits: ArraySlice<UInt8>) -> Int64? {
-        let negative = digits.first == UInt8(ascii: "-")
-        let magnitude = negative ? digits.dropFirst() : digits
-        guard !magnitude.isEmpty else { return nil }
-        var value: Int64 = 0
-        for digit in magnitude {
-            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
-            let (shifted, overflowShift) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflowSum) = shifted.addingReportingOverflow(Int64(digit - UInt8(ascii: "0")))
-            guard !overflowShift, !overflowSum else { return nil }
-            value = sum
-        }
-        return negative ? -value : value
+    /// Field `index` of process `pid`'s `/proc/PID/stat` (``statNumber(_:of:)``); nil when it is
+    /// not running or the field is not a number.
+    public static func statNumber(_ index: Int, ofProcess pid: Int32) -> Int64? {
+        read(pid, "stat").flatMap { statNumber(index, of: $0) }
     }
 }

@@ -64,10 +64,16 @@ enum SecretObjectPath: Equatable, Sendable {
         switch self {
         case .service: Self.root
         case .collection(let name): "\(Self.root)/collection/\(name)"
-        case .item(let collection, let id): "\(Self.root)/collection/\(collection)/\(id)"
+        case .item(let collection, let id): Self.itemPathPrefix(collection) + id
         case .session(let id): "\(Self.root)/session/\(id)"
         case .prompt(let id): "\(Self.root)/prompt/\(id)"
         }
+    }
+
+    /// The path of collection `collection`'s items up to their id: an item's path is this and
+    /// its id (a search's thousands of paths make it once).
+    static func itemPathPrefix(_ collection: String) -> String {
+        "\(root)/collection/\(collection)/"
     }
 
     /// The collection alias `name` stands for: `default` and `login` for the default

@@ -95,14 +95,14 @@ extension SecretServiceProvider {
             }
             // Each collection's part of the paths made once: a search may list thousands.
             var pathsCollection: String?
-            var collectionPath = ""
+            var itemPathPrefix = ""
             unlocked.reserveCapacity(matches.count)
             for match in matches {
                 if match.collection != pathsCollection {
                     pathsCollection = match.collection
-                    collectionPath = SecretObjectPath.collection(match.collection).path + "/"
+                    itemPathPrefix = SecretObjectPath.itemPathPrefix(match.collection)
                 }
-                let path = collectionPath + match.id
+                let path = itemPathPrefix + match.id
                 if match.readable { unlocked.append((path, match.label)) } else { locked.append(path) }
             }
         }

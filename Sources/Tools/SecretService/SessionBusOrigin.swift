@@ -54,7 +54,7 @@ enum SessionBusOrigin {
     }
 
     private static func parentPID(_ pid: Int32) -> Int32? {
-        ProcessFiles.read(pid, "stat").flatMap { ProcessFiles.statNumber(1, of: $0) }.flatMap { Int32(exactly: $0) }
+        ProcessFiles.statNumber(1, ofProcess: pid).flatMap { Int32(exactly: $0) }
     }
 
     /// A file root owns that nobody else can write.

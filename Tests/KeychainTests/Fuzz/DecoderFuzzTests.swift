@@ -2,6 +2,7 @@ import CDBus
 import Crypto
 import Foundation
 import KeychainProtocol
+import KeychainSupport
 import Testing
 
 @testable import Enclave
@@ -10,9 +11,11 @@ import Testing
 
 /// Every decoder of outside bytes, fuzzed (issue 52, "Decoders are total"): the wire messages, a
 /// backup's header, records and whole file, a sync record, head, device list, join request and answer,
-/// key wrap and the sync state, git's listing and reading of a remote, and a D-Bus call's arguments as the
-/// Secret Service bridge reads them (libdbus takes the message apart, and checks it, first). Each starts from a corpus of real
-/// encodings, made by the code that writes them, and takes mutated copies of it — bits flipped,
+/// key wrap and the sync state, git's listing and reading of a remote, a D-Bus call's arguments as the
+/// Secret Service bridge reads them (libdbus takes the message apart, and checks it, first), the object
+/// paths it names, and a process's `/proc/PID/stat`, whose command name the process chooses.
+/// Each starts from a corpus of real encodings, made by the code that writes them, and takes
+/// mutated copies of it — bits flipped,
 /// bytes set to boundary values, lengths and counts made huge, ranges cut, repeated or spliced
 /// from another seed. A decoder may refuse an input, never trap, hang or allocate without bound:
 /// a trap ends the test process, which fails the run.
@@ -262,7 +265,30 @@ import Testing
         for value in message.arguments() ?? [] { value.unixFDs.forEach { close($0) } }
     }
 
-    @Test(arguments: targets + [dbusTarget])
+    /// A process's `/proc/PID/stat` as keychaind and the bridge read it: the command name in it
+    /// is the process's to choose (a `)`, spaces, digits, bytes that are not UTF-8).
+    /// (A quarter of the rounds: each input is read for 24 fields.)
+    static let processStatTarget = Target(name: "a process's stat", rounds: rounds / 4) {
+        [
+            Array("4242 (evil) 1 2 ) S 1 4242 777 0 -1 4194560 95 0 0 0 0 0 0 0 20 0 1 0 123456 1000\n".utf8),
+            Array("1 (x) S 0 1 1 34816 -1 4194560 9223372036854775807 99999999999999999999 --1\n".utf8),
+        ]
+    } decode: { bytes in
+        for index in 0..<24 { _ = ProcessFiles.statNumber(index, of: bytes) }
+    }
+
+    /// An object path a D-Bus client names (libdbus checks a path's syntax; the bridge reads
+    /// what it names).
+    static let objectPathTarget = Target(name: "a Secret Service object path", rounds: rounds) {
+        [
+            "/org/freedesktop/secrets", "/org/freedesktop/secrets/collection/login/abc_123",
+            "/org/freedesktop/secrets/aliases/default", "/org/freedesktop/secrets/session/s1",
+        ].map { Array($0.utf8) }
+    } decode: { bytes in
+        _ = SecretObjectPath(String(decoding: bytes, as: UTF8.self))
+    }
+
+    @Test(arguments: targets + [dbusTarget, processStatTarget, objectPathTarget])
     func mutatedInputsAreRefusedOrDecodedNeverATrap(target: Target) throws {
         let seeds = try target.seeds()
         #expect(!seeds.isEmpty)
