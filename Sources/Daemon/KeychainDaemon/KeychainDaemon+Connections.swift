@@ -175,6 +175,8 @@ extension KeychainDaemon {
                 case .servePrompts:
                     servePromptAgent(socket, client)
                     return
+                case .sendChangeNumber(let descriptor):
+                    guard kc_send_descriptor(socket.descriptor, descriptor) == 0 else { return }
                 }
             }
         }
@@ -207,6 +209,8 @@ extension KeychainDaemon {
         /// The connection's requests are this client's from now on (a Secret Service bridge's
         /// ``KeychainRequest/actForProcess(_:)``).
         case actFor(Client)
+        /// The change number's descriptor follows the reply (``KeychainRequest/watchChanges``).
+        case sendChangeNumber(Int32)
     }
 
     /// The reply to one frame, and what the connection does next.
@@ -276,7 +280,10 @@ extension KeychainDaemon {
         if takesSlot { client.keychain.requestSlots.wait() }
         defer { if takesSlot { client.keychain.requestSlots.signal() } }
         let result = answer(request, client)
-        let becomesAgent = request.kind == .servePrompts && (try? result.get()) != nil
-        return (ReplyCoder.encode(result), becomesAgent ? .servePrompts : .nextRequest)
+        let succeeded = (try? result.get()) != nil
+        if request.kind == .watchChanges, succeeded, let changes = client.keychain.changes {
+            return (ReplyCoder.encode(result), .sendChangeNumber(changes.descriptor))
+        }
+        return (ReplyCoder.encode(result), request.kind == .servePrompts && succeeded ? .servePrompts : .nextRequest)
     }
 }

@@ -63,6 +63,9 @@ extension KeychainDaemon {
         {
             result = .failure(KeychainError(status: error.status, message: "\(error.message); \(hint)"))
         }
+        // Before the reply leaves: a client that saw it and then asks the bridge finds the bridge's
+        // kept searches stale. Refused requests too: a failed passcode may have erased the keychain.
+        if !request.kind.facts.readOnly { keychain.changes?.advance() }
         // Idle time counts from the end of the last request: a long passcode check is not idleness.
         keychain.endRequest()
         defer { record(request, result, caller, client.peer.uid) }
@@ -145,6 +148,11 @@ extension KeychainDaemon {
             switch request.kind {
             case .daemonStatus: return .daemon(try status(of: client.keychain.onDemand, for: client.peer.uid))
             case .identify: return .done
+            case .watchChanges:
+                guard client.keychain.changes != nil else {
+                    throw KeychainError(.errSecUnimplemented, "this kernel gives keychaind no sealed memory to share")
+                }
+                return .done
             case .servePrompts:
                 try checkPromptAgent(client)
                 return .done

@@ -43,6 +43,8 @@ extension KeychainDaemon {
 
     private func sync(_ keychain: UserKeychain, because reason: String) {
         guard let server = keychain.onDemand.openedServer, let result = server.syncIfSetUp() else { return }
+        // What the remote brought is in the keychain now, even after a failure part way.
+        keychain.changes?.advance()
         var metadata: Logger.Metadata = ["uid": "\(keychain.uid)", "because": "\(reason)"]
         switch result {
         case .success(let report):

@@ -16,6 +16,9 @@ final class UserKeychain: Sendable {
     /// The keychain's server, opened at its first request.
     let onDemand: OnDemandKeychain
     let owners = OwnerSessions()
+    /// Moves at every change a search could see (``ChangeNumber``); nil when the kernel gives
+    /// no sealed memory.
+    let changes = ChangeNumber()
     /// The user's logins the PAM module reported: the keychain locks when the last ends.
     let logins = ReportedLogins()
     /// Requests of this user carried out at once: four (a fifth waits on its own connection's
@@ -82,6 +85,7 @@ final class UserKeychain: Sendable {
         owners.closeAll()
         guard let server = onDemand.openedServer else { return false }
         _ = try? server.handle(.lock, caller: CallerIdentity(accessGroups: ["keychaind"]))
+        changes?.advance()
         return true
     }
 }

@@ -48,7 +48,8 @@ extension KeychainServer {
             throw KeychainError(.errSecParam, "no passcode is set")
         case .erase, .countItems:
             return .count(0)
-        case .daemonStatus, .identify, .servePrompts, .actForProcess, .openLoginSession, .closeLoginSession:
+        case .daemonStatus, .identify, .servePrompts, .actForProcess, .watchChanges, .openLoginSession,
+            .closeLoginSession:
             throw noDaemon
         case .beginImport, .importChunk, .finishImport:
             throw onlySystemDaemonImports

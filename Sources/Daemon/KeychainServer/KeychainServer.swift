@@ -213,7 +213,8 @@ public final class KeychainServer: Sendable {
         case .simulateTouch(let matching, let finger):
             try simulateTouch(matching: matching, finger: finger)
             return .done
-        case .daemonStatus, .identify, .servePrompts, .actForProcess, .openLoginSession, .closeLoginSession:
+        case .daemonStatus, .identify, .servePrompts, .actForProcess, .watchChanges, .openLoginSession,
+            .closeLoginSession:
             throw Self.noDaemon
         case .beginImport, .importChunk, .finishImport:
             throw Self.onlySystemDaemonImports

@@ -144,6 +144,13 @@ public enum KeychainRequest: Sendable {
     /// `errSecInteractionNotAllowed` until the owner allows it, `errSecItemNotFound` when there
     /// is none. Read only: nothing lets an app change another's item. The bridge only.
     case readOtherAppSecretItem(service: String, account: String)
+    /// keychaind's change number of the caller's keychain, for the bridge to know, without a
+    /// request, that nothing a search sees changed since an answer it keeps: answered `done`,
+    /// and followed on the connection by one byte carrying a descriptor (`SCM_RIGHTS`) of the
+    /// number's memory, sealed so that only keychaind writes it. The number moves before the
+    /// reply to every request that may change an item, the lock state or a grant is sent, and at
+    /// every lock and sync keychaind makes itself. The bridge only.
+    case watchChanges
     /// Asks the owner, on the keychain's sheet, whether the caller may read another app's
     /// Secret Service item: Deny or Allow; once the owner authenticates (a touch or the
     /// passcode, as `authentication`'s factors allow), Only This Time (until this connection

@@ -60,13 +60,16 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case finishRestore = 52
     case keychainProtection = 53
     case sync = 54
+    case watchChanges = 55
 
     /// This request's facts.
     public var facts: RequestFacts {
         switch self {
         case .add: RequestFacts(createsKeychain: true, audit: .itemAccess)
-        case .copyMatching, .update, .delete: RequestFacts(audit: .itemAccess)
-        case .deviceStatus, .biometryStatus, .invalidateContext, .countItems, .keychainProtection: RequestFacts()
+        case .copyMatching: RequestFacts(readOnly: true, audit: .itemAccess)
+        case .update, .delete: RequestFacts(audit: .itemAccess)
+        case .deviceStatus, .biometryStatus, .countItems, .keychainProtection: RequestFacts(readOnly: true)
+        case .invalidateContext: RequestFacts()
         case .endBiometricMatch: RequestFacts(answeredBy: .embeddedKeychain)
         case .lock: RequestFacts(ownerSessions: .endsAll)
         case .verifyPasscode: RequestFacts(answeredBy: .embeddedKeychain, audit: .passcodeCheck)
@@ -77,12 +80,12 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .enrollFinger, .removeFinger, .setSimulatedSensor:
             RequestFacts(createsKeychain: true, audit: .passcodeCheck)
         case .simulateTouch: RequestFacts(createsKeychain: true, needsOwnerSession: true)
-        case .daemonStatus, .identify: RequestFacts(answeredBy: .daemon)
+        case .daemonStatus, .identify: RequestFacts(answeredBy: .daemon, readOnly: true)
         case .openOwnerSession: RequestFacts(ownerSessions: .opens, audit: .ownerSession)
         case .openOwnerSessionByBiometry: RequestFacts(ownerSessions: .opensOnMatch, audit: .ownerSessionByFingerprint)
         case .closeOwnerSession: RequestFacts(ownerSessions: .closes, audit: .ownerSession)
         case .setEntitlement: RequestFacts(perUserModeOnly: true, audit: .entitlement)
-        case .listEntitlements, .listDeclaredApps: RequestFacts(perUserModeOnly: true)
+        case .listEntitlements, .listDeclaredApps: RequestFacts(perUserModeOnly: true, readOnly: true)
         case .declareApp: RequestFacts(perUserModeOnly: true, audit: .appDeclaration)
         case .eraseUnopenableKeychain: RequestFacts()
         case .beginImport, .importChunk: RequestFacts(answeredBy: .systemDaemon)
@@ -93,8 +96,9 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .openOwnerSessionBySheet:
             RequestFacts(ownerSessions: .opensOnAuthentication, drawsSheet: true, audit: .ownerAuthentication)
         case .servePrompts: RequestFacts(answeredBy: .daemon, audit: .promptAgent)
-        case .actForProcess: RequestFacts(answeredBy: .daemon, audit: .actForProcess)
-        case .searchSecretItems: RequestFacts(secretServiceBridgeOnly: true)
+        case .actForProcess: RequestFacts(answeredBy: .daemon, readOnly: true, audit: .actForProcess)
+        case .searchSecretItems: RequestFacts(secretServiceBridgeOnly: true, readOnly: true)
+        case .watchChanges: RequestFacts(answeredBy: .daemon, secretServiceBridgeOnly: true, readOnly: true)
         case .readOtherAppSecretItem: RequestFacts(secretServiceBridgeOnly: true, audit: .otherAppSecretItem)
         case .allowOtherAppSecretItem:
             RequestFacts(secretServiceBridgeOnly: true, drawsSheet: true, audit: .otherAppSecretItem)
@@ -200,6 +204,12 @@ public struct RequestFacts: Sendable, Equatable {
     /// keychaind takes it only on a connection the Secret Service bridge opened for a D-Bus
     /// client (``KeychainRequest/actForProcess(_:)``).
     public var secretServiceBridgeOnly: Bool
+    /// It changes nothing a search could see: no item, no lock state, no grant, no setting.
+    /// keychaind moves its change number (``KeychainRequest/watchChanges``) after every other
+    /// request, answered or refused, before the reply is sent; a request marked so by mistake
+    /// would leave a search the bridge keeps standing when it should not, so only requests that
+    /// read alone are.
+    public var readOnly: Bool
     /// What the audit log says of it.
     public var audit: AuditLine
 
@@ -207,8 +217,9 @@ public struct RequestFacts: Sendable, Equatable {
     public init(
         answeredBy: Handler = .keychain, createsKeychain: Bool = false, ownerSessions: OwnerSessionEffect = .none,
         needsOwnerSession: Bool = false, perUserModeOnly: Bool = false, secretServiceBridgeOnly: Bool = false,
-        drawsSheet: Bool = false, audit: AuditLine = .none
+        drawsSheet: Bool = false, readOnly: Bool = false, audit: AuditLine = .none
     ) {
+        self.readOnly = readOnly
         self.secretServiceBridgeOnly = secretServiceBridgeOnly
         self.answeredBy = answeredBy
         self.createsKeychain = createsKeychain
@@ -283,6 +294,7 @@ extension KeychainRequest {
         case .finishRestore: .finishRestore
         case .keychainProtection: .keychainProtection
         case .sync: .sync
+        case .watchChanges: .watchChanges
         }
     }
 }

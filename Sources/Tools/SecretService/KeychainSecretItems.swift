@@ -18,6 +18,11 @@ final class KeychainSecretItems: SecretItemStore {
     static let servicePrefix = SecretServiceItemGrant.servicePrefix
     private static let contentTypeAttribute = "gena"
     private let transport: any KeychainTransport
+    /// The latest search, while it may answer the next (keychaind's transport alone tells).
+    private var kept: KeptSearch?
+    /// True once the client searched: keychaind's change number is asked for at its second
+    /// search, so that a client that searches once (`secret-tool lookup`) costs no request more.
+    private var searchedBefore = false
 
     init(transport: any KeychainTransport) {
         self.transport = transport
@@ -135,7 +140,26 @@ final class KeychainSecretItems: SecretItemStore {
     /// The items of `collection` (every collection: nil) with all of `attributes`, in one
     /// request: the client's own and the other apps' ones the owner let it read, readable; the
     /// other apps' others not (they show as locked).
+    ///
+    /// The same search again is answered from the last while keychaind's change number says
+    /// nothing changed (``KeptSearch``).
     func search(in collection: String?, matching attributes: [String: String]) throws(KeychainError) -> [SearchMatch] {
+        let daemon = transport as? DaemonTransport
+        if let kept, let daemon, kept.answers(collection, attributes, through: daemon) { return kept.matches }
+        kept = nil
+        let stamp = searchedBefore ? daemon?.changeStamp() : nil
+        searchedBefore = true
+        let matches = try searchKeychain(in: collection, matching: attributes)
+        if let stamp {
+            kept = KeptSearch(collection: collection, attributes: attributes, stamp: stamp, matches: matches)
+        }
+        return matches
+    }
+
+    /// ``search(in:matching:)``, asking keychaind.
+    private func searchKeychain(
+        in collection: String?, matching attributes: [String: String]
+    ) throws(KeychainError) -> [SearchMatch] {
         var query: [String: AttributeValue] = [:]
         for (name, value) in attributes { query[ItemClass.secretServiceAttributePrefix + name] = .string(value) }
         if let collection { query["svce"] = .string(Self.servicePrefix + collection) }

@@ -20,7 +20,7 @@ import Testing
         .servePrompts: 38, .unlockBySheet: 39, .openOwnerSessionBySheet: 40, .actForProcess: 41,
         .searchSecretItems: 42, .readOtherAppSecretItem: 43, .allowOtherAppSecretItem: 44, .unlockByBiometry: 45,
         .openLoginSession: 46, .closeLoginSession: 47, .beginBackup: 48, .continueBackup: 49, .beginRestore: 50,
-        .restoreChunk: 51, .finishRestore: 52, .keychainProtection: 53, .sync: 54,
+        .restoreChunk: 51, .finishRestore: 52, .keychainProtection: 53, .sync: 54, .watchChanges: 55,
     ]
 
     @Test func tagsNeverMove() {
@@ -41,6 +41,17 @@ import Testing
             #expect(body[1] == request.kind.rawValue, "\(request.kind)")
             #expect(try RequestCoder.decode(body).kind == request.kind)
         }
+    }
+
+    /// keychaind moves its change number after every request but these, which read alone (a
+    /// request wrongly among them would leave the bridge's kept search standing after a change):
+    /// a new request moves it unless it is added here on purpose.
+    @Test func onlyReadsLeaveTheChangeNumberStill() {
+        let reads: Set<RequestKind> = [
+            .copyMatching, .deviceStatus, .biometryStatus, .countItems, .keychainProtection, .daemonStatus, .identify,
+            .listEntitlements, .listDeclaredApps, .actForProcess, .searchSecretItems, .watchChanges,
+        ]
+        #expect(Set(RequestKind.allCases.filter(\.facts.readOnly)) == reads)
     }
 
     /// Without a keychain, exactly the requests whose facts say they create one are refused as

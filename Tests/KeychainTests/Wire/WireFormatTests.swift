@@ -92,6 +92,7 @@ import Testing
             .actForProcess(ProcessReference(pid: 4242, startTime: 1_234_567)),
             .searchSecretItems(["svce": .string("secret-service:login"), "ss:xdg:schema": .string("s")]),
             .readOtherAppSecretItem(service: "secret-service:login", account: "0123abcd"),
+            .watchChanges,
             .allowOtherAppSecretItem(
                 service: "secret-service:login", account: "0123abcd",
                 OwnerAuthentication(

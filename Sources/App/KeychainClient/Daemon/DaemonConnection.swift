@@ -23,6 +23,11 @@ final class DaemonConnection {
     let owner = getpid()
     /// The daemon's process, as the kernel recorded it when this connected.
     let daemonPID: Int32
+    /// The keychain's change number keychaind shared on this connection, once asked
+    /// (``DaemonTransport/changeStamp()``); it ends with the connection.
+    var changeNumber: ChangeNumberMapping?
+    /// True once the change number was asked for on this connection, given or not.
+    var askedForChangeNumber = false
 
     /// The daemon stopped answering on this connection.
     enum Failure: Error {
@@ -141,6 +146,13 @@ final class DaemonConnection {
     /// The next frame's body (a prompt agent's command), waiting as long as it takes.
     func receiveBody() throws(Failure) -> [UInt8] {
         try receive(try bodyLength())
+    }
+
+    /// The descriptor that follows a reply (``KeychainRequest/watchChanges``); nil when none
+    /// came.
+    func receiveDescriptor() -> Int32? {
+        let received = kc_receive_descriptor(descriptor)
+        return received >= 0 ? received : nil
     }
 
     /// True when a frame (or the end of the connection) is waiting to be read.

@@ -217,6 +217,50 @@ public final class DaemonTransport: KeychainTransport {
         return connection
     }
 
+    /// Where the keychain stood when a ``DaemonTransport/changeStamp()`` was taken: its change
+    /// number, as the transport's open connection reads it.
+    public struct ChangeStamp: Sendable {
+        fileprivate let mapping: ChangeNumberMapping
+        fileprivate let number: UInt64
+    }
+
+    /// Where the keychain stands now, for a caller that keeps an answer of keychaind's while
+    /// nothing it could depend on changes (the Secret Service bridge's kept search): taken
+    /// before the request whose answer is kept, so that a change while it is answered makes the
+    /// answer stale at once. The first time on a connection, keychaind is asked for its change
+    /// number (``KeychainRequest/watchChanges``: one request, the bridge's connections only);
+    /// after that it is read in memory. Nil when no connection is open, or keychaind shares no
+    /// number on it.
+    public func changeStamp() -> ChangeStamp? {
+        connection.withLock { connection in
+            guard let open = connection, open.owner == getpid() else { return nil }
+            if !open.askedForChangeNumber {
+                open.askedForChangeNumber = true
+                guard let reply = try? open.exchange(RequestCoder.encode(.watchChanges)) else {
+                    connection = nil
+                    return nil
+                }
+                if case .success(.done)? = try? Self.decode(reply, naming: "reply") {
+                    open.changeNumber = open.receiveDescriptor().flatMap(ChangeNumberMapping.init(descriptor:))
+                }
+            }
+            return open.changeNumber.map { ChangeStamp(mapping: $0, number: $0.value) }
+        }
+    }
+
+    /// True when nothing a search could see changed since `stamp` was taken: the same
+    /// connection is open, nothing waits on it (keychaind writes nothing unasked, so a readable
+    /// connection is one it closed: it stopped, and another may serve the keychain), and the
+    /// change number has not moved. Reads memory and polls the connection: no request.
+    public func isUnchanged(since stamp: ChangeStamp) -> Bool {
+        connection.withLock { connection in
+            guard let open = connection, open.owner == getpid(), open.changeNumber === stamp.mapping,
+                !open.hasInput
+            else { return false }
+            return stamp.mapping.value == stamp.number
+        }
+    }
+
     /// The app keychaind decided the process this transport acts for is, by its own rules
     /// (connecting first if need be). keychaind says so in its answer to the connection's first
     /// request, which names the process: no other request is sent.

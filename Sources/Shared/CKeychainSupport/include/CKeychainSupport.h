@@ -42,6 +42,25 @@ int kc_open_unnamed(const char *directory);
 /// link, EXDEV for a name that leaves the directory).
 int kc_openat_beneath(int directory, const char *name, int flags, unsigned int mode);
 
+/// Makes a keychain's change number: eight bytes of memory with no name (`memfd_create`), zero,
+/// mapped for writing at `*number`, sealed so that it keeps its size and that no other mapping
+/// or `write` of it can change it (`F_SEAL_FUTURE_WRITE`). The descriptor (close-on-exec) is
+/// for the readers; -1 with errno set.
+int kc_change_number_create(uint64_t **number);
+
+/// Maps a change number from its descriptor, for reading; NULL with errno set when the
+/// descriptor is not one (not sealed as ``kc_change_number_create`` seals, or not eight bytes).
+const uint64_t *kc_change_number_map(int descriptor);
+
+/// Unmaps a change number ``kc_change_number_map`` mapped.
+void kc_change_number_unmap(const uint64_t *number);
+
+/// Advances a change number by one (atomically).
+void kc_change_number_advance(uint64_t *number);
+
+/// A change number's value now (atomically).
+uint64_t kc_change_number_read(const uint64_t *number);
+
 /// A connected pair of `SOCK_SEQPACKET` Unix sockets, both close-on-exec: the system daemon's
 /// channel to one user's worker. 0, or -1 with errno set.
 int kc_socketpair_seqpacket(int fds[2]);

@@ -101,6 +101,7 @@ public enum RequestCoder {
         case .openOwnerSessionBySheet: return .openOwnerSessionBySheet(try WireValues.ownerAuthentication(&reader))
         case .actForProcess: return .actForProcess(try processReference(&reader))
         case .searchSecretItems: return .searchSecretItems(try WireValues.attributes(&reader))
+        case .watchChanges: return .watchChanges
         case .readOtherAppSecretItem:
             return .readOtherAppSecretItem(
                 service: try reader.string(max: KeychainLimits.maximumAttributeSize),
@@ -182,7 +183,7 @@ public enum RequestCoder {
             writer.string(service); writer.string(account); WireValues.write(authentication, to: &writer)
         case .deviceStatus, .lock, .biometryStatus, .endBiometricMatch, .daemonStatus, .closeOwnerSession,
             .listEntitlements, .eraseUnopenableKeychain, .identify, .beginImport, .listDeclaredApps, .servePrompts,
-            .continueBackup, .finishRestore, .keychainProtection:
+            .continueBackup, .finishRestore, .keychainProtection, .watchChanges:
             break  // the tag is the whole request
         }
     }
