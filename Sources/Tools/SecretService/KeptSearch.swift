@@ -16,6 +16,9 @@ import KeychainClient
 struct KeptSearch {
     /// How long an answer is kept at most.
     static let lifetime: Duration = .seconds(1)
+    /// The most matches a kept answer lists: the lookups it is for find an item or a few, and a
+    /// search of thousands is left out of the bridge's memory.
+    static let mostMatches = 100
 
     let collection: String?
     let attributes: [String: String]

@@ -150,7 +150,7 @@ final class KeychainSecretItems: SecretItemStore {
         let stamp = searchedBefore ? daemon?.changeStamp() : nil
         searchedBefore = true
         let matches = try searchKeychain(in: collection, matching: attributes)
-        if let stamp {
+        if let stamp, matches.count <= KeptSearch.mostMatches {
             kept = KeptSearch(collection: collection, attributes: attributes, stamp: stamp, matches: matches)
         }
         return matches
