@@ -32,7 +32,4 @@ final class ChangeNumber: Sendable {
     func advance() {
         kc_change_number_advance(number)
     }
-
-    /// The number now.
-    var value: UInt64 { kc_change_number_read(number) }
 }
