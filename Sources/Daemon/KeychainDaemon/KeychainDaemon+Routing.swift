@@ -124,7 +124,7 @@ extension KeychainDaemon {
         if facts.secretServiceBridgeOnly, client.bridge == nil {
             throw KeychainError(
                 .errSecMissingEntitlement,
-                "only the Secret Service bridge, acting for a D-Bus client, may send \(request.kind)")
+                "only the Secret Service bridge asks for other apps' Secret Service items, for a D-Bus client")
         }
         if facts.needsOwnerSession, !caller.actsForOwner {
             throw KeychainError(
@@ -149,6 +149,10 @@ extension KeychainDaemon {
             case .daemonStatus: return .daemon(try status(of: client.keychain.onDemand, for: client.peer.uid))
             case .identify: return .done
             case .watchChanges:
+                guard client.bridge != nil || isTrustedBridge(client) else {
+                    throw KeychainError(
+                        .errSecMissingEntitlement, "only the Secret Service bridge watches the keychain's changes")
+                }
                 guard client.keychain.changes != nil else {
                     throw KeychainError(.errSecUnimplemented, "this kernel gives keychaind no sealed memory to share")
                 }

@@ -55,7 +55,7 @@ extension KeychainDaemon {
     }
 
     /// True when `client` may act for D-Bus clients.
-    private func isTrustedBridge(_ client: Client) -> Bool {
+    func isTrustedBridge(_ client: Client) -> Bool {
         if configuration.mode == .system { return client.app.isSecretServiceBridge }
         return client.peer.executable == Self.bridgeExecutable
     }

@@ -149,7 +149,8 @@ public enum KeychainRequest: Sendable {
     /// and followed on the connection by one byte carrying a descriptor (`SCM_RIGHTS`) of the
     /// number's memory, sealed so that only keychaind writes it. The number moves before the
     /// reply to every request that may change an item, the lock state or a grant is sent, and at
-    /// every lock and sync keychaind makes itself. The bridge only.
+    /// every lock and sync keychaind makes itself. Only the Secret Service bridge keychaind
+    /// trusts may ask, on a connection of its own or one acting for a D-Bus client.
     case watchChanges
     /// Asks the owner, on the keychain's sheet, whether the caller may read another app's
     /// Secret Service item: Deny or Allow; once the owner authenticates (a touch or the

@@ -98,7 +98,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
         case .servePrompts: RequestFacts(answeredBy: .daemon, audit: .promptAgent)
         case .actForProcess: RequestFacts(answeredBy: .daemon, readOnly: true, audit: .actForProcess)
         case .searchSecretItems: RequestFacts(secretServiceBridgeOnly: true, readOnly: true)
-        case .watchChanges: RequestFacts(answeredBy: .daemon, secretServiceBridgeOnly: true, readOnly: true)
+        case .watchChanges: RequestFacts(answeredBy: .daemon, readOnly: true)
         case .readOtherAppSecretItem: RequestFacts(secretServiceBridgeOnly: true, audit: .otherAppSecretItem)
         case .allowOtherAppSecretItem:
             RequestFacts(secretServiceBridgeOnly: true, drawsSheet: true, audit: .otherAppSecretItem)

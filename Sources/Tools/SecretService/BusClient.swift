@@ -32,13 +32,14 @@ final class BusClient {
 
     init(
         name: String, process: ProcessReference, transport: any KeychainTransport,
-        sessionContents: SessionSecretItems.Contents
+        sessionContents: SessionSecretItems.Contents, changeWatch: DaemonTransport?,
+        keptCollectionRecords: KeptCollectionRecords?
     ) {
         self.name = name
         self.process = process
         self.transport = transport
-        keychainItems = KeychainSecretItems(transport: transport)
-        collections = SecretCollections(transport: transport)
+        keychainItems = KeychainSecretItems(transport: transport, changeWatch: changeWatch)
+        collections = SecretCollections(transport: transport, keptRecords: keptCollectionRecords)
         directory = ProcessDirectory(process)
         executable = directory?.executable ?? "pid \(process.pid)"
         // The session items belong to the app keychaind decided the client is, not to the path

@@ -18,14 +18,14 @@ final class KeychainSecretItems: SecretItemStore {
     static let servicePrefix = SecretServiceItemGrant.servicePrefix
     private static let contentTypeAttribute = "gena"
     private let transport: any KeychainTransport
-    /// The latest search, while it may answer the next (keychaind's transport alone tells).
+    /// keychaind's change number, as the bridge watches it; nil: every search asks keychaind.
+    private let changeWatch: DaemonTransport?
+    /// The latest search, while it may answer the next.
     private var kept: KeptSearch?
-    /// True once the client searched: keychaind's change number is asked for at its second
-    /// search, so that a client that searches once (`secret-tool lookup`) costs no request more.
-    private var searchedBefore = false
 
-    init(transport: any KeychainTransport) {
+    init(transport: any KeychainTransport, changeWatch: DaemonTransport?) {
         self.transport = transport
+        self.changeWatch = changeWatch
     }
 
     func items(in collection: String?, matching attributes: [String: String]) throws(KeychainError) -> [SecretItem] {
@@ -144,11 +144,11 @@ final class KeychainSecretItems: SecretItemStore {
     /// The same search again is answered from the last while keychaind's change number says
     /// nothing changed (``KeptSearch``).
     func search(in collection: String?, matching attributes: [String: String]) throws(KeychainError) -> [SearchMatch] {
-        let daemon = transport as? DaemonTransport
-        if let kept, let daemon, kept.answers(collection, attributes, through: daemon) { return kept.matches }
+        if let kept, let changeWatch, kept.answers(collection, attributes, through: changeWatch) {
+            return kept.matches
+        }
         kept = nil
-        let stamp = searchedBefore ? daemon?.changeStamp() : nil
-        searchedBefore = true
+        let stamp = changeWatch?.changeStamp()
         let matches = try searchKeychain(in: collection, matching: attributes)
         if let stamp, matches.count <= KeptSearch.mostMatches {
             kept = KeptSearch(collection: collection, attributes: attributes, stamp: stamp, matches: matches)

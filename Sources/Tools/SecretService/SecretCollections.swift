@@ -10,6 +10,8 @@ import KeychainProtocol
 struct SecretCollections {
     static let recordService = "secret-service collection"
     let transport: any KeychainTransport
+    /// The records the bridge keeps across clients of one app; nil: asked each time.
+    let keptRecords: KeptCollectionRecords?
 
     /// Every collection the client sees.
     func all() throws(KeychainError) -> [SecretCollection] {
@@ -121,12 +123,22 @@ struct SecretCollections {
         return name
     }
 
-    private struct Record {
+    /// A collection the client's app made, as its record says.
+    struct Record {
         var collection: SecretCollection
         var alias: String?
     }
 
+    /// The records of the client's app: those the bridge keeps for it, when it keeps them
+    /// (``KeptCollectionRecords``), else keychaind's.
     private func records() throws(KeychainError) -> [Record] {
+        guard let keptRecords, let app = (transport as? DaemonTransport).flatMap({ try? $0.appActedFor() }) else {
+            return try recordsInKeychain()
+        }
+        return try keptRecords.records(of: app) { () throws(KeychainError) in try recordsInKeychain() }
+    }
+
+    private func recordsInKeychain() throws(KeychainError) -> [Record] {
         let query = ItemQuery(
             itemClass: .genericPassword, attributes: ["svce": .string(Self.recordService)], limit: .all,
             returns: .attributes)

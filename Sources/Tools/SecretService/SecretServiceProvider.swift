@@ -32,6 +32,11 @@ public final class SecretServiceProvider {
     private let sessionContents = SessionSecretItems.Contents()
     /// Makes a client's transport to keychaind (a transport acting for the process, in use).
     private let makeTransport: (ProcessReference) -> any KeychainTransport
+    /// keychaind's change number, watched on a connection of the bridge's own: searches and
+    /// collection records are kept while it stands still (``KeptSearch``,
+    /// ``KeptCollectionRecords``). Nil: each is asked of keychaind every time.
+    private let changeWatch: DaemonTransport?
+    private let keptCollectionRecords: KeptCollectionRecords?
     /// Prompts whose sheets finished, for the loop to report.
     let completions: PromptCompletions
     private var nextObjectNumber = 0
@@ -51,13 +56,17 @@ public final class SecretServiceProvider {
     ///
     /// With the system daemon, the bus must be the user's real one (``SessionBusOrigin``).
     public convenience init(replacing: Bool, systemSocket: String? = nil) throws(StartFailure) {
-        try self.init(replacing: replacing, realBusOnly: systemSocket != nil || SystemDaemon.isInstalled) {
+        try self.init(
+            replacing: replacing, realBusOnly: systemSocket != nil || SystemDaemon.isInstalled,
+            changeWatch: systemSocket.map { DaemonTransport(systemSocket: $0) } ?? DaemonTransport()
+        ) {
             DaemonTransport(actingFor: $0, systemSocket: systemSocket)
         }
     }
 
     init(
-        replacing: Bool, realBusOnly: Bool = false, makeTransport: @escaping (ProcessReference) -> any KeychainTransport
+        replacing: Bool, realBusOnly: Bool = false, changeWatch: DaemonTransport?,
+        makeTransport: @escaping (ProcessReference) -> any KeychainTransport
     ) throws(StartFailure) {
         do throws(DBusFailure) {
             bus = try BusConnection.session()
@@ -78,6 +87,8 @@ public final class SecretServiceProvider {
             }
         }
         self.makeTransport = makeTransport
+        self.changeWatch = changeWatch
+        keptCollectionRecords = changeWatch.map(KeptCollectionRecords.init(watch:))
         guard let completions = PromptCompletions() else {
             throw StartFailure(description: "cannot make a pipe: \(String(cString: strerror(errno)))")
         }
@@ -229,7 +240,8 @@ public final class SecretServiceProvider {
             process = named
         }
         let client = BusClient(
-            name: sender, process: process, transport: makeTransport(process), sessionContents: sessionContents)
+            name: sender, process: process, transport: makeTransport(process), sessionContents: sessionContents,
+            changeWatch: changeWatch, keptCollectionRecords: keptCollectionRecords)
         clients[sender] = client
         return client
     }

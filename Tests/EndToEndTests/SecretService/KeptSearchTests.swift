@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 
-/// Issue 55: a client's search, asked again, is answered from the bridge's memory while
-/// keychaind's change number of the keychain stands still (Docs/SecretService.md, "What the
-/// bridge remembers"). The tests show that each change a search could see, made by another
-/// program than the client, shows in the client's next search at once, as a client that never
-/// searched is answered; and that a kept search never serves a secret.
+/// Issue 55: a client's search, asked again, and an app's collection records, asked by its next
+/// client, are answered from the bridge's memory while keychaind's change number of the
+/// keychain stands still (Docs/SecretService.md, "What the bridge remembers"). The tests show
+/// that each change a search or the records could show, made by another program than the
+/// client, shows in the next answer at once, as a client that never searched is answered; and
+/// that a kept search never serves a secret.
 @Suite struct KeptSearchTests {
     /// A client of secretstorage in the test's keychain (with a passcode when `passcode`), with
     /// an item stored and searched for twice (the second search asks keychaind for its change
@@ -126,5 +127,31 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("listed (2, 0) True\nrefused "), "\(result.stdout) \(result.stderr)")
         #expect(!result.stdout.contains("kept"), "\(result.stdout)")
+    }
+
+    /// Each new client of an app reads the service's `Collections` (as `secret-tool` does at
+    /// every run): another client of the app makes a collection, and then the keychain is
+    /// locked; the next client is told of each at once.
+    @Test func anotherClientsCollectionAndALockShowToTheNextClient() throws {
+        let result = try run(
+            """
+            def collections():
+                connection = secretstorage.dbus_init()
+                try:
+                    return sorted(found.get_label() for found in secretstorage.get_all_collections(connection))
+                finally:
+                    connection.close()
+            print("before", collections())
+            other("secretstorage.create_collection(secretstorage.dbus_init(), 'Work')")
+            print("made", collections())
+            subprocess.run([keychainctl, "lock"], check=True)
+            print("locked", outcome(collections))
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stdout
+                == "before ['Login', 'Session']\nmade ['Login', 'Session', 'Work']\n"
+                + "locked org.freedesktop.Secret.Error.IsLocked\n",
+            "\(result.stdout) \(result.stderr)")
     }
 }

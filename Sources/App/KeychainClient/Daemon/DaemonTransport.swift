@@ -225,15 +225,17 @@ public final class DaemonTransport: KeychainTransport {
     }
 
     /// Where the keychain stands now, for a caller that keeps an answer of keychaind's while
-    /// nothing it could depend on changes (the Secret Service bridge's kept search): taken
+    /// nothing it could depend on changes (the Secret Service bridge's kept searches): taken
     /// before the request whose answer is kept, so that a change while it is answered makes the
     /// answer stale at once. The first time on a connection, keychaind is asked for its change
-    /// number (``KeychainRequest/watchChanges``: one request, the bridge's connections only);
-    /// after that it is read in memory. Nil when no connection is open, or keychaind shares no
-    /// number on it.
+    /// number (``KeychainRequest/watchChanges``: one request, the bridge's alone); after that it
+    /// is read in memory. A connection keychaind closed (it stopped) is replaced by a new one,
+    /// to the daemon serving now. Nil when no daemon answers, or it shares no number.
     public func changeStamp() -> ChangeStamp? {
         connection.withLock { connection in
-            guard let open = connection, open.owner == getpid() else { return nil }
+            if let open = connection, open.owner != getpid() || open.hasInput { connection = nil }
+            if connection == nil { connection = try? connect() }
+            guard let open = connection else { return nil }
             if !open.askedForChangeNumber {
                 open.askedForChangeNumber = true
                 guard let reply = try? open.exchange(RequestCoder.encode(.watchChanges)) else {
