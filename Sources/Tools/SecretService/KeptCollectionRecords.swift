@@ -3,9 +3,8 @@ import KeychainProtocol
 
 /// The collection records (``SecretCollections``) of the app a client last asked about, kept
 /// to answer the next client of the same app without asking keychaind, while keychaind's change
-/// number of the keychain has not moved (watched on a connection of the bridge's own, acting
-/// for the bridge itself, which asks keychaind for nothing else) and for at most
-/// ``KeptSearch/lifetime``.
+/// number of the keychain has not moved (watched on a connection of the bridge's own, which
+/// asks keychaind for nothing else) and for at most ``KeptSearch/lifetime``.
 ///
 /// `secret-tool` is a new client at each run and reads the service's `Collections`, made of its
 /// app's records, before it searches: one of the four requests to keychaind each run made. The
@@ -14,7 +13,7 @@ import KeychainProtocol
 /// one connection's alone, never makes a record readable); no secret. Any write, lock or unlock
 /// moves the number, and the next client is answered by keychaind.
 final class KeptCollectionRecords {
-    /// keychaind, asked as the bridge itself.
+    /// The bridge's own connection to keychaind, which watches the change number.
     private let watch: DaemonTransport
     private var kept:
         (
