@@ -28,7 +28,7 @@ final class BusClient {
     var prompts: [String: PendingPrompt] = [:]
     /// The items its latest search listed as unlocked, which answer their `Locked` property
     /// for a moment without asking keychaind.
-    var recentlyUnlocked = RecentlyUnlockedItems()
+    var recentlyUnlocked: RecentlyUnlockedItems
 
     init(
         name: String, process: ProcessReference, transport: any KeychainTransport,
@@ -39,6 +39,7 @@ final class BusClient {
         self.process = process
         self.transport = transport
         keychainItems = KeychainSecretItems(transport: transport, changeWatch: changeWatch)
+        recentlyUnlocked = RecentlyUnlockedItems(changeWatch: changeWatch)
         collections = SecretCollections(transport: transport, keptRecords: keptCollectionRecords)
         directory = ProcessDirectory(process)
         executable = directory?.executable ?? "pid \(process.pid)"

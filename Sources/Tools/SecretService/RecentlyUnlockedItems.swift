@@ -1,3 +1,5 @@
+import KeychainClient
+
 /// The items a client's latest search listed as unlocked, with the labels the search carried,
 /// remembered for a moment so that their `Locked` and `Label` properties, which clients read of
 /// each item they found before they ask for its secret (secretstorage reads `Label` to make its
@@ -7,13 +9,12 @@
 ///
 /// What it holds is what the search answered the same client: paths, and the labels of the
 /// client's own items (and other apps' ones the owner let it read), never another attribute
-/// or a secret. It is forgotten after ``lifetime``, at the client's next search, and at any
-/// call of the client that changes something (a write, a lock, an unlock). Within the moment,
-/// a change by another program is not seen by these two properties: after a lock
-/// (`keychainctl lock`, the screen locking) `Locked` says unlocked a moment longer, and
-/// `GetSecret`, which always asks keychaind, answers `IsLocked` (as it does for a lock between
-/// any client's two calls); after another program relabels the item, `Label` shows the label
-/// the search saw, as a client that had read it a moment before would.
+/// or a secret. It is forgotten after ``lifetime``, at the client's next search, at any call of
+/// the client that changes something (a write, a lock, an unlock), and once keychaind's change
+/// number of the keychain moved (when the bridge watches it: a lock or relabel by another
+/// program through keychaind shows in these two properties at once). What the number cannot
+/// see, a program that opens the keychain directory itself (the embedded keychain), shows
+/// within the moment; `GetSecret` always asks keychaind.
 struct RecentlyUnlockedItems {
     /// How long a search's answer stands: long enough for a client's next calls, short enough
     /// that a lock elsewhere shows in `Locked` at once to a person.
@@ -30,11 +31,21 @@ struct RecentlyUnlockedItems {
 
     private var listing = Listing.byPath([:])
     private var listed = ContinuousClock.now
+    /// keychaind's change number, as the bridge watches it (nil: the moment alone bounds it).
+    private let changeWatch: DaemonTransport?
+    /// Where the keychain stood before the latest search was asked.
+    private var stamp: DaemonTransport.ChangeStamp?
 
-    /// Remembers `items`, which a search listed as unlocked now, in place of the last search's.
-    mutating func remember(_ items: [(path: String, label: String?)]) {
+    init(changeWatch: DaemonTransport? = nil) {
+        self.changeWatch = changeWatch
+    }
+
+    /// Remembers `items`, which a search listed as unlocked now, in place of the last search's;
+    /// `stamp`, taken before the search, ends them when the keychain's change number moves.
+    mutating func remember(_ items: [(path: String, label: String?)], stamp: DaemonTransport.ChangeStamp? = nil) {
         listing = .asListed(items)
         listed = .now
+        self.stamp = stamp
     }
 
     /// Forgets every path.
@@ -60,7 +71,11 @@ struct RecentlyUnlockedItems {
         return label
     }
 
-    private var isCurrent: Bool { listed.duration(to: .now) < Self.lifetime }
+    private var isCurrent: Bool {
+        guard listed.duration(to: .now) < Self.lifetime else { return false }
+        guard let stamp, let changeWatch else { return true }
+        return changeWatch.isUnchanged(since: stamp)
+    }
 
     /// The listed items by path (the first of a path listed twice).
     private mutating func byPath() -> [String: String?] {

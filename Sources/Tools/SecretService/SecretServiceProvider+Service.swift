@@ -89,6 +89,8 @@ extension SecretServiceProvider {
     {
         var unlocked: [(path: String, label: String?)] = []
         var locked: [String] = []
+        // Before the search: a change while it is answered ends what it lists at once.
+        let stamp = changeWatch?.changeStamp()
         if collection != SessionSecretItems.name {
             let matches = try keychain(client) { () throws(KeychainError) in
                 try client.keychainItems.search(in: collection, matching: attributes)
@@ -114,7 +116,7 @@ extension SecretServiceProvider {
                 (SecretObjectPath.item(collection: item.collection, id: item.id).path, item.label)
             }
         }
-        client.recentlyUnlocked.remember(unlocked)
+        client.recentlyUnlocked.remember(unlocked, stamp: stamp)
         return (unlocked.map(\.path), locked)
     }
 

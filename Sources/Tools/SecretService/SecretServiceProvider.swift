@@ -35,7 +35,7 @@ public final class SecretServiceProvider {
     /// keychaind's change number, watched on a connection of the bridge's own: searches and
     /// collection records are kept while it stands still (``KeptSearch``,
     /// ``KeptCollectionRecords``). Nil: each is asked of keychaind every time.
-    private let changeWatch: DaemonTransport?
+    let changeWatch: DaemonTransport?
     private let keptCollectionRecords: KeptCollectionRecords?
     /// Prompts whose sheets finished, for the loop to report.
     let completions: PromptCompletions
