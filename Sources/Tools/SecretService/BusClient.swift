@@ -38,7 +38,7 @@ final class BusClient {
         self.name = name
         self.process = process
         self.transport = transport
-        keychainItems = KeychainSecretItems(transport: transport, changeWatch: changeWatch)
+        keychainItems = KeychainSecretItems(transport: transport)
         recentlyUnlocked = RecentlyUnlockedItems(changeWatch: changeWatch)
         collections = SecretCollections(transport: transport, keptRecords: keptCollectionRecords)
         directory = ProcessDirectory(process)

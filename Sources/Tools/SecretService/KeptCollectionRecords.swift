@@ -30,14 +30,13 @@ final class KeptCollectionRecords {
     func records(
         of app: String, _ ask: () throws(KeychainError) -> [SecretCollections.Record]
     ) throws(KeychainError) -> [SecretCollections.Record] {
-        if let kept, kept.app == app, kept.made.duration(to: .now) < KeptSearch.lifetime,
-            watch.isUnchanged(since: kept.stamp)
+        // Before the records are asked for: a change meanwhile makes them stale at once.
+        let stamp = watch.changeStamp()
+        if let kept, let stamp, kept.stamp == stamp, kept.app == app, kept.made.duration(to: .now) < KeptSearch.lifetime
         {
             return kept.records
         }
         kept = nil
-        // Before the records are asked for: a change meanwhile makes them stale at once.
-        let stamp = watch.changeStamp()
         let records = try ask()
         if let stamp { kept = (app, stamp, .now, records) }
         return records

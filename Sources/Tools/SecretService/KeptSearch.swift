@@ -3,9 +3,8 @@ import KeychainClient
 /// A client's latest search of the keychain, kept to answer the same search again without
 /// asking keychaind while nothing the answer depends on may have changed: keychaind's change
 /// number of the keychain, which the bridge watches on a connection of its own, has not moved
-/// (``DaemonTransport/isUnchanged(since:)``: an item written by any program, a lock or an
-/// unlock, a grant, a sync each move it before their reply leaves), and for at most
-/// ``lifetime``.
+/// (``DaemonTransport/changeStamp()``: an item written by any program, a lock or an unlock, a
+/// grant, a sync each move it before their reply leaves), and for at most ``lifetime``.
 ///
 /// A client that looks an item up again and again (secretstorage's lookup is SearchItems, then
 /// the item's secret) makes one request to keychaind a lookup, not two. What is kept is what
@@ -28,9 +27,10 @@ struct KeptSearch {
     let made = ContinuousClock.now
     let matches: [SearchMatch]
 
-    /// True when it answers a search of `collection` for `attributes` now, as `watch` tells.
-    func answers(_ collection: String?, _ attributes: [String: String], through watch: DaemonTransport) -> Bool {
-        self.collection == collection && self.attributes == attributes && made.duration(to: .now) < Self.lifetime
-            && watch.isUnchanged(since: stamp)
+    /// True when it answers a search of `collection` for `attributes` asked with the keychain at
+    /// `now`.
+    func answers(_ collection: String?, _ attributes: [String: String], at now: DaemonTransport.ChangeStamp) -> Bool {
+        stamp == now && self.collection == collection && self.attributes == attributes
+            && made.duration(to: .now) < Self.lifetime
     }
 }

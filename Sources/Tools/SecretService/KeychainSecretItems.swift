@@ -18,14 +18,11 @@ final class KeychainSecretItems: SecretItemStore {
     static let servicePrefix = SecretServiceItemGrant.servicePrefix
     private static let contentTypeAttribute = "gena"
     private let transport: any KeychainTransport
-    /// keychaind's change number, as the bridge watches it; nil: every search asks keychaind.
-    private let changeWatch: DaemonTransport?
     /// The latest search, while it may answer the next.
     private var kept: KeptSearch?
 
-    init(transport: any KeychainTransport, changeWatch: DaemonTransport?) {
+    init(transport: any KeychainTransport) {
         self.transport = transport
-        self.changeWatch = changeWatch
     }
 
     func items(in collection: String?, matching attributes: [String: String]) throws(KeychainError) -> [SecretItem] {
@@ -141,14 +138,13 @@ final class KeychainSecretItems: SecretItemStore {
     /// request: the client's own and the other apps' ones the owner let it read, readable; the
     /// other apps' others not (they show as locked).
     ///
-    /// The same search again is answered from the last while keychaind's change number says
-    /// nothing changed (``KeptSearch``).
-    func search(in collection: String?, matching attributes: [String: String]) throws(KeychainError) -> [SearchMatch] {
-        if let kept, let changeWatch, kept.answers(collection, attributes, through: changeWatch) {
-            return kept.matches
-        }
+    /// With `stamp`, keychaind's change number taken before: the same search again is answered
+    /// from the last while the number has not moved (``KeptSearch``); without, keychaind is asked.
+    func search(
+        in collection: String?, matching attributes: [String: String], at stamp: DaemonTransport.ChangeStamp?
+    ) throws(KeychainError) -> [SearchMatch] {
+        if let kept, let stamp, kept.answers(collection, attributes, at: stamp) { return kept.matches }
         kept = nil
-        let stamp = changeWatch?.changeStamp()
         let matches = try searchKeychain(in: collection, matching: attributes)
         if let stamp, matches.count <= KeptSearch.mostMatches {
             kept = KeptSearch(collection: collection, attributes: attributes, stamp: stamp, matches: matches)
@@ -156,7 +152,7 @@ final class KeychainSecretItems: SecretItemStore {
         return matches
     }
 
-    /// ``search(in:matching:)``, asking keychaind.
+    /// ``search(in:matching:at:)``, asking keychaind.
     private func searchKeychain(
         in collection: String?, matching attributes: [String: String]
     ) throws(KeychainError) -> [SearchMatch] {

@@ -93,7 +93,7 @@ extension SecretServiceProvider {
         let stamp = changeWatch?.changeStamp()
         if collection != SessionSecretItems.name {
             let matches = try keychain(client) { () throws(KeychainError) in
-                try client.keychainItems.search(in: collection, matching: attributes)
+                try client.keychainItems.search(in: collection, matching: attributes, at: stamp)
             }
             // Each collection's part of the paths made once: a search may list thousands.
             var pathsCollection: String?

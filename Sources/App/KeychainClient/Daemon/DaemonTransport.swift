@@ -218,10 +218,15 @@ public final class DaemonTransport: KeychainTransport {
     }
 
     /// Where the keychain stood when a ``DaemonTransport/changeStamp()`` was taken: its change
-    /// number, as the transport's open connection reads it.
-    public struct ChangeStamp: Sendable {
+    /// number, as the transport's open connection reads it. Two stamps are equal when both were
+    /// read on the same connection and the number had not moved between them.
+    public struct ChangeStamp: Sendable, Equatable {
         fileprivate let mapping: ChangeNumberMapping
         fileprivate let number: UInt64
+
+        public static func == (left: ChangeStamp, right: ChangeStamp) -> Bool {
+            left.mapping === right.mapping && left.number == right.number
+        }
     }
 
     /// Where the keychain stands now, for a caller that keeps an answer of keychaind's while
