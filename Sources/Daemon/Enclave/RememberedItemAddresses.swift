@@ -5,14 +5,15 @@ import Synchronization
 /// What the keychain remembers of the Secret Service items it opened under one class key, so
 /// that a search that answers with paths (`SearchItems`) reads only the index columns of the
 /// items it has opened before: for each item (by its row id), the identity, version and
-/// access-group tag its row had, the item's address (service, account, the group that owns it)
-/// and label, and a prefix of each of its attribute hashes.
+/// access-group tag its row had, the item's address (service, account, the group that owns it),
+/// label and secret's content type, and a prefix of each of its attribute hashes.
 ///
 /// It belongs to the opened class key (``ClassKeySet``) and goes with it: a lock, by this
 /// process or another, removes the class key's entry, the next use finds it gone and forgets the
 /// key and these addresses with it; an unlock opens a new key with none. Nothing here is a
-/// secret; what it holds while unlocked is the addresses and labels of items already opened,
-/// which the keychain's memory held anyway for as long as each request ran (Docs/DataProtection.md).
+/// secret; what it holds while unlocked is the addresses, labels and content types of items
+/// already opened, which the keychain's memory held anyway for as long as each request ran
+/// (Docs/DataProtection.md).
 ///
 /// It is trusted only as far as the row it came from: the search checks a remembered address
 /// against the row's current identity, version and access-group tag (from the head the row
@@ -33,11 +34,14 @@ public final class RememberedItemAddresses: Sendable {
         public let address: SecretServiceItemGrant
         /// The item's label (`labl`), nil for one without a text label.
         public let label: String?
+        /// Its secret's content type (``ItemClass/secretServiceContentTypeAttribute``), nil for
+        /// one without.
+        public let contentType: String?
 
         /// Creates an entry.
         public init(
             identity: Data, version: Int64, accessGroupTag: Data, attributeHashes: [Data],
-            address: SecretServiceItemGrant, label: String?
+            address: SecretServiceItemGrant, label: String?, contentType: String?
         ) {
             self.identity = identity
             self.version = version
@@ -45,6 +49,7 @@ public final class RememberedItemAddresses: Sendable {
             attributeHashPrefixes = Set(attributeHashes.map(RememberedItemAddresses.prefix))
             self.address = address
             self.label = label
+            self.contentType = contentType
         }
 
         /// Whether the item carries every hash of which `prefixes` are the prefixes.

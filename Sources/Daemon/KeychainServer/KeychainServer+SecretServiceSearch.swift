@@ -4,7 +4,8 @@ import KeychainProtocol
 import KeychainStore
 
 /// The Secret Service bridge's searches: answered with addresses (the bridge makes paths of
-/// them) and, for the caller's readable items, labels, from the rows' index columns where the
+/// them) and, for the caller's readable items, labels (and for its own, content types), from
+/// the rows' index columns where the
 /// item was opened before under the class key open now (``RememberedItemAddresses``), and by
 /// opening the row where it was not.
 extension KeychainServer {
@@ -13,7 +14,9 @@ extension KeychainServer {
 
     /// `searchSecretItems`: one search of every app's Secret Service items: each match, readable
     /// when it is the caller's own or another app's the owner let the caller read, with its label
-    /// when readable (another app's label is not shown before the owner lets the caller read it).
+    /// when readable (another app's label is not shown before the owner lets the caller read it),
+    /// and its secret's content type when it is the caller's own (the bridge asks for another
+    /// app's secret with a request that answers the item's attributes anyway).
     func searchSecretItems(
         _ attributes: [String: AttributeValue], caller: CallerIdentity
     ) throws(KeychainError) -> [SecretItemMatch] {
@@ -26,7 +29,8 @@ extension KeychainServer {
         var granted: Set<SecretServiceItemGrant>?
         return found.map { item in
             let address = item.address
-            var readable = caller.accessGroups.contains(address.ownerGroup)
+            let own = caller.accessGroups.contains(address.ownerGroup)
+            var readable = own
             if !readable {
                 let grants = granted ?? itemGrants(of: caller)
                 granted = grants
@@ -34,22 +38,22 @@ extension KeychainServer {
             }
             return SecretItemMatch(
                 service: address.service, account: address.account, readable: readable,
-                label: readable ? item.label : nil)
+                label: readable ? item.label : nil, contentType: own ? item.contentType : nil)
         }
     }
 
-    /// What is remembered of every Secret Service item `filter` selects (its address and label),
-    /// oldest first. A row whose item is remembered with the row's identity, version and
+    /// What is remembered of every Secret Service item `filter` selects (its address, label and
+    /// content type), oldest first. A row whose item is remembered with the row's identity, version and
     /// access-group tag, and with every hash the search asks for, is not opened; a remembered
     /// item the index lists for a hash it does not carry is `errSecDecode` (the index was
     /// altered), as opening it would be.
     private func secretServiceItems(
         _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction
-    ) throws -> [(address: SecretServiceItemGrant, label: String?)] {
+    ) throws -> [RememberedItem] {
         let heads = try transaction.heads(filter)
         guard !heads.isEmpty else { return [] }
         let asked = filter.attributeHashes.map(RememberedItemAddresses.prefix)
-        var found = [(address: SecretServiceItemGrant, label: String?)?](repeating: nil, count: heads.count)
+        var found = [RememberedItem?](repeating: nil, count: heads.count)
         var memories: [String: RememberedItemAddresses] = [:]
         var unremembered: [Int] = []
         var altered = false
@@ -71,7 +75,11 @@ extension KeychainServer {
                     unremembered.append(index)
                     return
                 }
-                if entry.carries(asked) { found[index] = (entry.address, entry.label) } else { altered = true }
+                if entry.carries(asked) {
+                    found[index] = (entry.address, entry.label, entry.contentType)
+                } else {
+                    altered = true
+                }
             }
         }
         guard !altered else {
@@ -93,17 +101,18 @@ extension KeychainServer {
                 else { continue }
                 var label: String?
                 if case .string(let text)? = item.record.attributes["labl"] { label = text }
+                let contentType = Self.text(item.record.attributes[ItemClass.secretServiceContentTypeAttribute])
                 let entry = RememberedItemAddresses.Entry(
                     identity: item.row.identity, version: item.row.version, accessGroupTag: item.row.accessGroupHash,
                     attributeHashes: try terms.attributeHashes(.genericPassword, item.record), address: address,
-                    label: label)
-                found[index] = (address, label)
+                    label: label, contentType: contentType)
+                found[index] = (address, label, contentType)
                 opened[item.row.accessibility, default: []].append((row, entry))
             }
             for (accessibility, entries) in opened { memories[accessibility]?.remember(entries) }
         }
         // Moved out, not copied: a copy counts the address's three strings and the label again.
-        var listed: [(address: SecretServiceItemGrant, label: String?)] = []
+        var listed: [RememberedItem] = []
         listed.reserveCapacity(found.count)
         for index in found.indices {
             if let item = found[index].take() { listed.append(item) }
@@ -121,6 +130,18 @@ extension KeychainServer {
             returns: .attributes)
         let owner = CallerIdentity(accessGroups: caller.accessGroups, actsForOwner: true, connection: caller.connection)
         return (query, try rowFilter(query, caller: owner))
+    }
+
+    /// What a search lists of one item.
+    private typealias RememberedItem = (address: SecretServiceItemGrant, label: String?, contentType: String?)
+
+    /// A text attribute's value (the bridge writes strings; a `Data` of UTF-8 read as one).
+    private static func text(_ value: AttributeValue?) -> String? {
+        switch value {
+        case .string(let text)?: text
+        case .data(let data)?: String(validating: data, as: UTF8.self)
+        default: nil
+        }
     }
 
     /// The address an item's opened attributes give it; nil for an item that is no Secret

@@ -26,7 +26,7 @@ extension KeychainServer {
             throw KeychainError(.errSecDecode, "no keychain exists yet, so no key is this keychain's Enclave's")
         case .copyMatching, .update, .delete, .readOtherAppSecretItem, .allowOtherAppSecretItem:
             throw KeychainError(.errSecItemNotFound, "no keychain exists yet, so no item matches")
-        case .searchSecretItems:
+        case .searchSecretItems, .searchSecretItemsWithContentTypes:
             return .secretItemMatches([])
         case .deviceStatus:
             return .status(

@@ -179,6 +179,12 @@ public final class KeychainServer: Sendable {
         case .openOwnerSessionBySheet(let authentication):
             return try authenticateOwner(authentication, for: .proveOwner, caller: caller, prompts: prompts)
         case .searchSecretItems(let attributes):
+            var matches = try enclave.inItemRequest { () throws(KeychainError) in
+                try searchSecretItems(attributes, caller: caller)
+            }
+            for index in matches.indices { matches[index].contentType = nil }
+            return .secretItemMatches(matches)
+        case .searchSecretItemsWithContentTypes(let attributes):
             return .secretItemMatches(
                 try enclave.inItemRequest { () throws(KeychainError) in
                     try searchSecretItems(attributes, caller: caller)

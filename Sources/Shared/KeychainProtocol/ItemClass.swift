@@ -36,6 +36,10 @@ public enum ItemClass: String, Sendable, CaseIterable, Codable {
     /// exactly (case and all) without anything of it in clear on disk.
     public static let secretServiceAttributePrefix = "ss:"
 
+    /// The attribute of a Secret Service item that keeps its secret's content type
+    /// (`text/plain`, `application/octet-stream`): `gena` (`kSecAttrGeneric`), a string.
+    public static let secretServiceContentTypeAttribute = "gena"
+
     /// The type of attribute `name` on an item of this class: Apple's (``attributes``), or a
     /// string for a Secret Service attribute of a generic password; nil for any other name.
     public func attributeType(_ name: String) -> AttributeType? {

@@ -61,6 +61,7 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
     case keychainProtection = 53
     case sync = 54
     case watchChanges = 55
+    case searchSecretItemsWithContentTypes = 56
 
     /// This request's facts.
     public var facts: RequestFacts {
@@ -97,7 +98,8 @@ public enum RequestKind: UInt8, CaseIterable, Sendable {
             RequestFacts(ownerSessions: .opensOnAuthentication, drawsSheet: true, audit: .ownerAuthentication)
         case .servePrompts: RequestFacts(answeredBy: .daemon, audit: .promptAgent)
         case .actForProcess: RequestFacts(answeredBy: .daemon, readOnly: true, audit: .actForProcess)
-        case .searchSecretItems: RequestFacts(secretServiceBridgeOnly: true, readOnly: true)
+        case .searchSecretItems, .searchSecretItemsWithContentTypes:
+            RequestFacts(secretServiceBridgeOnly: true, readOnly: true)
         case .watchChanges: RequestFacts(answeredBy: .daemon, readOnly: true)
         case .readOtherAppSecretItem: RequestFacts(secretServiceBridgeOnly: true, audit: .otherAppSecretItem)
         case .allowOtherAppSecretItem:
@@ -295,6 +297,7 @@ extension KeychainRequest {
         case .keychainProtection: .keychainProtection
         case .sync: .sync
         case .watchChanges: .watchChanges
+        case .searchSecretItemsWithContentTypes: .searchSecretItemsWithContentTypes
         }
     }
 }

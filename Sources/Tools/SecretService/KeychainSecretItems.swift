@@ -16,10 +16,14 @@ import KeychainProtocol
 final class KeychainSecretItems: SecretItemStore {
     /// What every Secret Service item's `svce` begins with.
     static let servicePrefix = SecretServiceItemGrant.servicePrefix
-    private static let contentTypeAttribute = "gena"
+    private static let contentTypeAttribute = ItemClass.secretServiceContentTypeAttribute
     private let transport: any KeychainTransport
     /// The latest search, while it may answer the next.
     private var kept: KeptSearch?
+    /// False once keychaind refused ``KeychainRequest/searchSecretItemsWithContentTypes(_:)``: it
+    /// is of an earlier build (a keychaind running through an upgrade), and searches ask
+    /// ``KeychainRequest/searchSecretItems(_:)``.
+    private var searchesWithContentTypes = true
 
     init(transport: any KeychainTransport) {
         self.transport = transport
@@ -58,6 +62,16 @@ final class KeychainSecretItems: SecretItemStore {
         else { throw KeychainError(.errSecItemNotFound, "no item \(id) in collection \(collection)") }
         let contentType = Self.contentType(result.attributes ?? [:])
         return SecretValue(bytes: bytes, contentType: contentType)
+    }
+
+    /// Item `id`'s secret alone, for a caller that knows its content type (from the search that
+    /// found it, ``SearchMatch/contentType``): keychaind opens the item as for ``secret(of:in:)``
+    /// and sends the secret without the item's attributes.
+    func secretBytes(of id: String, in collection: String) throws(KeychainError) -> SecretBytes {
+        guard case .items(let results) = try transport.perform(.copyMatching(query(id, in: collection, .data))),
+            let bytes = results.first?.secret
+        else { throw KeychainError(.errSecItemNotFound, "no item \(id) in collection \(collection)") }
+        return bytes
     }
 
     /// How many items of one collection `GetSecrets` must name for their secrets to come in one
@@ -159,9 +173,7 @@ final class KeychainSecretItems: SecretItemStore {
         var query: [String: AttributeValue] = [:]
         for (name, value) in attributes { query[ItemClass.secretServiceAttributePrefix + name] = .string(value) }
         if let collection { query["svce"] = .string(Self.servicePrefix + collection) }
-        guard case .secretItemMatches(let matches) = try transport.perform(.searchSecretItems(query)) else {
-            throw KeychainError(.errSecInternalComponent, "the keychain answered a search out of turn")
-        }
+        let matches = try itemMatches(query)
         // The items of a search are of one collection or a few: each service is read once.
         var service = ""
         var collection = ""
@@ -171,8 +183,37 @@ final class KeychainSecretItems: SecretItemStore {
                 service = match.service
                 collection = String(match.service.dropFirst(Self.servicePrefix.count))
             }
-            return SearchMatch(id: match.account, collection: collection, readable: match.readable, label: match.label)
+            return SearchMatch(
+                id: match.account, collection: collection, readable: match.readable, label: match.label,
+                contentType: match.contentType)
         }
+    }
+
+    /// keychaind's matches of `query`, with content types when keychaind sends them.
+    private func itemMatches(_ query: [String: AttributeValue]) throws(KeychainError) -> [SecretItemMatch] {
+        guard searchesWithContentTypes else { return try matches(.searchSecretItems(query)) }
+        do throws(KeychainError) {
+            return try matches(.searchSecretItemsWithContentTypes(query))
+        } catch  where error.status == KeychainError.errSecDecode.status {
+            // An earlier keychaind refuses a request it does not know (errSecDecode) and closes
+            // the connection; a damaged keychain refuses the plain search too. The search is a
+            // read: asked once more should the closing connection have taken it.
+            let found: [SecretItemMatch]
+            do throws(KeychainError) {
+                found = try matches(.searchSecretItems(query))
+            } catch  where error.status == KeychainError.errSecIO.status {
+                found = try matches(.searchSecretItems(query))
+            }
+            searchesWithContentTypes = false
+            return found
+        }
+    }
+
+    private func matches(_ search: KeychainRequest) throws(KeychainError) -> [SecretItemMatch] {
+        guard case .secretItemMatches(let matches) = try transport.perform(search) else {
+            throw KeychainError(.errSecInternalComponent, "the keychain answered a search out of turn")
+        }
+        return matches
     }
 
     /// Another app's item `id` that the owner let this client's app read, with its secret;

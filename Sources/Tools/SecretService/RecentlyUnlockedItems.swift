@@ -7,26 +7,35 @@ import KeychainClient
 /// secretstorage's lookup (SearchItems, the item's `Label`, its `Locked`, GetSecret) is two
 /// requests to keychaind, not four.
 ///
-/// What it holds is what the search answered the same client: paths, and the labels of the
-/// client's own items (and other apps' ones the owner let it read), never another attribute
-/// or a secret. It is forgotten after ``lifetime``, at the client's next search, at any call of
+/// What it holds is what the search answered the same client: paths, the labels of the
+/// client's own items (and other apps' ones the owner let it read) and the content types of its
+/// own, never another attribute or a secret. A content type lets `GetSecret` ask keychaind for
+/// the secret alone (``contentType(of:)``). It is forgotten after ``lifetime``, at the client's
+/// next search, at any call of
 /// the client that changes something (a write, a lock, an unlock), and once keychaind's change
 /// number of the keychain moved (when the bridge watches it: a lock or relabel by another
 /// program through keychaind shows in these two properties at once). What the number cannot
 /// see, a program that opens the keychain directory itself (the embedded keychain), shows
-/// within the moment; `GetSecret` always asks keychaind.
+/// within the moment; `GetSecret` always asks keychaind for the secret.
 struct RecentlyUnlockedItems {
+    /// One item a search listed as unlocked, with what the search carried of it.
+    struct Item {
+        var path: String
+        var label: String?
+        var contentType: String?
+    }
+
     /// How long a search's answer stands: long enough for a client's next calls, short enough
     /// that a lock elsewhere shows in `Locked` at once to a person.
     static let lifetime: Duration = .seconds(1)
 
     /// What the latest search listed: as it listed them until a question needs them by path,
-    /// then by path, each with its label when the search carried one. The table is made at the
-    /// first question after a search, so that a search of thousands nobody asks about makes none
-    /// (it was a sixth of the bridge's time in a `SearchItems` of 10,000).
+    /// then by path. The table is made at the first question after a search, so that a search of
+    /// thousands nobody asks about makes none (it was a sixth of the bridge's time in a
+    /// `SearchItems` of 10,000).
     private enum Listing {
-        case asListed([(path: String, label: String?)])
-        case byPath([String: String?])
+        case asListed([Item])
+        case byPath([String: Item])
     }
 
     private var listing = Listing.byPath([:])
@@ -42,7 +51,7 @@ struct RecentlyUnlockedItems {
 
     /// Remembers `items`, which a search listed as unlocked now, in place of the last search's;
     /// `stamp`, taken before the search, ends them when the keychain's change number moves.
-    mutating func remember(_ items: [(path: String, label: String?)], stamp: DaemonTransport.ChangeStamp? = nil) {
+    mutating func remember(_ items: [Item], stamp: DaemonTransport.ChangeStamp? = nil) {
         listing = .asListed(items)
         listed = .now
         self.stamp = stamp
@@ -67,8 +76,17 @@ struct RecentlyUnlockedItems {
     /// The label the latest search carried for `path`, listed less than ``lifetime`` ago; nil
     /// when it listed no such path or sent no label.
     mutating func label(of path: String) -> String? {
-        guard isCurrent, case .some(.some(let label)) = byPath()[path] else { return nil }
-        return label
+        guard isCurrent else { return nil }
+        return byPath()[path]?.label
+    }
+
+    /// The content type the latest search carried for the client's own item at `path`, while
+    /// keychaind's change number has not moved since (and less than ``lifetime`` ago); nil when
+    /// it carried none, or the number is not watched: a secret's content type changes with the
+    /// secret, and only the number shows another program's change at once.
+    mutating func contentType(of path: String) -> String? {
+        guard stamp != nil, changeWatch != nil, isCurrent else { return nil }
+        return byPath()[path]?.contentType
     }
 
     private var isCurrent: Bool {
@@ -78,12 +96,12 @@ struct RecentlyUnlockedItems {
     }
 
     /// The listed items by path (the first of a path listed twice).
-    private mutating func byPath() -> [String: String?] {
+    private mutating func byPath() -> [String: Item] {
         switch listing {
         case .byPath(let table): return table
         case .asListed(let items):
-            var table: [String: String?] = Dictionary(minimumCapacity: items.count)
-            for item in items where table[item.path] == nil { table[item.path] = .some(item.label) }
+            var table: [String: Item] = Dictionary(minimumCapacity: items.count)
+            for item in items where table[item.path] == nil { table[item.path] = item }
             listing = .byPath(table)
             return table
         }

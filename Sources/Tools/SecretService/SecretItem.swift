@@ -26,12 +26,14 @@ extension SecretItem {
 
 /// An item a search found, as a client sees it: its path, whether the client may read it, its
 /// own or another app's the owner let it read (if not, it is listed as locked), and its label
-/// when keychaind sent it (``KeychainProtocol/SecretItemMatch/label``).
+/// and content type when keychaind sent them (``KeychainProtocol/SecretItemMatch/label``,
+/// ``KeychainProtocol/SecretItemMatch/contentType``).
 struct SearchMatch: Sendable {
     var id: String
     var collection: String
     var readable: Bool
     var label: String?
+    var contentType: String?
 }
 
 /// An item's secret and what it is (`text/plain; charset=utf8`).

@@ -87,7 +87,7 @@ extension SecretServiceProvider {
     ) throws(DBusFailure)
         -> (unlocked: [String], locked: [String])
     {
-        var unlocked: [(path: String, label: String?)] = []
+        var unlocked: [RecentlyUnlockedItems.Item] = []
         var locked: [String] = []
         // Before the search: a change while it is answered ends what it lists at once.
         let stamp = changeWatch?.changeStamp()
@@ -105,7 +105,12 @@ extension SecretServiceProvider {
                     itemPathPrefix = SecretObjectPath.itemPathPrefix(match.collection)
                 }
                 let path = itemPathPrefix + match.id
-                if match.readable { unlocked.append((path, match.label)) } else { locked.append(path) }
+                if match.readable {
+                    unlocked.append(
+                        RecentlyUnlockedItems.Item(path: path, label: match.label, contentType: match.contentType))
+                } else {
+                    locked.append(path)
+                }
             }
         }
         if collection == nil || collection == SessionSecretItems.name {
@@ -113,7 +118,8 @@ extension SecretServiceProvider {
                 try client.sessionItems.items(in: SessionSecretItems.name, matching: attributes)
             }
             unlocked += sessionItems.map { item in
-                (SecretObjectPath.item(collection: item.collection, id: item.id).path, item.label)
+                RecentlyUnlockedItems.Item(
+                    path: SecretObjectPath.item(collection: item.collection, id: item.id).path, label: item.label)
             }
         }
         client.recentlyUnlocked.remember(unlocked, stamp: stamp)
@@ -173,11 +179,23 @@ extension SecretServiceProvider {
     }
 
     /// Item `id`'s secret: the client's own, or another app's the owner let it read.
+    ///
+    /// For an item of the client's own that its latest search found, with nothing changed since
+    /// (``RecentlyUnlockedItems/contentType(of:)``), keychaind is asked for the secret alone and
+    /// the content type is the search's; it stands only if nothing changed until the secret came
+    /// either, else the item is asked for again, attributes and all.
     func readableSecret(
         _ client: BusClient, _ id: String, in collection: String
     ) throws(KeychainError)
         -> SecretValue
     {
+        let path = SecretObjectPath.item(collection: collection, id: id).path
+        if collection != SessionSecretItems.name, let contentType = client.recentlyUnlocked.contentType(of: path) {
+            let bytes = try client.keychainItems.secretBytes(of: id, in: collection)
+            if client.recentlyUnlocked.contentType(of: path) == contentType {
+                return SecretValue(bytes: bytes, contentType: contentType)
+            }
+        }
         do throws(KeychainError) {
             return try client.store(for: collection).secret(of: id, in: collection)
         } catch  where error.status == KeychainError.errSecItemNotFound.status && collection != SessionSecretItems.name

@@ -12,13 +12,17 @@ import Testing
         (memory.listedUnlocked(path), memory.label(of: path))
     }
 
+    private func item(_ path: String, _ label: String?) -> RecentlyUnlockedItems.Item {
+        RecentlyUnlockedItems.Item(path: path, label: label, contentType: "text/plain")
+    }
+
     let mail = "/org/freedesktop/secrets/collection/login/mail"
     let wifi = "/org/freedesktop/secrets/collection/login/wifi"
     let ssh = "/org/freedesktop/secrets/collection/login/ssh"
 
     @Test func aSearchsItemsAnswerWithTheirLabels() {
         var memory = RecentlyUnlockedItems()
-        memory.remember([(mail, "Mail"), (wifi, nil), (mail, "Mail again")])
+        memory.remember([item(mail, "Mail"), item(wifi, nil), item(mail, "Mail again")])
         #expect(answers(&memory, mail).listed)
         #expect(answers(&memory, mail).label == "Mail")
         #expect(answers(&memory, wifi).listed)
@@ -29,26 +33,35 @@ import Testing
 
     @Test func theLatestSearchAloneAnswersAskedOrNotBetween() {
         var asked = RecentlyUnlockedItems()
-        asked.remember([(mail, "Mail")])
+        asked.remember([item(mail, "Mail")])
         #expect(answers(&asked, mail).label == "Mail")
-        asked.remember([(ssh, "SSH")])
+        asked.remember([item(ssh, "SSH")])
         #expect(!answers(&asked, mail).listed)
         #expect(answers(&asked, ssh).label == "SSH")
 
         var unasked = RecentlyUnlockedItems()
-        unasked.remember([(mail, "Mail")])
-        unasked.remember([(ssh, "SSH")])
+        unasked.remember([item(mail, "Mail")])
+        unasked.remember([item(ssh, "SSH")])
         #expect(!answers(&unasked, mail).listed)
         #expect(answers(&unasked, ssh).listed)
     }
 
+    /// Without keychaind's change number watched, a search's content types are not used: a
+    /// change of the secret by another program would not show at once.
+    @Test func noContentTypeWithoutTheChangeNumber() {
+        var memory = RecentlyUnlockedItems()
+        memory.remember([item(mail, "Mail")])
+        #expect(answers(&memory, mail).label == "Mail")
+        #expect(memory.contentType(of: mail) == nil)
+    }
+
     @Test func forgettingAnswersNothing() {
         var memory = RecentlyUnlockedItems()
-        memory.remember([(mail, "Mail")])
+        memory.remember([item(mail, "Mail")])
         memory.forget()
         #expect(!answers(&memory, mail).listed)
         #expect(answers(&memory, mail).label == nil)
-        memory.remember([(wifi, "Wi-Fi")])
+        memory.remember([item(wifi, "Wi-Fi")])
         memory.forget()
         #expect(!answers(&memory, wifi).listed)
     }

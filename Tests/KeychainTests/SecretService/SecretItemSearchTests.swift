@@ -5,9 +5,9 @@ import KeychainServer
 import Testing
 
 /// The Secret Service bridge's searches, as keychaind answers them: one search finds the
-/// caller's own items, readable and with their labels, and another app's, not readable and
-/// without, and the search of other apps' items leaves the caller's own out in the store's
-/// search itself.
+/// caller's own items, readable and with their labels (and content types, when asked for), and
+/// another app's, not readable and without, and the search of other apps' items leaves the
+/// caller's own out in the store's search itself.
 @Suite struct SecretItemSearchTests {
     private func add(_ id: String, schema: String, through transport: EmbeddedTransport) throws {
         _ = try transport.perform(.add(secretServiceItem(id, schema: schema)))
@@ -23,18 +23,22 @@ import Testing
         try add("browseritem", schema: "shared", through: browser)
         try add("browseronly", schema: "other", through: browser)
 
+        let own = SecretItemMatch(
+            service: "secret-service:login", account: "mailitem", readable: true, label: "mailitem",
+            contentType: "text/plain")
+        var ownWithoutType = own
+        ownWithoutType.contentType = nil
+        let others = SecretItemMatch(service: "secret-service:login", account: "browseritem", readable: false)
         for _ in 0..<2 {
-            guard
-                case .secretItemMatches(let found) = try mail.perform(
-                    .searchSecretItems(["ss:xdg:schema": .string("shared")]))
-            else { throw KeychainError.errSecInternalComponent }
-            #expect(
-                Set(found)
-                    == [
-                        SecretItemMatch(
-                            service: "secret-service:login", account: "mailitem", readable: true, label: "mailitem"),
-                        SecretItemMatch(service: "secret-service:login", account: "browseritem", readable: false),
-                    ])
+            for (request, expected) in [
+                (KeychainRequest.searchSecretItemsWithContentTypes(["ss:xdg:schema": .string("shared")]), own),
+                (.searchSecretItems(["ss:xdg:schema": .string("shared")]), ownWithoutType),
+            ] {
+                guard case .secretItemMatches(let found) = try mail.perform(request) else {
+                    throw KeychainError.errSecInternalComponent
+                }
+                #expect(Set(found) == [expected, others], "\(request.kind)")
+            }
         }
     }
 

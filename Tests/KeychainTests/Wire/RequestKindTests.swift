@@ -21,6 +21,7 @@ import Testing
         .searchSecretItems: 42, .readOtherAppSecretItem: 43, .allowOtherAppSecretItem: 44, .unlockByBiometry: 45,
         .openLoginSession: 46, .closeLoginSession: 47, .beginBackup: 48, .continueBackup: 49, .beginRestore: 50,
         .restoreChunk: 51, .finishRestore: 52, .keychainProtection: 53, .sync: 54, .watchChanges: 55,
+        .searchSecretItemsWithContentTypes: 56,
     ]
 
     @Test func tagsNeverMove() {
@@ -50,6 +51,7 @@ import Testing
         let reads: Set<RequestKind> = [
             .copyMatching, .deviceStatus, .biometryStatus, .countItems, .keychainProtection, .daemonStatus, .identify,
             .listEntitlements, .listDeclaredApps, .actForProcess, .searchSecretItems, .watchChanges,
+            .searchSecretItemsWithContentTypes,
         ]
         #expect(Set(RequestKind.allCases.filter(\.facts.readOnly)) == reads)
     }

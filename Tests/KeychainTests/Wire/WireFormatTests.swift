@@ -91,6 +91,7 @@ import Testing
                     fallbackTitle: "Enter Passcode", context: context)),
             .actForProcess(ProcessReference(pid: 4242, startTime: 1_234_567)),
             .searchSecretItems(["svce": .string("secret-service:login"), "ss:xdg:schema": .string("s")]),
+            .searchSecretItemsWithContentTypes(["ss:xdg:schema": .string("s")]),
             .readOtherAppSecretItem(service: "secret-service:login", account: "0123abcd"),
             .watchChanges,
             .allowOtherAppSecretItem(
@@ -107,7 +108,8 @@ import Testing
             .sync(.setUp(remote: "git@host:me/keychain.git", deviceName: "laptop")),
             .sync(.join(remote: "/srv/keychain.git", deviceName: "server")), .sync(.confirmJoin(code: "012345")),
             .sync(.now), .sync(.status), .sync(.approve(code: "987654")), .sync(.answer(device: nil)),
-            .sync(.answer(device: "0a1b")), .sync(.showJoinCode), .sync(.pickBranch(keepThisDevices: true)), .sync(.removeDevice("0a1b2c3d")),
+            .sync(.answer(device: "0a1b")), .sync(.showJoinCode), .sync(.pickBranch(keepThisDevices: true)),
+            .sync(.removeDevice("0a1b2c3d")),
         ]
     }
 
@@ -155,6 +157,13 @@ import Testing
                     SecretItemMatch(service: "secret-service:login", account: "a1", readable: true),
                     SecretItemMatch(service: "secret-service:login", account: "b2", readable: false),
                     SecretItemMatch(service: "secret-service:login", account: "c3", readable: true, label: "GitHub"),
+                ])),
+            .success(
+                .secretItemMatches([
+                    SecretItemMatch(
+                        service: "secret-service:login", account: "d4", readable: true, label: "Mail",
+                        contentType: "text/plain"),
+                    SecretItemMatch(service: "secret-service:login", account: "e5", readable: false),
                 ])),
             .success(.backupPart(BackupPart(bytes: Data([1, 2, 3]), done: 1000, total: 2500))),
             .success(
@@ -259,6 +268,39 @@ import Testing
         for reply in Self.everyReply {
             Self.expectRefusesEveryCut(of: ReplyCoder.encode(reply), extraByte: false, ReplyCoder.decode)
         }
+    }
+
+    /// Search matches without content types go out as keychaind always sent them (tag 13, each
+    /// match's service, account, readable, label), so that a bridge of an earlier build reads
+    /// them; only matches carrying content types, which only the request for them gets, go
+    /// under tag 19 (the same, then each content type).
+    @Test func searchMatchesKeepTheirReleasedLayout() throws {
+        var released = WireWriter()
+        released.u8(WireFrame.version)
+        released.u8(0)
+        released.u8(13)
+        released.u32(2)
+        for (account, readable, label) in [("a1", true, "Mail" as String?), ("b2", false, nil)] {
+            released.string("secret-service:login")
+            released.string(account)
+            released.bool(readable)
+            released.optional(label) { writer, label in writer.string(label) }
+        }
+        let matches = [
+            SecretItemMatch(service: "secret-service:login", account: "a1", readable: true, label: "Mail"),
+            SecretItemMatch(service: "secret-service:login", account: "b2", readable: false),
+        ]
+        #expect(ReplyCoder.encode(.success(.secretItemMatches(matches))) == released.bytes)
+
+        var typed = matches
+        typed[0].contentType = "text/plain"
+        let withTypes = ReplyCoder.encode(.success(.secretItemMatches(typed)))
+        #expect(withTypes[2] == 19)
+        guard case .success(.secretItemMatches(let read)) = try ReplyCoder.decode(withTypes) else {
+            Issue.record("not matches")
+            return
+        }
+        #expect(read == typed)
     }
 
     @Test func anotherVersionOrAnUnknownRequestIsRefused() throws {

@@ -61,7 +61,8 @@ public enum ReplyCoder {
     }
 
     private static func read(_ reader: inout WireReader) throws(WireError) -> KeychainReply {
-        switch try reader.u8() {
+        let tag = try reader.u8()
+        switch tag {
         case 1: return .done
         case 2: return .items(try reader.array(max: WireValues.maximumItems, item))
         case 3: return .status(try deviceStatus(&reader))
@@ -122,7 +123,7 @@ public enum ReplyCoder {
                 throw WireError("an unknown authentication failure (tag \(tag))")
             }
             return .authenticationFailed(failure, message: try reader.string(max: WireValues.maximumMessage))
-        case 13:
+        case 13, 19:
             return .secretItemMatches(
                 try reader.array(max: WireValues.maximumItems) { (reader: inout WireReader) throws(WireError) in
                     SecretItemMatch(
@@ -131,7 +132,12 @@ public enum ReplyCoder {
                         readable: try reader.bool(),
                         label: try reader.optional { (reader: inout WireReader) throws(WireError) in
                             try reader.string(max: KeychainLimits.maximumAttributeSize)
-                        })
+                        },
+                        contentType: tag == 13
+                            ? nil
+                            : try reader.optional { (reader: inout WireReader) throws(WireError) in
+                                try reader.string(max: KeychainLimits.maximumAttributeSize)
+                            })
                 })
         case 14:
             let bytes = try reader.data(max: WireFrame.maximumReply)
@@ -166,7 +172,7 @@ public enum ReplyCoder {
                     counterValue: try reader.optional { (reader: inout WireReader) throws(WireError) in
                         try reader.u64()
                     }))
-        case let tag: throw WireError("an unknown reply (tag \(tag))")
+        default: throw WireError("an unknown reply (tag \(tag))")
         }
     }
 
@@ -263,12 +269,18 @@ public enum ReplyCoder {
             writer.u8(12); writer.u8(failure.rawValue)
             writer.string(Self.cut(message, toUTF8Bytes: WireValues.maximumMessage))
         case .secretItemMatches(let matches):
-            writer.u8(13)
+            // Tag 13 is the matches as every keychaind sends them; 19, with content types, only
+            // answers a request for them, which a bridge that reads 19 alone sends.
+            let withContentTypes = matches.contains { $0.contentType != nil }
+            writer.u8(withContentTypes ? 19 : 13)
             writer.array(matches) { writer, match in
                 writer.string(match.service)
                 writer.string(match.account)
                 writer.bool(match.readable)
                 writer.optional(match.label) { writer, label in writer.string(label) }
+                if withContentTypes {
+                    writer.optional(match.contentType) { writer, contentType in writer.string(contentType) }
+                }
             }
         case .backupPart(let part):
             writer.u8(14)

@@ -101,6 +101,8 @@ public enum RequestCoder {
         case .openOwnerSessionBySheet: return .openOwnerSessionBySheet(try WireValues.ownerAuthentication(&reader))
         case .actForProcess: return .actForProcess(try processReference(&reader))
         case .searchSecretItems: return .searchSecretItems(try WireValues.attributes(&reader))
+        case .searchSecretItemsWithContentTypes:
+            return .searchSecretItemsWithContentTypes(try WireValues.attributes(&reader))
         case .watchChanges: return .watchChanges
         case .readOtherAppSecretItem:
             return .readOtherAppSecretItem(
@@ -177,7 +179,8 @@ public enum RequestCoder {
         case .beginRestore(let password, let replacing): writer.secret(password); writer.bool(replacing)
         case .restoreChunk(let bytes): writer.secret(bytes)
         case .sync(let command): SyncCoding.write(command, to: &writer)
-        case .searchSecretItems(let attributes): WireValues.write(attributes, to: &writer)
+        case .searchSecretItems(let attributes), .searchSecretItemsWithContentTypes(let attributes):
+            WireValues.write(attributes, to: &writer)
         case .readOtherAppSecretItem(let service, let account): writer.string(service); writer.string(account)
         case .allowOtherAppSecretItem(let service, let account, let authentication):
             writer.string(service); writer.string(account); WireValues.write(authentication, to: &writer)
