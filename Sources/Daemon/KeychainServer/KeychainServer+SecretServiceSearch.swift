@@ -12,6 +12,12 @@ extension KeychainServer {
     /// Rows not remembered are opened by identity when at most this many, else by the search.
     static let unrememberedOpenedByIdentity = 256
 
+    /// A search's matches carry content types only when they are at most this many
+    /// (``KeychainRequest/searchSecretItemsWithContentTypes(_:)``): the bridge uses them for the
+    /// secrets of the few items a lookup finds, and in the answer to a search of thousands they
+    /// were a seventh more of keychaind's and the bridge's time, for nothing.
+    static let mostMatchesWithContentTypes = 100
+
     /// `searchSecretItems`: one search of every app's Secret Service items: each match, readable
     /// when it is the caller's own or another app's the owner let the caller read, with its label
     /// when readable (another app's label is not shown before the owner lets the caller read it),

@@ -178,18 +178,14 @@ public final class KeychainServer: Sendable {
             return try authenticateOwner(authentication, for: .unlock, caller: caller, prompts: prompts)
         case .openOwnerSessionBySheet(let authentication):
             return try authenticateOwner(authentication, for: .proveOwner, caller: caller, prompts: prompts)
-        case .searchSecretItems(let attributes):
+        case .searchSecretItems(let attributes), .searchSecretItemsWithContentTypes(let attributes):
             var matches = try enclave.inItemRequest { () throws(KeychainError) in
                 try searchSecretItems(attributes, caller: caller)
             }
-            for index in matches.indices { matches[index].contentType = nil }
+            if request.kind == .searchSecretItems || matches.count > Self.mostMatchesWithContentTypes {
+                for index in matches.indices { matches[index].contentType = nil }
+            }
             return .secretItemMatches(matches)
-        case .searchSecretItemsWithContentTypes(let attributes):
-            return .secretItemMatches(
-                try enclave.inItemRequest { () throws(KeychainError) in
-                    try searchSecretItems(attributes, caller: caller)
-                }
-            )
         case .readOtherAppSecretItem(let service, let account):
             let item = try enclave.inItemRequest { () throws(KeychainError) in
                 try readOtherAppSecretItem(service: service, account: account, caller: caller)

@@ -42,6 +42,22 @@ import Testing
         }
     }
 
+    /// Content types come with at most 100 matches (a lookup's few); a search of more carries
+    /// none, and its answer is the plain search's.
+    @Test func contentTypesComeWithAHundredMatchesAtMost() throws {
+        let keychain = try TestKeychain.make()
+        defer { keychain.remove() }
+        let mail = keychain.transport(["org.example.mail"])
+        for index in 0..<101 { try add("item\(index)", schema: index == 0 ? "first" : "many", through: mail) }
+        for (schema, count, typed) in [("many", 100, true), ("first", 1, true), ("", 101, false)] {
+            let attributes: [String: AttributeValue] = schema.isEmpty ? [:] : ["ss:xdg:schema": .string(schema)]
+            guard case .secretItemMatches(let found) = try mail.perform(.searchSecretItemsWithContentTypes(attributes))
+            else { throw KeychainError.errSecInternalComponent }
+            #expect(found.count == count)
+            #expect(found.allSatisfy { $0.contentType == (typed ? "text/plain" : nil) }, "\(schema)")
+        }
+    }
+
     @Test func anotherAppsItemIsNeverTheCallersOwn() throws {
         let keychain = try TestKeychain.make()
         defer { keychain.remove() }
