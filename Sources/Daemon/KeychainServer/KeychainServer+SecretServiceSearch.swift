@@ -5,9 +5,8 @@ import KeychainStore
 
 /// The Secret Service bridge's searches: answered with addresses (the bridge makes paths of
 /// them) and, for the caller's readable items, labels (and for its own, content types), from
-/// the rows' index columns where the
-/// item was opened before under the class key open now (``RememberedItemAddresses``), and by
-/// opening the row where it was not.
+/// the rows' index columns where the item was opened before under the class key open now
+/// (``RememberedItemAddresses``), and by opening the row where it was not.
 extension KeychainServer {
     /// Rows not remembered are opened by identity when at most this many, else by the search.
     static let unrememberedOpenedByIdentity = 256
@@ -49,10 +48,10 @@ extension KeychainServer {
     }
 
     /// What is remembered of every Secret Service item `filter` selects (its address, label and
-    /// content type), oldest first. A row whose item is remembered with the row's identity, version and
-    /// access-group tag, and with every hash the search asks for, is not opened; a remembered
-    /// item the index lists for a hash it does not carry is `errSecDecode` (the index was
-    /// altered), as opening it would be.
+    /// content type), oldest first. A row whose item is remembered with the row's identity,
+    /// version and access-group tag, and with every hash the search asks for, is not opened; a
+    /// remembered item the index lists for a hash it does not carry is `errSecDecode` (the index
+    /// was altered), as opening it would be.
     private func secretServiceItems(
         _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction
     ) throws -> [RememberedItem] {

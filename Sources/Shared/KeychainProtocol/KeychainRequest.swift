@@ -141,10 +141,11 @@ public enum KeychainRequest: Sendable {
     case searchSecretItems([String: AttributeValue])
     /// ``searchSecretItems(_:)``, its matches of the caller's own items carrying their secrets'
     /// content types (``SecretItemMatch/contentType``) when there are at most 100 matches, so
-    /// that the bridge asks for a found item's secret alone. A request of its own, so that a bridge and a keychaind of different
-    /// builds (an upgrade leaves a running keychaind's code as it was) still understand each
-    /// other: a keychaind that does not know it refuses it (`errSecDecode`), and the bridge asks
-    /// ``searchSecretItems(_:)`` instead, whose answer is as it always was.
+    /// that the bridge asks for a found item's secret alone. A request of its own, so that a
+    /// bridge and a keychaind of different builds (an upgrade leaves a running keychaind's code
+    /// as it was) still understand each other: a keychaind that does not know it refuses it
+    /// (`errSecDecode`), and the bridge asks ``searchSecretItems(_:)`` instead, whose answer is
+    /// as it always was.
     case searchSecretItemsWithContentTypes([String: AttributeValue])
     /// Another app's Secret Service item (`svce`, `acct`) that the owner let the caller read:
     /// its attributes (but its access group) and its secret, as `items`. Refused with
