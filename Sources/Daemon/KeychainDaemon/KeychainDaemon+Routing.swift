@@ -124,7 +124,7 @@ extension KeychainDaemon {
         if facts.secretServiceBridgeOnly, client.bridge == nil {
             throw KeychainError(
                 .errSecMissingEntitlement,
-                "only the Secret Service bridge asks for other apps' Secret Service items, for a D-Bus client")
+                "only the Secret Service bridge, acting for a D-Bus client, may send \(request.kind)")
         }
         if facts.needsOwnerSession, !caller.actsForOwner {
             throw KeychainError(

@@ -3,7 +3,7 @@ import KeychainPrompt
 import KeychainProtocol
 
 /// Other apps' Secret Service items: listed as locked by the bridge's searches
-/// (``searchSecretItems(_:caller:)``), read once the owner allows it (``ItemConsentRun``),
+/// (``searchSecretItems(_:caller:withContentTypes:)``), read once the owner allows it (``ItemConsentRun``),
 /// never changed.
 extension KeychainServer {
     /// `readOtherAppSecretItem`: the item the owner let the caller read, with its secret.

@@ -20,10 +20,11 @@ extension KeychainServer {
     /// `searchSecretItems`: one search of every app's Secret Service items: each match, readable
     /// when it is the caller's own or another app's the owner let the caller read, with its label
     /// when readable (another app's label is not shown before the owner lets the caller read it),
-    /// and its secret's content type when it is the caller's own (the bridge asks for another
-    /// app's secret with a request that answers the item's attributes anyway).
+    /// and, `withContentTypes` and for at most ``mostMatchesWithContentTypes`` matches, its
+    /// secret's content type when it is the caller's own (the bridge asks for another app's
+    /// secret with a request that answers the item's attributes anyway).
     func searchSecretItems(
-        _ attributes: [String: AttributeValue], caller: CallerIdentity
+        _ attributes: [String: AttributeValue], caller: CallerIdentity, withContentTypes: Bool
     ) throws(KeychainError) -> [SecretItemMatch] {
         guard attributes.keys.allSatisfy({ $0 == "svce" || $0.hasPrefix(ItemClass.secretServiceAttributePrefix) })
         else {
@@ -32,6 +33,7 @@ extension KeychainServer {
         let (query, filter) = try secretServiceSearch(attributes, caller: caller)
         let found = try store.read { transaction in try self.secretServiceItems(query, filter, transaction) }
         var granted: Set<SecretServiceItemGrant>?
+        let typed = withContentTypes && found.count <= Self.mostMatchesWithContentTypes
         return found.map { item in
             let address = item.address
             let own = caller.accessGroups.contains(address.ownerGroup)
@@ -43,7 +45,7 @@ extension KeychainServer {
             }
             return SecretItemMatch(
                 service: address.service, account: address.account, readable: readable,
-                label: readable ? item.label : nil, contentType: own ? item.contentType : nil)
+                label: readable ? item.label : nil, contentType: typed && own ? item.contentType : nil)
         }
     }
 
@@ -106,7 +108,7 @@ extension KeychainServer {
                 else { continue }
                 var label: String?
                 if case .string(let text)? = item.record.attributes["labl"] { label = text }
-                let contentType = Self.text(item.record.attributes[ItemClass.secretServiceContentTypeAttribute])
+                let contentType = item.record.attributes[ItemClass.secretServiceContentTypeAttribute]?.text
                 let entry = RememberedItemAddresses.Entry(
                     identity: item.row.identity, version: item.row.version, accessGroupTag: item.row.accessGroupHash,
                     attributeHashes: try terms.attributeHashes(.genericPassword, item.record), address: address,
@@ -139,15 +141,6 @@ extension KeychainServer {
 
     /// What a search lists of one item.
     private typealias RememberedItem = (address: SecretServiceItemGrant, label: String?, contentType: String?)
-
-    /// A text attribute's value (the bridge writes strings; a `Data` of UTF-8 read as one).
-    private static func text(_ value: AttributeValue?) -> String? {
-        switch value {
-        case .string(let text)?: text
-        case .data(let data)?: String(validating: data, as: UTF8.self)
-        default: nil
-        }
-    }
 
     /// The address an item's opened attributes give it; nil for an item that is no Secret
     /// Service item.

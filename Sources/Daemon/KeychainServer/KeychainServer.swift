@@ -179,13 +179,13 @@ public final class KeychainServer: Sendable {
         case .openOwnerSessionBySheet(let authentication):
             return try authenticateOwner(authentication, for: .proveOwner, caller: caller, prompts: prompts)
         case .searchSecretItems(let attributes), .searchSecretItemsWithContentTypes(let attributes):
-            var matches = try enclave.inItemRequest { () throws(KeychainError) in
-                try searchSecretItems(attributes, caller: caller)
-            }
-            if request.kind == .searchSecretItems || matches.count > Self.mostMatchesWithContentTypes {
-                for index in matches.indices { matches[index].contentType = nil }
-            }
-            return .secretItemMatches(matches)
+            return .secretItemMatches(
+                try enclave.inItemRequest { () throws(KeychainError) in
+                    try searchSecretItems(
+                        attributes, caller: caller,
+                        withContentTypes: request.kind == .searchSecretItemsWithContentTypes)
+                }
+            )
         case .readOtherAppSecretItem(let service, let account):
             let item = try enclave.inItemRequest { () throws(KeychainError) in
                 try readOtherAppSecretItem(service: service, account: account, caller: caller)

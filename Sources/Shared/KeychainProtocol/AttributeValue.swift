@@ -27,6 +27,16 @@ public enum AttributeValue: Sendable, Hashable, Codable {
         }
     }
 
+    /// The value as text: a string, or data that is UTF-8 (a Secret Service item's label or
+    /// content type may come as either); nil for anything else.
+    public var text: String? {
+        switch self {
+        case .string(let text): text
+        case .data(let data): String(validating: data, as: UTF8.self)
+        default: nil
+        }
+    }
+
     /// A canonical byte encoding: kind tag, then the value. Used for keyed index hashes, so two
     /// values hash alike exactly when they are equal.
     public var canonicalBytes: Data {

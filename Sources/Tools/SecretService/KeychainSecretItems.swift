@@ -247,31 +247,23 @@ final class KeychainSecretItems: SecretItemStore {
     /// The Secret Service item a keychain item's attributes describe; nil for an item that is
     /// not one.
     static func item(from attributes: [String: AttributeValue]) -> SecretItem? {
-        guard let service = attributes["svce"].flatMap(string), service.hasPrefix(servicePrefix),
-            let id = attributes["acct"].flatMap(string)
+        guard let service = attributes["svce"]?.text, service.hasPrefix(servicePrefix),
+            let id = attributes["acct"]?.text
         else { return nil }
         var secretAttributes: [String: String] = [:]
         for (name, value) in attributes where name.hasPrefix(ItemClass.secretServiceAttributePrefix) {
-            secretAttributes[String(name.dropFirst(ItemClass.secretServiceAttributePrefix.count))] = string(value)
+            secretAttributes[String(name.dropFirst(ItemClass.secretServiceAttributePrefix.count))] = value.text
         }
         return SecretItem(
             id: id, collection: String(service.dropFirst(servicePrefix.count)),
-            label: attributes["labl"].flatMap(string) ?? "", attributes: secretAttributes,
+            label: attributes["labl"]?.text ?? "", attributes: secretAttributes,
             created: seconds(attributes[CommonAttribute.creationDate]),
             modified: seconds(attributes[CommonAttribute.modificationDate]))
     }
 
     /// The secret's content type an item's attributes record (`text/plain` when none).
     private static func contentType(_ attributes: [String: AttributeValue]) -> String {
-        attributes[contentTypeAttribute].flatMap(string) ?? "text/plain"
-    }
-
-    private static func string(_ value: AttributeValue) -> String? {
-        switch value {
-        case .string(let text): text
-        case .data(let data): String(data: data, encoding: .utf8)
-        default: nil
-        }
+        attributes[contentTypeAttribute]?.text ?? "text/plain"
     }
 
     /// A keychain date as the Secret Service's seconds since 1970 (0 for none).

@@ -11,9 +11,8 @@ import KeychainClient
 /// client's own items (and other apps' ones the owner let it read) and the content types of its
 /// own, never another attribute or a secret. A content type lets `GetSecret` ask keychaind for
 /// the secret alone (``contentType(of:)``). It is forgotten after ``lifetime``, at the client's
-/// next search, at any call of
-/// the client that changes something (a write, a lock, an unlock), and once keychaind's change
-/// number of the keychain moved (when the bridge watches it: a lock or relabel by another
+/// next search, at any call of the client that changes something (a write, a lock, an unlock),
+/// and once keychaind's change number of the keychain moved (when the bridge watches it: a lock or relabel by another
 /// program through keychaind shows in these two properties at once). What the number cannot
 /// see, a program that opens the keychain directory itself (the embedded keychain), shows
 /// within the moment; `GetSecret` always asks keychaind for the secret.

@@ -189,8 +189,10 @@ extension SecretServiceProvider {
     ) throws(KeychainError)
         -> SecretValue
     {
-        let path = SecretObjectPath.item(collection: collection, id: id).path
-        if collection != SessionSecretItems.name, let contentType = client.recentlyUnlocked.contentType(of: path) {
+        if collection != SessionSecretItems.name,
+            case let path = SecretObjectPath.item(collection: collection, id: id).path,
+            let contentType = client.recentlyUnlocked.contentType(of: path)
+        {
             let bytes = try client.keychainItems.secretBytes(of: id, in: collection)
             if client.recentlyUnlocked.contentType(of: path) == contentType {
                 return SecretValue(bytes: bytes, contentType: contentType)
