@@ -2,6 +2,7 @@ import Crypto
 import CryptoExtras
 import Foundation
 import KeychainProtocol
+import StorageContracts
 import Synchronization
 
 /// What every ciphertext of an item is bound to (AES-GCM associated data): its row identity,
@@ -185,12 +186,12 @@ extension Enclave {
     ///
     /// - Throws: `errSecInteractionNotAllowed` when the class is locked, as opening would.
     public func openedAttributes<Decoded: Sendable>(
-        row: Int64, identity: Data, version: Int64, itemClass: String, accessibility: Accessibility,
-        accessGroupTag: Data
+        row: Int64, identity: ColumnBytes, version: Int64, itemClass: String, accessibility: Accessibility,
+        accessGroupTag: ColumnBytes
     ) throws(KeychainError) -> (binding: ItemBinding, decoded: Decoded)? {
         try classKeys(accessibility.protectionClass).openedAttributes.decoded(row) { binding in
-            binding.rowIdentity == identity && binding.version == version && binding.itemClass == itemClass
-                && binding.accessibility == accessibility && binding.accessGroupTag == accessGroupTag
+            binding.version == version && binding.itemClass == itemClass && binding.accessibility == accessibility
+                && ColumnBytes(binding.rowIdentity) == identity && ColumnBytes(binding.accessGroupTag) == accessGroupTag
         }
     }
 

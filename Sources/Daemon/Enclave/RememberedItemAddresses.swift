@@ -1,5 +1,6 @@
 import Foundation
 import KeychainProtocol
+import StorageContracts
 import Synchronization
 
 /// What the keychain remembers of the Secret Service items it opened under one class key, so
@@ -24,9 +25,9 @@ public final class RememberedItemAddresses: Sendable {
     /// One opened item's address and what its row carried then. A class: a search of 10,000
     /// items looks each up, and a copy of a structure of ten references counted each of them.
     public final class Entry: Sendable {
-        public let identity: Data
+        public let identity: ColumnBytes
         public let version: Int64
-        public let accessGroupTag: Data
+        public let accessGroupTag: ColumnBytes
         /// The first 8 bytes of each of the item's attribute hashes (``prefix(_:)``): enough to
         /// tell which searches the item really matches (the hashes are keyed; nobody without
         /// the key can make one collide).
@@ -40,7 +41,7 @@ public final class RememberedItemAddresses: Sendable {
 
         /// Creates an entry.
         public init(
-            identity: Data, version: Int64, accessGroupTag: Data, attributeHashes: [Data],
+            identity: ColumnBytes, version: Int64, accessGroupTag: ColumnBytes, attributeHashes: [Data],
             address: SecretServiceItemGrant, label: String?, contentType: String?
         ) {
             self.identity = identity

@@ -2,6 +2,7 @@ import Enclave
 import Foundation
 import KeychainProtocol
 import KeychainStore
+import StorageContracts
 
 /// A stored row with its attributes opened.
 struct OpenedItem {
@@ -169,7 +170,7 @@ extension KeychainServer {
                 record.matches(query.attributes, caseInsensitively: query.matchesCaseInsensitively)
             else {
                 var opening = filter
-                opening.identities = heads.map(\.identity)
+                opening.identities = heads.map(\.identity.data)
                 opening.limit = nil
                 return try openMatches(query, opening, transaction).map(\.binding)
             }

@@ -2,6 +2,7 @@ import Enclave
 import Foundation
 import KeychainProtocol
 import KeychainStore
+import StorageContracts
 
 /// The Secret Service bridge's searches: answered with addresses (the bridge makes paths of
 /// them) and, for the caller's readable items, labels (and for its own, content types), from
@@ -50,17 +51,17 @@ extension KeychainServer {
     }
 
     /// What is remembered of every Secret Service item `filter` selects (its address, label and
-    /// content type), oldest first. A row whose item is remembered with the row's identity,
+    /// content type), oldest first, each the entry it is remembered by. A row whose item is remembered with the row's identity,
     /// version and access-group tag, and with every hash the search asks for, is not opened; a
     /// remembered item the index lists for a hash it does not carry is `errSecDecode` (the index
     /// was altered), as opening it would be.
     private func secretServiceItems(
         _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction
-    ) throws -> [RememberedItem] {
+    ) throws -> [RememberedItemAddresses.Entry] {
         let heads = try transaction.heads(filter)
         guard !heads.isEmpty else { return [] }
         let asked = filter.attributeHashes.map(RememberedItemAddresses.prefix)
-        var found = [RememberedItem?](repeating: nil, count: heads.count)
+        var found = [RememberedItemAddresses.Entry?](repeating: nil, count: heads.count)
         var memories: [String: RememberedItemAddresses] = [:]
         var unremembered: [Int] = []
         var altered = false
@@ -83,7 +84,7 @@ extension KeychainServer {
                     return
                 }
                 if entry.carries(asked) {
-                    found[index] = (entry.address, entry.label, entry.contentType)
+                    found[index] = entry
                 } else {
                     altered = true
                 }
@@ -97,34 +98,30 @@ extension KeychainServer {
         if !unremembered.isEmpty {
             var opening = filter
             if unremembered.count <= Self.unrememberedOpenedByIdentity {
-                opening.identities = unremembered.map { heads[$0].identity }
+                opening.identities = unremembered.map { heads[$0].identity.data }
             }
             let position = Dictionary(unremembered.map { (heads[$0].identity, $0) }) { first, _ in first }
             let terms = IndexTerms(enclave: enclave)
             var opened: [String: [(row: Int64, entry: RememberedItemAddresses.Entry)]] = [:]
             for item in try openMatches(query, opening, transaction) {
-                guard let index = position[item.row.identity], let row = item.row.id,
+                let identity = ColumnBytes(item.row.identity)
+                guard let index = position[identity], let row = item.row.id,
                     let address = Self.secretServiceAddress(item.record.attributes)
                 else { continue }
                 var label: String?
                 if case .string(let text)? = item.record.attributes["labl"] { label = text }
                 let contentType = item.record.attributes[ItemClass.secretServiceContentTypeAttribute]?.text
                 let entry = RememberedItemAddresses.Entry(
-                    identity: item.row.identity, version: item.row.version, accessGroupTag: item.row.accessGroupHash,
+                    identity: identity, version: item.row.version,
+                    accessGroupTag: ColumnBytes(item.row.accessGroupHash),
                     attributeHashes: try terms.attributeHashes(.genericPassword, item.record), address: address,
                     label: label, contentType: contentType)
-                found[index] = (address, label, contentType)
+                found[index] = entry
                 opened[item.row.accessibility, default: []].append((row, entry))
             }
             for (accessibility, entries) in opened { memories[accessibility]?.remember(entries) }
         }
-        // Moved out, not copied: a copy counts the address's three strings and the label again.
-        var listed: [RememberedItem] = []
-        listed.reserveCapacity(found.count)
-        for index in found.indices {
-            if let item = found[index].take() { listed.append(item) }
-        }
-        return listed
+        return found.compactMap { $0 }
     }
 
     /// The query and filter of a search of every app's Secret Service items with `attributes`,
@@ -138,9 +135,6 @@ extension KeychainServer {
         let owner = CallerIdentity(accessGroups: caller.accessGroups, actsForOwner: true, connection: caller.connection)
         return (query, try rowFilter(query, caller: owner))
     }
-
-    /// What a search lists of one item.
-    private typealias RememberedItem = (address: SecretServiceItemGrant, label: String?, contentType: String?)
 
     /// The address an item's opened attributes give it; nil for an item that is no Secret
     /// Service item.

@@ -204,8 +204,8 @@ extension RowLedger {
         }
 
         /// Refuses a row that is not the version the ledger holds.
-        func check(identity: Data, version: Int64) throws(KeychainError) {
-            guard let known = self.version(of: Key(identity)) else {
+        func check(_ identity: Key, version: Int64) throws(KeychainError) {
+            guard let known = self.version(of: identity) else {
                 throw KeychainError(
                     .errSecDecode,
                     "a keychain row that its row ledger does not hold was found (an item deleted earlier was put "

@@ -1,4 +1,5 @@
 import Foundation
+import StorageContracts
 
 extension RowLedger {
     /// A row identity as the ledger's memory keys it: the 16 random bytes every row the keychain
@@ -11,12 +12,20 @@ extension RowLedger {
         private let otherLength: Data?
 
         init(_ identity: Data) {
+            self = identity.withUnsafeBytes { Key($0) }
+        }
+
+        init(_ identity: ColumnBytes) {
+            self = identity.withUnsafeBytes { Key($0) }
+        }
+
+        private init(_ identity: UnsafeRawBufferPointer) {
             guard identity.count == 16 else {
-                (high, low, otherLength) = (0, 0, identity)
+                (high, low, otherLength) = (0, 0, Data(identity))
                 return
             }
             var words = (UInt64(0), UInt64(0))
-            withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: identity) }
+            withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: identity) }
             (high, low, otherLength) = (words.0, words.1, nil)
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 import KeychainProtocol
+import StorageContracts
 
 /// One use of a prepared statement: its arguments bound, its rows stepped through and read by
 /// column. The caller resets it when done (``reset()``), which also clears the arguments.
@@ -70,6 +71,13 @@ struct SQLiteQuery {
         let count = Int(sqlite3_column_bytes(statement, column))
         guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return Data() }
         return Data(bytes: bytes, count: count)
+    }
+
+    /// A short blob column (a row's identity, a keyed hash), read without an allocation.
+    func columnBytes(_ column: Int32) throws(KeychainError) -> ColumnBytes {
+        guard sqlite3_column_type(statement, column) == SQLITE_BLOB else { throw Self.altered(column, "bytes") }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return ColumnBytes(UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, column), count: count))
     }
 
     func optionalBlob(_ column: Int32) throws(KeychainError) -> Data? {

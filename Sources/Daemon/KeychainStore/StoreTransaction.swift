@@ -81,7 +81,7 @@ public struct StoreTransaction {
     /// Rows matching `filter`, oldest first.
     public func rows(_ filter: RowFilter) throws -> [StoredRow] {
         let rows = try search(filter, headsOnly: false, StoredRow.init)
-        try check(rows.map { ($0.identity, $0.version) })
+        try check(rows.map { (RowLedger.Key($0.identity), $0.version) })
         return rows
     }
 
@@ -89,7 +89,7 @@ public struct StoreTransaction {
     /// first, each checked against the row ledger as a whole row is.
     public func heads(_ filter: RowFilter) throws -> [RowHead] {
         let heads = try search(filter, headsOnly: true, RowHead.init)
-        try check(heads.map { ($0.identity, $0.version) })
+        try check(heads.map { (RowLedger.Key($0.identity), $0.version) })
         return heads
     }
 
@@ -129,9 +129,9 @@ public struct StoreTransaction {
     }
 
     /// Checks each (identity, version) pair read against the row ledger.
-    private func check(_ pairs: [(identity: Data, version: Int64)]) throws {
+    private func check(_ pairs: [(identity: RowLedger.Key, version: Int64)]) throws {
         guard !pairs.isEmpty, let checker = try ledger ?? readLedger?(self) else { return }
-        for pair in pairs { try checker.check(identity: pair.identity, version: pair.version) }
+        for pair in pairs { try checker.check(pair.identity, version: pair.version) }
     }
 
     /// How many rows carry a hash, counted up to ``rarityBound``: enough to tell a rare hash
@@ -218,7 +218,7 @@ public struct StoreTransaction {
         var doomed: [(identity: Data, version: Int64)] = []
         try eachRowVersion("WHERE accessibility = ?", { $0.bind(accessibility) }) { doomed.append(($0, $1)) }
         for (identity, version) in doomed {
-            try writing().check(identity: identity, version: version)
+            try writing().check(RowLedger.Key(identity), version: version)
             try writing().record(identity: identity, from: version, to: nil)
         }
         let db = try writer()
@@ -270,7 +270,7 @@ public struct StoreTransaction {
         var found: (identity: Data, version: Int64)?
         try eachRowVersion("WHERE id = ?", { $0.bind(id) }) { found = ($0, $1) }
         guard let found else { throw KeychainError(.errSecItemNotFound, "the item was deleted meanwhile") }
-        try writing().check(identity: found.identity, version: found.version)
+        try writing().check(RowLedger.Key(found.identity), version: found.version)
         return found
     }
 

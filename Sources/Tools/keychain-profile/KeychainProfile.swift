@@ -14,7 +14,10 @@ import KeychainEmbedded
 /// item's attributes, as the Secret Service's `GetSecret` asks), `refs` (the persistent reference of
 /// one item by service and account, all a `SecItemCopyMatching` asks for), `add`, `query` (the
 /// attributes of 100 items), `query-bridged` (the same, then the caller's `as? [[String: Any]]`
-/// of the result: Foundation's share is the difference from `query`, whole process). Embedded by
+/// of the result: Foundation's share is the difference from `query`, whole process),
+/// `secret-service-search` (the Secret Service bridge's search for every one of ITEMS items
+/// of a collection, answered with their addresses and labels: keychaind's work for a
+/// `SearchItems`, embedded only, as keychaind serves that request to the bridge alone). Embedded by
 /// default; `--daemon` goes through a keychaind of its own, and counts the client's side: a keychaind
 /// under valgrind (`--trace-children=yes`) starts too slowly for the client's 10-second wait.
 @main
@@ -24,10 +27,10 @@ struct KeychainProfile {
         let throughDaemon = arguments.contains("--daemon")
         arguments.removeAll { $0 == "--daemon" }
         guard arguments.count == 3, let items = Int(arguments[1]), let rounds = Int(arguments[2]),
-            ["read", "read-attributes", "refs", "add", "query", "query-bridged"].contains(arguments[0])
+            operations.contains(arguments[0]), !(throughDaemon && arguments[0] == "secret-service-search")
         else {
-            let operations = "read|read-attributes|refs|add|query|query-bridged"
-            FileHandle.standardError.write(Data("usage: keychain-profile \(operations) ITEMS ROUNDS [--daemon]\n".utf8))
+            let usage = "usage: keychain-profile \(operations.joined(separator: "|")) ITEMS ROUNDS [--daemon]\n"
+            FileHandle.standardError.write(Data(usage.utf8))
             exit(64)
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-profile-\(getpid())")
@@ -43,7 +46,12 @@ struct KeychainProfile {
             ? DaemonTransport(environment: environment, daemonArguments: ["--idle-lock", "0"])
             : EmbeddedTransport(directory: scratch.appendingPathComponent("data/keychain"), accessGroups: ["profile"])
         try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
-        for i in 0..<items { add(service: "profile", account: "account-\(i)") }
+        let transport = ProcessKeychain.transport!
+        if arguments[0] == "secret-service-search" {
+            for i in 0..<items { try addSecretServiceItem(i, transport) }
+        } else {
+            for i in 0..<items { add(service: "profile", account: "account-\(i)") }
+        }
         for i in 0..<100 { add(service: "profile-query", account: "query-\(i)") }
 
         for round in 0..<rounds {
@@ -59,6 +67,11 @@ struct KeychainProfile {
                 precondition(SecItemCopyMatching(query as CFDictionary, &result) == errSecSuccess)
             case "add":
                 add(service: "profile-added", account: "added-\(round)")
+            case "secret-service-search":
+                let reply = try transport.perform(.searchSecretItems(["ss:bench": .string("search")]))
+                guard case .secretItemMatches(let matches) = reply, matches.count == items else {
+                    fatalError("the search answered \(reply), not the \(items) items")
+                }
             default:
                 var result: CFTypeRef?
                 let query: [String: Any] = [
@@ -69,6 +82,24 @@ struct KeychainProfile {
                 if arguments[0] == "query-bridged" { precondition((result as? [[String: Any]])?.count == 100) }
             }
         }
+    }
+
+    static let operations = [
+        "read", "read-attributes", "refs", "add", "query", "query-bridged", "secret-service-search",
+    ]
+
+    /// Adds the `number`th item as the Secret Service bridge makes one in its `login` collection.
+    static func addSecretServiceItem(_ number: Int, _ transport: any KeychainTransport) throws {
+        let attributes: [String: AttributeValue] = [
+            "svce": .string(SecretServiceItemGrant.servicePrefix + "login"), "acct": .string("item\(number)"),
+            "labl": .string("search \(number)"), ItemClass.secretServiceContentTypeAttribute: .string("text/plain"),
+            "ss:bench": .string("search"), "ss:n": .string("\(number)"),
+        ]
+        _ = try transport.perform(
+            .add(
+                NewItem(
+                    itemClass: .genericPassword, attributes: attributes, accessibility: .whenUnlocked,
+                    secret: SecretBytes(utf8: "s"))))
     }
 
     static func add(service: String, account: String) {
