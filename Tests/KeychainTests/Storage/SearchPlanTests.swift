@@ -48,6 +48,18 @@ import Testing
         #expect(plan.contains("USING INTEGER PRIMARY KEY (rowid=?)"), "\(plan)")
     }
 
+    /// Walked, an attribute's range is read in place: no copy of it into a temporary list
+    /// (`items.id IN (…)` made one, a row per item the attribute names), and no sort.
+    @Test func anAttributesRangeIsWalkedWithoutACopy() throws {
+        for hashes in [1, 3] {
+            for groups in [nil, 2] {
+                let plan = try plan(shape(groups: groups, hashes: hashes))
+                #expect(!plan.contains("LIST SUBQUERY") && !plan.contains("TEMP B-TREE"), "\(plan)")
+                #expect(plan.hasPrefix("SEARCH attributeHashes USING PRIMARY KEY (hash=?)"), "\(plan)")
+            }
+        }
+    }
+
     @Test func aPrimaryKeyOrAnIdentityUsesItsUniqueIndex() throws {
         let byKey = try plan(shape(primaryKeys: 1))
         #expect(byKey.contains("(primaryKeyHash=?)") && !byKey.contains("itemsByClass"), "\(byKey)")
