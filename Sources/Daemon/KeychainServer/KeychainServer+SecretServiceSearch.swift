@@ -65,7 +65,12 @@ extension KeychainServer {
         var memories: [String: RememberedItemAddresses] = [:]
         var unremembered: [Int] = []
         var altered = false
-        for accessibility in Set(heads.map(\.accessibility)) {
+        // The few accessibilities, told apart without hashing a string a row.
+        var accessibilities: [String] = []
+        for head in heads where !accessibilities.contains(head.accessibility) {
+            accessibilities.append(head.accessibility)
+        }
+        for accessibility in accessibilities {
             guard let protection = Accessibility(rawValue: accessibility)?.protectionClass else {
                 throw KeychainError(
                     .errSecDecode, "a keychain row has an unknown accessibility: the database was tampered with")
@@ -104,16 +109,16 @@ extension KeychainServer {
             let terms = IndexTerms(enclave: enclave)
             var opened: [String: [(row: Int64, entry: RememberedItemAddresses.Entry)]] = [:]
             for item in try openMatches(query, opening, transaction) {
-                let identity = ColumnBytes(item.row.identity)
-                guard let index = position[identity], let row = item.row.id,
+                // Columns longer than a head holds were refused when the heads were read.
+                guard let identity = ColumnBytes(item.row.identity), let index = position[identity],
+                    let accessGroupTag = ColumnBytes(item.row.accessGroupHash), let row = item.row.id,
                     let address = Self.secretServiceAddress(item.record.attributes)
                 else { continue }
                 var label: String?
                 if case .string(let text)? = item.record.attributes["labl"] { label = text }
                 let contentType = item.record.attributes[ItemClass.secretServiceContentTypeAttribute]?.text
                 let entry = RememberedItemAddresses.Entry(
-                    identity: identity, version: item.row.version,
-                    accessGroupTag: ColumnBytes(item.row.accessGroupHash),
+                    identity: identity, version: item.row.version, accessGroupTag: accessGroupTag,
                     attributeHashes: try terms.attributeHashes(.genericPassword, item.record), address: address,
                     label: label, contentType: contentType)
                 found[index] = entry

@@ -74,10 +74,16 @@ struct SQLiteQuery {
     }
 
     /// A short blob column (a row's identity, a keyed hash), read without an allocation.
+    ///
+    /// - Throws: `errSecDecode` for another type, or more bytes than the keychain writes there.
     func columnBytes(_ column: Int32) throws(KeychainError) -> ColumnBytes {
         guard sqlite3_column_type(statement, column) == SQLITE_BLOB else { throw Self.altered(column, "bytes") }
         let count = Int(sqlite3_column_bytes(statement, column))
-        return ColumnBytes(UnsafeRawBufferPointer(start: sqlite3_column_blob(statement, column), count: count))
+        let start = sqlite3_column_blob(statement, column)
+        guard let bytes = ColumnBytes(UnsafeRawBufferPointer(start: start, count: count)) else {
+            throw Self.altered(column, "at most \(ColumnBytes.capacity) bytes")
+        }
+        return bytes
     }
 
     func optionalBlob(_ column: Int32) throws(KeychainError) -> Data? {

@@ -1,51 +1,44 @@
 import Foundation
 
 /// The bytes of a short column of a keychain row, the row's identity (16 random bytes) or a
-/// keyed hash (32), held in four words with no allocation of their own.
+/// keyed hash (32), held in four words: no allocation, and copied as plain bytes.
 ///
 /// A search that answers with references reads two such columns of every row it finds, and as
 /// `Data` each was an allocation, a release and checked accesses: a third of the instructions
-/// of a Secret Service search for every one of 2,000 items (callgrind). A column longer than 32
-/// bytes, which only an altered database holds, is kept as its bytes, so that it is still told
-/// apart and refused.
+/// of a Secret Service search for every one of 2,000 items (callgrind). The keychain writes no
+/// such column longer than 32 bytes; one is refused (nil), as only an altered database holds it.
 public struct ColumnBytes: Hashable, Sendable {
     private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    private let count: Int
-    private let longer: Data?
+    private let count: UInt8
 
-    /// The most bytes held in the words.
-    static let inlineCapacity = 32
+    /// The most bytes a column of this kind holds.
+    public static let capacity = 32
 
-    /// Holds a copy of `bytes`.
-    public init(_ bytes: UnsafeRawBufferPointer) {
-        count = bytes.count
-        guard bytes.count <= Self.inlineCapacity else {
-            longer = Data(bytes)
-            return
-        }
-        longer = nil
+    /// Holds a copy of `bytes`; nil when they are more than ``capacity``.
+    public init?(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count <= Self.capacity else { return nil }
+        count = UInt8(bytes.count)
         withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
     }
 
-    /// Holds a copy of `data`'s bytes.
-    public init(_ data: Data) {
-        self = data.withUnsafeBytes { ColumnBytes($0) }
+    /// Holds a copy of `data`'s bytes; nil when they are more than ``capacity``.
+    public init?(_ data: Data) {
+        guard let bytes = data.withUnsafeBytes({ ColumnBytes($0) }) else { return nil }
+        self = bytes
     }
 
     /// The bytes, as `Data`.
     public var data: Data {
-        if let longer { return longer }
-        return Swift.withUnsafeBytes(of: words) { Data($0.prefix(count)) }
+        withUnsafeBytes { Data($0) }
     }
 
     /// Hands `body` the bytes.
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        if let longer { return try longer.withUnsafeBytes(body) }
-        return try Swift.withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+        try Swift.withUnsafeBytes(of: words) { try body(UnsafeRawBufferPointer(rebasing: $0.prefix(Int(count)))) }
     }
 
     public static func == (left: ColumnBytes, right: ColumnBytes) -> Bool {
-        left.count == right.count && left.words == right.words && left.longer == right.longer
+        left.count == right.count && left.words == right.words
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -54,6 +47,5 @@ public struct ColumnBytes: Hashable, Sendable {
         hasher.combine(words.1)
         hasher.combine(words.2)
         hasher.combine(words.3)
-        hasher.combine(longer)
     }
 }

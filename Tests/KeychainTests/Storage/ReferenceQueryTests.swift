@@ -112,4 +112,23 @@ import Testing
         #expect(try references("a", keychain).count == 1)
         #expect(throws: KeychainError.errSecDecode) { try references("a", keychain, limit: .all) }
     }
+
+    /// A row's identity or group tag longer than the keychain writes (a head holds at most 32
+    /// bytes of each, ``ColumnBytes``) is refused when the heads are read, read before or not.
+    /// Asked as the owner, who sees every group: another app's would not find a row whose group
+    /// tag changed.
+    @Test(arguments: ["identity", "accessGroupHash"])
+    func aHeadColumnLongerThanTheKeychainWritesIsRefused(_ column: String) throws {
+        for readBefore in [false, true] {
+            let keychain = try TestKeychain.make()
+            defer { keychain.remove() }
+            try add("a", keychain)
+            if readBefore { try readAttributes("a", keychain) }
+            try keychain.alterDatabase(
+                "UPDATE items SET \(column) = CAST(\(column) || zeroblob(33) AS BLOB) WHERE id = 1")
+            #expect(throws: KeychainError.errSecDecode) {
+                try keychain.perform(.copyMatching(query("a", .persistentRef)), owner: true)
+            }
+        }
+    }
 }
