@@ -51,10 +51,10 @@ extension KeychainServer {
     }
 
     /// What is remembered of every Secret Service item `filter` selects (its address, label and
-    /// content type), oldest first, each the entry it is remembered by. A row whose item is remembered with the row's identity,
-    /// version and access-group tag, and with every hash the search asks for, is not opened; a
-    /// remembered item the index lists for a hash it does not carry is `errSecDecode` (the index
-    /// was altered), as opening it would be.
+    /// content type), oldest first, each the entry it is remembered by. A row whose item is
+    /// remembered with the row's identity, version and access-group tag, and with every hash the
+    /// search asks for, is not opened; a remembered item the index lists for a hash it does not
+    /// carry is `errSecDecode` (the index was altered), as opening it would be.
     private func secretServiceItems(
         _ query: ItemQuery, _ filter: RowFilter, _ transaction: StoreTransaction
     ) throws -> [RememberedItemAddresses.Entry] {
