@@ -3,8 +3,8 @@ import KeychainPrompt
 import KeychainProtocol
 
 /// Other apps' Secret Service items: listed as locked by the bridge's searches
-/// (``searchSecretItems(_:caller:withContentTypes:)``), read once the owner allows it (``ItemConsentRun``),
-/// never changed.
+/// (``searchSecretItems(_:caller:withContentTypes:)``), read once the owner allows it
+/// (``ItemConsentRun``), never changed.
 extension KeychainServer {
     /// `readOtherAppSecretItem`: the item the owner let the caller read, with its secret.
     func readOtherAppSecretItem(

@@ -79,7 +79,9 @@ struct SQLiteQuery {
     func columnBytes(_ column: Int32) throws(KeychainError) -> ColumnBytes {
         guard sqlite3_column_type(statement, column) == SQLITE_BLOB else { throw Self.altered(column, "bytes") }
         let count = Int(sqlite3_column_bytes(statement, column))
-        let start = sqlite3_column_blob(statement, column)
+        // SQLite answers NULL for an empty blob (and when out of memory): read as no bytes, as
+        // `blob(_:)` does, never as a buffer of `count` bytes at no address.
+        guard count > 0, let start = sqlite3_column_blob(statement, column) else { return ColumnBytes.empty }
         guard let bytes = ColumnBytes(UnsafeRawBufferPointer(start: start, count: count)) else {
             throw Self.altered(column, "at most \(ColumnBytes.capacity) bytes")
         }

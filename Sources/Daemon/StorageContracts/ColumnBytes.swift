@@ -14,6 +14,13 @@ public struct ColumnBytes: Hashable, Sendable {
     /// The most bytes a column of this kind holds.
     public static let capacity = 32
 
+    /// No bytes.
+    public static let empty = ColumnBytes(count: 0)
+
+    private init(count: UInt8) {
+        self.count = count
+    }
+
     /// Holds a copy of `bytes`; nil when they are more than ``capacity``.
     public init?(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count <= Self.capacity else { return nil }

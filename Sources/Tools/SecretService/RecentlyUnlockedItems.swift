@@ -12,10 +12,10 @@ import KeychainClient
 /// own, never another attribute or a secret. A content type lets `GetSecret` ask keychaind for
 /// the secret alone (``contentType(of:)``). It is forgotten after ``lifetime``, at the client's
 /// next search, at any call of the client that changes something (a write, a lock, an unlock),
-/// and once keychaind's change number of the keychain moved (when the bridge watches it: a lock or relabel by another
-/// program through keychaind shows in these two properties at once). What the number cannot
-/// see, a program that opens the keychain directory itself (the embedded keychain), shows
-/// within the moment; `GetSecret` always asks keychaind for the secret.
+/// and once keychaind's change number of the keychain moved (when the bridge watches it: a lock
+/// or relabel by another program through keychaind shows in these two properties at once). What
+/// the number cannot see, a program that opens the keychain directory itself (the embedded
+/// keychain), shows within the moment; `GetSecret` always asks keychaind for the secret.
 struct RecentlyUnlockedItems {
     /// One item a search listed as unlocked, with what the search carried of it.
     struct Item {

@@ -42,11 +42,11 @@ struct KeychainProfile {
             at: scratch.appendingPathComponent("run"), withIntermediateDirectories: true)
         let daemonEnvironment = environment
         defer { if throughDaemon { _ = try? DaemonControl.stop(environment: daemonEnvironment) } }
-        ProcessKeychain.transport = throughDaemon
+        let transport: any KeychainTransport = throughDaemon
             ? DaemonTransport(environment: environment, daemonArguments: ["--idle-lock", "0"])
             : EmbeddedTransport(directory: scratch.appendingPathComponent("data/keychain"), accessGroups: ["profile"])
+        ProcessKeychain.transport = transport
         try KeychainDevice.setPasscode(current: nil, new: SecretBytes(utf8: "correct horse"))
-        let transport = ProcessKeychain.transport!
         if arguments[0] == "secret-service-search" {
             for i in 0..<items { try addSecretServiceItem(i, transport) }
         } else {
@@ -68,7 +68,7 @@ struct KeychainProfile {
             case "add":
                 add(service: "profile-added", account: "added-\(round)")
             case "secret-service-search":
-                let reply = try transport.perform(.searchSecretItems(["ss:bench": .string("search")]))
+                let reply = try transport.perform(.searchSecretItems([searchedAttribute: .string("search")]))
                 guard case .secretItemMatches(let matches) = reply, matches.count == items else {
                     fatalError("the search answered \(reply), not the \(items) items")
                 }
@@ -88,12 +88,15 @@ struct KeychainProfile {
         "read", "read-attributes", "refs", "add", "query", "query-bridged", "secret-service-search",
     ]
 
+    /// The Secret Service attribute `bench`, which `secret-service-search` looks for.
+    static let searchedAttribute = ItemClass.secretServiceAttributePrefix + "bench"
+
     /// Adds the `number`th item as the Secret Service bridge makes one in its `login` collection.
     static func addSecretServiceItem(_ number: Int, _ transport: any KeychainTransport) throws {
         let attributes: [String: AttributeValue] = [
             "svce": .string(SecretServiceItemGrant.servicePrefix + "login"), "acct": .string("item\(number)"),
             "labl": .string("search \(number)"), ItemClass.secretServiceContentTypeAttribute: .string("text/plain"),
-            "ss:bench": .string("search"), "ss:n": .string("\(number)"),
+            searchedAttribute: .string("search"), ItemClass.secretServiceAttributePrefix + "n": .string("\(number)"),
         ]
         _ = try transport.perform(
             .add(
