@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# The Secret Service bridge's instructions per call, counted by callgrind, beside the floor's
-# (Benchmarks/secret-service-floor.c's responder, which the bridge's work is set against):
+# The Secret Service bridge's instructions and first-level instruction-cache misses per call,
+# counted by callgrind, beside the floor's (Benchmarks/secret-service-floor.c's responder, which
+# the bridge's work is set against):
 #   Benchmarks/secret-service-instructions.sh [BUILD_DIR]
 # BUILD_DIR holds the release keychain-secret-service and keychaind (default .build/release).
 # Two measures, each run twice with a different count so that start-up cancels out:
 #   lookup       secretstorage's lookup in one session (SearchItems, Label, Locked, GetSecret),
 #   secret-tool  `secret-tool lookup`, a new client each time (its session's Diffie-Hellman too).
-# Instruction counts repeat exactly from run to run, where this machine's times do not.
+# Instruction counts repeat exactly from run to run, where this machine's times do not. The
+# misses are callgrind's simulation of a cache of this processor's sizes (`--cache-sim=yes`), the
+# process alone on it: what a call's code spreads over, which the count of instructions does not
+# show, and which is fetched again after each wake-up (Benchmarks/README.md, "Against the peers").
 #
 # keychaind trusts the bridge by the path of its executable, and under valgrind a program's
 # executable is valgrind's tool: the tool is copied beside keychaind under the bridge's name,
@@ -59,12 +63,12 @@ measure() {
     started+=("$bus")
     if [[ $provider == bridge ]]; then
         VALGRIND_LAUNCHER=$(command -v valgrind) VALGRIND_LIB=$(dirname "$tool") \
-            "$scratch/bin/keychain-secret-service" --tool=callgrind --callgrind-out-file="$out.%p" \
-            "$scratch/bin/bridge" 2>"$out.log" &
+            "$scratch/bin/keychain-secret-service" --tool=callgrind --cache-sim=yes \
+            --callgrind-out-file="$out.%p" "$scratch/bin/bridge" 2>"$out.log" &
         pid=$!
     else
-        valgrind --tool=callgrind --callgrind-out-file="$out.%p" "$scratch/bin/floor" 10000 \
-            >"$scratch/keeper.pid" 2>"$out.log" &
+        valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file="$out.%p" "$scratch/bin/floor" \
+            10000 >"$scratch/keeper.pid" 2>"$out.log" &
         pid=$!
     fi
     started+=("$pid")
@@ -84,20 +88,25 @@ measure() {
     wait "$pid" || true
     [[ $provider == floor ]] && kill "$(cat "$scratch/keeper.pid")"
     kill "$bus"
-    awk '/^summary:/ { print $2 }' "$out.$pid" >"$scratch/count"
+    # The summary's events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw.
+    awk '/^summary:/ { print $2, $5 }' "$out.$pid" >"$scratch/count"
 }
 
-printf '%-12s %-12s %14s %14s %8s\n' measure calls bridge floor ratio
+printf '%-12s %-10s %12s %12s %7s %14s %14s %7s\n' measure calls 'bridge' 'floor' ratio \
+    'bridge I1 miss' 'floor I1 miss' ratio
 for what in lookup secret-tool; do
     if [[ $what == lookup ]]; then few=100 many=400; else few=20 many=80; fi
-    per_call=()
+    instructions=()
+    misses=()
     for provider in bridge floor; do
         measure "$provider" "$what" "$few"
-        low=$(cat "$scratch/count")
+        read -r low_instructions low_misses <"$scratch/count"
         measure "$provider" "$what" "$many"
-        high=$(cat "$scratch/count")
-        per_call+=($(((high - low) / (many - few))))
+        read -r high_instructions high_misses <"$scratch/count"
+        instructions+=($(((high_instructions - low_instructions) / (many - few))))
+        misses+=($(((high_misses - low_misses) / (many - few))))
     done
-    printf '%-12s %-12s %14s %14s %7.2fx\n' "$what" "$few, $many" "${per_call[0]}" "${per_call[1]}" \
-        "$(echo "${per_call[0]} / ${per_call[1]}" | bc -l)"
+    printf '%-12s %-10s %12s %12s %6.2fx %14s %14s %6.2fx\n' "$what" "$few, $many" \
+        "${instructions[0]}" "${instructions[1]}" "$(echo "${instructions[0]} / ${instructions[1]}" | bc -l)" \
+        "${misses[0]}" "${misses[1]}" "$(echo "${misses[0]} / ${misses[1]}" | bc -l)"
 done
