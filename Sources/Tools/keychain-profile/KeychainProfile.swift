@@ -42,7 +42,8 @@ struct KeychainProfile {
             at: scratch.appendingPathComponent("run"), withIntermediateDirectories: true)
         let daemonEnvironment = environment
         defer { if throughDaemon { _ = try? DaemonControl.stop(environment: daemonEnvironment) } }
-        let transport: any KeychainTransport = throughDaemon
+        let transport: any KeychainTransport =
+            throughDaemon
             ? DaemonTransport(environment: environment, daemonArguments: ["--idle-lock", "0"])
             : EmbeddedTransport(directory: scratch.appendingPathComponent("data/keychain"), accessGroups: ["profile"])
         ProcessKeychain.transport = transport
@@ -70,7 +71,8 @@ struct KeychainProfile {
             case "secret-service-search":
                 let reply = try transport.perform(.searchSecretItems([searchedAttribute: .string("search")]))
                 guard case .secretItemMatches(let matches) = reply, matches.count == items else {
-                    fatalError("the search answered \(reply), not the \(items) items")
+                    // Nothing the reply carries is printed, only what was asked.
+                    fatalError("the search did not answer with the \(items) items it was asked for")
                 }
             default:
                 var result: CFTypeRef?
