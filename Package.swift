@@ -1,7 +1,18 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+// Every target reaches the metadata of a generic type it names (`[String: AttributeValue]`,
+// `Result<KeychainReply, KeychainError>`) by calling the type's metadata accessor, not through the
+// type's mangled name. The runtime checks a mangled name's generic requirements by searching every
+// protocol conformance in the program (8,926 in keychainctl) for each requirement it has not met
+// before: two such searches were 38% of a whole `keychainctl` lookup's instructions
+// (Benchmarks/README.md). A long-running daemon meets each type once, so the flag changes only how
+// a short command starts. It is an unsafe flag, which a package that depends on this one by path
+// or branch (Docs/SwiftAPI.md) accepts and one that depended on a version would not.
+let strict: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
+]
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
 let cryptoExtras = Target.Dependency.product(name: "CryptoExtras", package: "swift-crypto")
 

@@ -47,9 +47,11 @@ if [[ -z "${COMPARE_INSIDE_SESSION:-}" ]]; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
     fi
     python3 -c 'import keyring, secretstorage' 2>/dev/null || python3 -m pip install -q keyring secretstorage
-    # Built as the README installs them (static Swift runtime), apart from the suite's build.
+    # Built as the Debian package builds them (debian/rules: static Swift runtime, no $ORIGIN run
+    # path), apart from the suite's build.
     for product in keychainctl keychaind keychain-secret-service; do
-        swift build -c release --static-swift-stdlib --scratch-path .build-static --product "$product" >&2
+        swift build -c release --static-swift-stdlib --disable-local-rpath --scratch-path .build-static \
+            --product "$product" >&2
     done
     # keychainctl's linker flags (Package.swift), its folder of linker scripts among them: the
     # static Swift runtime needs libstdc++, which keychainctl takes from its static archive and

@@ -13,11 +13,9 @@
 /// `errSecInternal` (-26276) is not here: it is in Apple's private `SecBasePriv.h`, which no app
 /// can import; the public header's `errSecInternalError` is -67671.
 ///
-/// Searched in order, not a dictionary: building an `[Int32: String]` checks at run time that
-/// `Int32` is `Hashable`, and the first such check in a process searches every protocol
-/// conformance of the program (536,000 instructions in the statically linked keychainctl, a fifth
-/// of a lookup that finds nothing and prints its error). Where two names share a number, the first
-/// is the one Apple spells correctly.
+/// Searched in order, not a dictionary: a short command prints one status at most, which a search
+/// finds sooner than a dictionary is built. Where two names share a number, the first is the one
+/// Apple spells correctly.
 public enum SecurityStatusTable {
     /// One status: its number, Apple's constant name and its sentence.
     public typealias Entry = (status: Int32, name: String, message: String)

@@ -43,8 +43,6 @@ enum ItemCommands {
         var count = query
         count.limit = .count(2)
         count.returns = .persistentRef
-        // Not kept in a `Result`: making `Result<KeychainReply, any Error>`'s metadata searched
-        // every protocol conformance in the program (a sixteenth of a lookup's instructions).
         let firstTwo: KeychainReply
         do {
             defer { firstReplyCame() }

@@ -75,6 +75,28 @@ import Glibc
         print("lintian:\n\(report)")
     }
 
+    /// No installed program carries a run path. Each links the Swift runtime in, so none loads a
+    /// library from beside itself, and `$ORIGIN` (SwiftPM's default) would only have the loader
+    /// search `/usr/bin`'s hardware-capability folders for libc and libm at every start.
+    @Test func noProgramCarriesARunPath() throws {
+        let unpacked = "/tmp/kc-deb-unpacked-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: unpacked) }
+        let environment = ProcessInfo.processInfo.environment
+        let extract = try SpawnedProgram(
+            "/usr/bin/dpkg-deb", ["-x", try Self.package("swift-keychain").path, unpacked], environment: environment)
+        try #require(extract.terminationStatus == 0)
+        for program in ["keychainctl", "keychaind", "keychain-secret-service", "git-credential-keychain"] {
+            let readelf = try SpawnedProgram(
+                "/usr/bin/readelf", ["--dynamic", "\(unpacked)/usr/bin/\(program)"], environment: environment,
+                capturingOutput: true)
+            let dynamicSection = String(decoding: readelf.readOutputToEnd(), as: UTF8.self)
+            #expect(readelf.terminationStatus == 0 && dynamicSection.contains("(NEEDED)"), "\(dynamicSection)")
+            #expect(
+                !dynamicSection.contains("(RUNPATH)") && !dynamicSection.contains("(RPATH)"),
+                "\(program) carries a run path:\n\(dynamicSection)")
+        }
+    }
+
     /// Installed with apt-get into a copy of this machine: keychainctl adds and reads for a
     /// user, the session bus starts the Secret Service through the installed activation file,
     /// a PAM login unlocks the user's keychain, the system daemon serves two users as its unit
