@@ -14,6 +14,24 @@ let strict: [SwiftSetting] = [
     .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
 ]
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+// How the commands a shell or git starts for one lookup are linked (keychainctl,
+// git-credential-keychain): their start is most of their time (Benchmarks/README.md). On Linux:
+// - With --static-swift-stdlib the toolchain exports every symbol of the program (for Swift
+//   libraries it might load, which these never do), and the Swift runtime's search for its crash
+//   backtracer then reads all of them at every start (--no-export-dynamic).
+// - SQLite and libstdc++ come from their static archives (Linking/static-archives holds the two
+//   linker scripts that say so): Debian builds both shared libraries with immediate binding, and
+//   resolving their symbols was half of a whole lookup's instructions. GCC's unwinder comes from
+//   its archive too (-static-libgcc).
+// - The program's relative relocations are packed (DT_RELR, glibc 2.36 and later), which lld
+//   writes and the toolchain's default linker (gold) does not.
+let shortCommandLinking: [LinkerSetting] = [
+    .unsafeFlags(
+        [
+            "-use-ld=lld", "-L", "\(Context.packageDirectory)/Linking/static-archives", "-Xclang-linker",
+            "-static-libgcc", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+        ], .when(platforms: [.linux]))
+]
 let cryptoExtras = Target.Dependency.product(name: "CryptoExtras", package: "swift-crypto")
 
 // The package is cut at the socket (DESIGN.md, "Components and trust boundaries"):
@@ -237,28 +255,7 @@ let package = Package(
                 "LocalAuthentication", "CKeychainSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/Tools/keychainctl", swiftSettings: strict,
-            // keychainctl is a short process that a shell or git starts for one lookup, so its
-            // start is most of its time (Benchmarks/README.md). On Linux:
-            // - With --static-swift-stdlib the toolchain exports every symbol of the program (for
-            //   Swift libraries it might load, which keychainctl never does), and the Swift
-            //   runtime's search for its crash backtracer then reads all of them at every start
-            //   (--no-export-dynamic).
-            // - SQLite and libstdc++ come from their static archives (Linking/keychainctl holds
-            //   the two linker scripts that say so): Debian builds both shared libraries with
-            //   immediate binding, and resolving their symbols was half of a whole lookup's
-            //   instructions. GCC's unwinder comes from its archive too (-static-libgcc).
-            // - The program's relative relocations are packed (DT_RELR, glibc 2.36 and later),
-            //   which lld writes and the toolchain's default linker (gold) does not.
-            linkerSettings: [
-                .unsafeFlags(
-                    [
-                        "-use-ld=lld", "-L", "\(Context.packageDirectory)/Linking/keychainctl",
-                        "-Xclang-linker", "-static-libgcc", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z",
-                        "-Xlinker",
-                        "pack-relative-relocs",
-                    ], .when(platforms: [.linux]))
-            ]),
+            path: "Sources/Tools/keychainctl", swiftSettings: strict, linkerSettings: shortCommandLinking),
         // The guide's walkthrough app: a chore list where changes need the device owner.
         .executableTarget(
             name: "chores",
@@ -272,7 +269,7 @@ let package = Package(
             name: "git-credential-keychain",
             dependencies: ["Security", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/Tools/git-credential-keychain",
-            swiftSettings: strict),
+            swiftSettings: strict, linkerSettings: shortCommandLinking),
         // The wire decoders under libFuzzer (Docs/WireProtocol.md); without it, a replayer of
         // saved inputs.
         .executableTarget(

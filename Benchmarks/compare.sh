@@ -56,7 +56,7 @@ if [[ -z "${COMPARE_INSIDE_SESSION:-}" ]]; then
     # keychainctl's linker flags (Package.swift), its folder of linker scripts among them: the
     # static Swift runtime needs libstdc++, which keychainctl takes from its static archive and
     # so must the floor (the shared one costs a fifth of the floor's start to load and bind).
-    swiftc -O -static-stdlib -use-ld=lld -L Linking/keychainctl -Xclang-linker -static-libgcc \
+    swiftc -O -static-stdlib -use-ld=lld -L Linking/static-archives -Xclang-linker -static-libgcc \
         -Xlinker --no-export-dynamic -Xlinker -z -Xlinker pack-relative-relocs Benchmarks/start-floor.swift \
         -o .build-static/start-floor >&2
     swift package --disable-sandbox benchmark --filter '^read · (embedded|daemon) · 1k$' --time-units microseconds --no-progress >"${TMPDIR:-/tmp}/compare-suite.$$" 2>&1 \

@@ -25,21 +25,49 @@ struct GitCredentialKeychain: ParsableCommand {
     @Argument(help: "get, store or erase, as git asks.")
     var action: Action
 
+    /// Runs the action of git's own call (`get`, `store` or `erase`, alone) without ArgumentParser;
+    /// anything else (`--help`, an unknown action, more arguments) goes through the parser, which
+    /// runs the same action or says what is wrong. The parser builds its command from this type's
+    /// properties by reflection, asking the runtime of each whether it is an argument, and each
+    /// first question searches every protocol conformance in the program: half of the
+    /// instructions of a whole `get` (Benchmarks/README.md).
+    static func main() {
+        let arguments = CommandLine.arguments.dropFirst()
+        guard arguments.count == 1, let action = arguments.first.flatMap(Action.init(rawValue:)) else {
+            return main(nil)
+        }
+        do {
+            try Self.perform(action)
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     func run() throws {
+        try Self.perform(action)
+    }
+
+    /// Reads the credential git writes on standard input and does `action` with it.
+    static func perform(_ action: Action) throws {
         let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
         let credential = CredentialDescription(parsing: input)
         do {
             switch action {
             case .get:
-                if let found = try CredentialStore.find(credential) {
-                    FileHandle.standardOutput.write(Data(found.answer.utf8))
-                }
+                if let found = try CredentialStore.find(credential) { write(found.answer, to: .standardOutput) }
             case .store: try CredentialStore.store(credential)
             case .erase: try CredentialStore.erase(credential)
             }
         } catch {
-            FileHandle.standardError.write(Data("git-credential-keychain: \(error)\n".utf8))
+            write("git-credential-keychain: \(error)\n", to: .standardError)
             throw ExitCode(1)
         }
+    }
+
+    /// Writes `text`'s UTF-8 from the string's own buffer: `Data(text.utf8)` would ask the runtime
+    /// whether a UTF-8 view is `ContiguousBytes`, another search of every conformance.
+    private static func write(_ text: String, to file: FileHandle) {
+        var text = text
+        text.withUTF8 { file.write(Data(buffer: $0)) }
     }
 }

@@ -70,6 +70,22 @@ import Testing
             "\(filled.stderr)")
     }
 
+    /// git's own calls skip the argument parser; everything else still goes through it: help,
+    /// an action git does not have, a second argument.
+    @Test func anythingButAnActionAloneGoesThroughTheParser() throws {
+        let shell = try CommandRunner()
+        defer { shell.cleanUp() }
+        let helper = "\"$(dirname \"$KEYCHAINCTL\")/git-credential-keychain\""
+        let help = try shell.script("\(helper) --help </dev/null")
+        #expect(help.status == 0 && help.stdout.contains("USAGE: git-credential-keychain <action>"), "\(help.stdout)")
+        let unknown = try shell.script("\(helper) fetch </dev/null")
+        #expect(unknown.status == 64 && unknown.stderr.contains("'fetch'"), "\(unknown.stderr)")
+        let twoArguments = try shell.script("\(helper) get erase </dev/null")
+        #expect(twoArguments.status == 64 && twoArguments.stderr.contains("'erase'"), "\(twoArguments.stderr)")
+        let get = try shell.script("printf 'protocol=https\\nhost=git.example.com\\n\\n' | \(helper) get")
+        #expect(get.status == 0 && get.stdout.isEmpty, "\(get.stdout)\(get.stderr)")
+    }
+
     /// The helper's items are its own: keychainctl, another app, does not find them.
     @Test func anotherAppDoesNotSeeGitsCredentials() throws {
         let shell = try CommandRunner()
