@@ -5,7 +5,7 @@ import PackageDescription
 // `Result<KeychainReply, KeychainError>`) by calling the type's metadata accessor, not through the
 // type's mangled name. The runtime checks a mangled name's generic requirements by searching every
 // protocol conformance in the program (8,926 in keychainctl) for each requirement it has not met
-// before: two such searches were 38% of a whole `keychainctl` lookup's instructions
+// before: two such searches were a third of a whole `keychainctl` lookup's instructions
 // (Benchmarks/README.md). A long-running daemon meets each type once, so the flag changes only how
 // a short command starts. It is an unsafe flag, which a package that depends on this one by path
 // or branch (Docs/SwiftAPI.md) accepts and one that depended on a version would not.
@@ -14,6 +14,8 @@ let strict: [SwiftSetting] = [
     .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
 ]
 let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let cryptoExtras = Target.Dependency.product(name: "CryptoExtras", package: "swift-crypto")
+
 // How the commands a shell or git starts for one lookup are linked (keychainctl,
 // git-credential-keychain): their start is most of their time (Benchmarks/README.md). On Linux:
 // - With --static-swift-stdlib the toolchain exports every symbol of the program (for Swift
@@ -32,7 +34,6 @@ let shortCommandLinking: [LinkerSetting] = [
             "-static-libgcc", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
         ], .when(platforms: [.linux]))
 ]
-let cryptoExtras = Target.Dependency.product(name: "CryptoExtras", package: "swift-crypto")
 
 // The package is cut at the socket (DESIGN.md, "Components and trust boundaries"):
 //
